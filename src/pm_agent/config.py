@@ -1,0 +1,203 @@
+"""Configuration: seed 001 section 9 plus the environment contract, read from `pm-agent.yaml`.
+
+Unknown keys and bad values are errors that name the key and its line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pm_agent.errors import ConfigError
+from pm_agent.plan.models import EnvironmentContract, Tier
+
+CONFIG_FILE = "pm-agent.yaml"
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
+
+
+class EnvironmentConfig(EnvironmentContract):
+    """The commands pm-agent runs itself as gates; all optional."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
+
+    migration_dry_run_command: str | None = None
+    """Forward migration dry-run, run by the final release gate."""
+    migration_rollback_command: str | None = None
+    """Rollback validation, run by the final release gate."""
+    gate_timeout_s: float = Field(default=600, gt=0)
+    """Longest any gate command may run before its process group is killed."""
+
+
+class AgentConfig(_Config):
+    """Which agent CLI runs the roles, and its limits."""
+
+    runner: Literal["claude", "command"] = "claude"
+    """`claude` for Claude Code; `command` for any CLI given by `command`."""
+    binary: str | None = None
+    """Path to the agent binary; default: `claude` on PATH, then the one bundled in claude-agent-sdk."""
+    command: list[str] = Field(default_factory=list)
+    """For runner=command: argv template with {prompt}, {workdir}, {session_id} placeholders."""
+    model: str | None = None
+    """Model name passed to the agent CLI; None lets the CLI choose."""
+    max_turns: int = Field(default=60, ge=1, le=1000)
+    """Turn limit per agent session."""
+    stuck_after_s: float = Field(default=600, gt=0)
+    """No output for this long: the session is killed as stuck."""
+    time_budget_min: float = Field(default=60, gt=0)
+    """Longest one agent session may run (seed 001 time_budget_ms)."""
+    permission_mode: str = "acceptEdits"
+    """Claude Code permission mode; acceptEdits works as root."""
+    allowed_tools: list[str] = Field(
+        default_factory=lambda: ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "TodoWrite"]
+    )
+    """Tools the agent may use without asking; the signal tool is always added."""
+
+
+class PmConfig(_Config):
+    """pm-agent configuration for one target repository."""
+
+    max_parallel_agents: int = Field(default=3, ge=1, le=16)
+    """Slots: concurrent agent sessions."""
+    retry_budget: int = Field(default=2, ge=0, le=10)
+    """Fix attempts before escalation."""
+    anti_starvation_interval: int = Field(default=3, ge=1)
+    """One ready LOW task goes first after this many CRITICAL/NORMAL completions."""
+    progress_report_task_interval: int = Field(default=3, ge=1)
+    """A progress report every N completed tasks."""
+    progress_report_time_interval_min: float = Field(default=30, gt=0)
+    """... or every N minutes, whichever comes first."""
+    patch_size_limit_files: int = Field(default=15, ge=1)
+    """A task expected to touch more files is sliced into subtasks first."""
+    checkpoint_tags: bool = True
+    """Tag pm/<plan-id>/checkpoint-<task-id> after each passed CRITICAL task."""
+    review_artifacts_dir: str = "docs/reviews"
+    """Where review artifacts are committed."""
+    release_manifest_dir: str = "docs/releases"
+    """Where the release manifest is written."""
+    parallel_tiers: list[Tier] = Field(default_factory=lambda: [Tier.LOW])
+    """Tiers whose independent tasks may run in parallel."""
+    working_branch: str | None = None
+    """The plan working branch; default pm/<plan-id>."""
+    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
+    """The environment contract: lint, typecheck, test, build commands."""
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    """The agent CLI and its limits."""
+
+
+def _key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """Map each mapping key path in a YAML document to its 1-based line."""
+    lines: dict[tuple[str, ...], int] = {}
+
+    def walk(node: yaml.Node, prefix: tuple[str, ...]) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                path = (*prefix, str(key.value))
+                lines[path] = key.start_mark.line + 1
+                walk(value, path)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                path = (*prefix, str(index))
+                lines[path] = item.start_mark.line + 1
+                walk(item, path)
+
+    root = yaml.compose(text)
+    if root is not None:
+        walk(root, ())
+    return lines
+
+
+def parse_config(text: str, path: Path) -> PmConfig:
+    """Parse configuration text; errors name the file, the line and the key."""
+    try:
+        data: Any = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise ConfigError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path=path, line=line) from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("the configuration must be a mapping of keys to values", path=path, line=1)
+    try:
+        return PmConfig.model_validate(data)
+    except ValidationError as exc:
+        lines = _key_lines(text)
+        first = exc.errors()[0]
+        loc = tuple(str(part) for part in first["loc"])
+        line = next((lines[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in lines), None)
+        key = ".".join(loc) or "(root)"
+        problem = "unknown key" if first["type"] == "extra_forbidden" else first["msg"]
+        raise ConfigError(f"{key}: {problem}", path=path, line=line) from exc
+
+
+def load_config(repo: Path) -> PmConfig:
+    """Read `pm-agent.yaml` from the repository, or the defaults when there is none."""
+    path = repo / CONFIG_FILE
+    if not path.exists():
+        return detect_defaults(repo)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read: {exc}", path=path) from exc
+    return parse_config(text, path)
+
+
+def detect_defaults(repo: Path) -> PmConfig:
+    """Defaults with environment commands guessed from the files the repository has."""
+    env = EnvironmentConfig()
+    if (repo / "pyproject.toml").exists() or (repo / "setup.py").exists():
+        env.test_command = "python -m pytest -q"
+        pyproject = repo / "pyproject.toml"
+        text = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
+        if "[tool.ruff" in text:
+            env.lint_command = "ruff check ."
+        if "[tool.mypy" in text:
+            env.typecheck_command = "mypy ."
+    elif (repo / "package.json").exists():
+        env.test_command = "npm test --silent"
+        env.lint_command = "npm run lint --if-present"
+    elif (repo / "Cargo.toml").exists():
+        env.test_command = "cargo test -q"
+        env.lint_command = "cargo clippy -q"
+        env.build_command = "cargo build -q"
+    elif (repo / "go.mod").exists():
+        env.test_command = "go test ./..."
+        env.lint_command = "go vet ./..."
+    if (repo / "Makefile").exists() and env.test_command is None:
+        env.test_command = "make test"
+    return PmConfig(environment=env)
+
+
+def render_config(config: PmConfig) -> str:
+    """The configuration as commented YAML, for `pm-agent init`."""
+    lines = ["# pm-agent configuration (seed 001 section 9 + environment contract).", ""]
+    _render_model(config, lines, indent="")
+    return "\n".join(lines) + "\n"
+
+
+def _render_model(model: BaseModel, lines: list[str], indent: str) -> None:
+    fields = type(model).model_fields
+    for name, info in fields.items():
+        value = getattr(model, name)
+        if info.description:
+            lines.append(f"{indent}# {info.description}")
+        if isinstance(value, BaseModel):
+            lines.append(f"{indent}{name}:")
+            _render_model(value, lines, indent + "  ")
+            continue
+        dumped = yaml.safe_dump({name: _plain(value)}, default_flow_style=True, width=200).strip()
+        lines.append(f"{indent}{dumped.removeprefix('{').removesuffix('}')}")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, Tier):
+        return value.value
+    return value
