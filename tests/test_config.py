@@ -60,5 +60,9 @@ def test_config_file_overrides_defaults(tmp_path: Path) -> None:
     )
     config = load_config(tmp_path)
     assert config == PmConfig.model_validate(
-        {"max_parallel_agents": 2, "environment": {"test_command": "make check"}, "agent": {"stuck_after_s": 5}}
+        {
+            "max_parallel_agents": 2,
+            "environment": {"test_command": "make check"},
+            "agent": {"stuck_after_s": 5},
+        }
     )

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from pm_agent.engine.scheduler import Candidate, Scheduler
+from pm_agent.plan.models import Tier
+
+
+def c(task_id: str, tier: Tier, order: int, ownership: str = "", deps: tuple[str, ...] = ()) -> Candidate:
+    return Candidate(task_id, tier, plan_order=order, queue_order=order, ownership=ownership, depends_on=deps)
+
+
+def ids(cands: list[Candidate]) -> list[str]:
+    return [x.task_id for x in cands]
+
+
+def test_priority_critical_then_normal_then_low_then_plan_order() -> None:
+    s = Scheduler()
+    ready = [c("1", Tier.LOW, 1), c("2", Tier.NORMAL, 2), c("3", Tier.CRITICAL, 3), c("4", Tier.NORMAL, 4)]
+    assert ids(s.order(ready)) == ["3", "2", "4", "1"]
+
+
+def test_critical_runs_alone() -> None:
+    s = Scheduler()
+    ready = [c("1", Tier.CRITICAL, 1), c("2", Tier.LOW, 2), c("3", Tier.LOW, 3)]
+    assert ids(s.pick(ready, running=[])) == ["1"]
+    # While it runs nothing joins it.
+    assert s.pick([c("2", Tier.LOW, 2)], running=[c("1", Tier.CRITICAL, 1)]) == []
+
+
+def test_independent_low_tasks_run_in_parallel_up_to_the_limit() -> None:
+    s = Scheduler(max_parallel=3)
+    ready = [c(str(i), Tier.LOW, i) for i in range(1, 6)]
+    assert ids(s.pick(ready, running=[])) == ["1", "2", "3"]
+    assert ids(s.pick(ready[3:], running=[c("1", Tier.LOW, 1)])) == ["4", "5"]
+
+
+def test_tasks_with_dependencies_or_normal_tier_run_serially() -> None:
+    s = Scheduler()
+    assert ids(s.pick([c("2", Tier.LOW, 2, deps=("1",)), c("3", Tier.LOW, 3)], running=[])) == ["2"]
+    assert ids(s.pick([c("2", Tier.NORMAL, 2), c("3", Tier.NORMAL, 3)], running=[])) == ["2"]
+
+
+def test_same_ownership_area_never_runs_twice_at_once() -> None:
+    s = Scheduler()
+    ready = [c("1", Tier.LOW, 1, "docs"), c("2", Tier.LOW, 2, "docs"), c("3", Tier.LOW, 3, "config")]
+    assert ids(s.pick(ready, running=[])) == ["1", "3"]
+    assert "ownership area 'docs' is locked" in s.decisions[-1]
+
+
+def test_serial_task_outranking_the_rest_waits_for_slots_to_drain() -> None:
+    s = Scheduler()
+    ready = [c("5", Tier.NORMAL, 5), c("6", Tier.LOW, 6)]
+    assert s.pick(ready, running=[c("1", Tier.LOW, 1)]) == []
+
+
+def test_anti_starvation_lets_one_low_go_first_after_three_completions() -> None:
+    s = Scheduler(anti_starvation_interval=3)
+    ready = [c("1", Tier.NORMAL, 1), c("2", Tier.LOW, 2), c("3", Tier.CRITICAL, 3)]
+    for tier in (Tier.CRITICAL, Tier.NORMAL):
+        s.record_completion(tier)
+    assert ids(s.order(ready))[0] == "3"
+    s.record_completion(Tier.NORMAL)
+    assert ids(s.order(ready)) == ["2", "3", "1"]
+    assert ids(s.pick(ready, running=[])) == ["2"]
+    s.record_completion(Tier.LOW)
+    assert ids(s.order(ready))[0] == "3"
