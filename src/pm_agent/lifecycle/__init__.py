@@ -1,0 +1,72 @@
+"""Task lifecycle: states, roles, the workflow (transition table as data) and WorkflowContext.
+
+Seed 003's state machine, reconciled with seed 004's roles and signals as
+shared/DESIGN.md describes. The transition table lives in `workflow.yaml`;
+`check_workflow` proves a workflow sound and `WorkflowContext` walks a task
+through it, refusing any move the table does not allow.
+"""
+
+from __future__ import annotations
+
+from pm_agent.lifecycle.context import StateChange, WorkflowContext
+from pm_agent.lifecycle.render import describe_workflow, workflow_rows
+from pm_agent.lifecycle.roles import (
+    AGENT_ROLES,
+    ALLOWED_SIGNALS,
+    FOLLOWUP_TARGETS,
+    PM_AGENT_ROLES,
+    ROLES,
+    Role,
+    RoleInfo,
+    SignalKind,
+    can_signal,
+    is_known_role,
+    resolve_role,
+)
+from pm_agent.lifecycle.states import IssueState, parse_state
+from pm_agent.lifecycle.workflow import (
+    BUILTIN_WORKFLOWS,
+    START_STATE,
+    StateSpec,
+    Violation,
+    ViolationKind,
+    Workflow,
+    check_workflow,
+    default_workflow,
+    load_builtin_workflow,
+    load_workflow,
+    parse_workflow,
+    require_sound,
+)
+
+__all__ = [
+    "AGENT_ROLES",
+    "ALLOWED_SIGNALS",
+    "BUILTIN_WORKFLOWS",
+    "FOLLOWUP_TARGETS",
+    "PM_AGENT_ROLES",
+    "ROLES",
+    "START_STATE",
+    "IssueState",
+    "Role",
+    "RoleInfo",
+    "SignalKind",
+    "StateChange",
+    "StateSpec",
+    "Violation",
+    "ViolationKind",
+    "Workflow",
+    "WorkflowContext",
+    "can_signal",
+    "check_workflow",
+    "default_workflow",
+    "describe_workflow",
+    "is_known_role",
+    "load_builtin_workflow",
+    "load_workflow",
+    "parse_state",
+    "parse_workflow",
+    "require_sound",
+    "resolve_role",
+    "workflow_rows",
+]
