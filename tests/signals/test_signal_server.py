@@ -1,0 +1,232 @@
+"""The signal_back MCP server as Claude Code runs it: a stdio subprocess driven by the `mcp` SDK's client.
+
+Tests read the SQLite file through a fresh store right after the tool call returns (while the
+server still runs), so a signal reported as recorded is durable before the agent is told so.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult, TextContent
+
+from pm_agent.signals import TOOL_NAME, mcp_config, new_token
+from pm_agent.store.records import SessionRecord
+
+if TYPE_CHECKING:
+    from conftest import World
+
+pytestmark = pytest.mark.timeout(60)
+Payload = dict[str, Any]
+
+
+def server_params(config: dict[str, Any]) -> StdioServerParameters:
+    """The server exactly as Claude Code would start it from our --mcp-config."""
+    (server,) = config["mcpServers"].values()
+    assert server["type"] == "stdio"
+    return StdioServerParameters(command=server["command"], args=server["args"], env=server["env"])
+
+
+@asynccontextmanager
+async def connect(config: dict[str, Any]) -> AsyncIterator[ClientSession]:
+    async with (
+        stdio_client(server_params(config)) as (read, write),
+        ClientSession(read, write) as client,
+    ):
+        await client.initialize()
+        yield client
+
+
+def text(result: CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+async def call(config: dict[str, Any], arguments: dict[str, Any]) -> CallToolResult:
+    async with connect(config) as client:
+        return await client.call_tool("signal_back", arguments)
+
+
+def config_for(world: World, session: SessionRecord) -> dict[str, Any]:
+    return mcp_config(world.db, session.token, python=sys.executable)
+
+
+def test_mcp_config_shape(tmp_path: Path) -> None:
+    config = mcp_config(tmp_path / "state.db", "tok", python="/usr/bin/python3")
+    assert config == {
+        "mcpServers": {
+            "pm": {
+                "type": "stdio",
+                "command": "/usr/bin/python3",
+                "args": ["-m", "pm_agent.signals.server"],
+                "env": {"PM_AGENT_DB": str(tmp_path / "state.db"), "PM_AGENT_SESSION_TOKEN": "tok"},
+            }
+        }
+    }
+    assert json.loads(json.dumps(config)) == config
+    audited = mcp_config(tmp_path / "state.db", "tok", run_id="r1", task_id="3")
+    assert audited["mcpServers"]["pm"]["env"]["PM_AGENT_RUN_ID"] == "r1"
+    assert audited["mcpServers"]["pm"]["env"]["PM_AGENT_TASK_ID"] == "3"
+    assert audited["mcpServers"]["pm"]["command"] == sys.executable
+    assert TOOL_NAME == "mcp__pm__signal_back"
+    assert new_token() != new_token()
+    assert len(new_token()) >= 32
+
+
+async def test_list_tools_shows_only_signal_back_with_a_role_aware_schema(world: World) -> None:
+    reviewer = world.session("reviewer")
+    async with connect(config_for(world, reviewer)) as client:
+        tools = (await client.list_tools()).tools
+    assert [tool.name for tool in tools] == ["signal_back"]
+    (tool,) = tools
+    schema = tool.input_schema
+    assert schema["type"] == "object"
+    assert schema["required"] == ["signal", "stepId"]
+    assert schema["properties"]["signal"]["enum"] == ["complete", "needs-role-followup"]
+    expected = {"stepId", "summary", "selfAssessment", "criteriaMapping", "reviewNote", "targetRole"}
+    assert expected <= set(schema["properties"])
+    assert "question" not in schema["properties"]  # a reviewer cannot ask the user
+    assert "$ref" not in json.dumps(schema)
+    assert schema["properties"]["criteriaMapping"]["items"]["properties"]["location"]["type"] == "string"
+    assert "reviewer" in (tool.description or "")
+
+
+async def test_valid_complete_is_stored_before_the_tool_returns(
+    world: World, complete: dict[str, Any]
+) -> None:
+    developer = world.session("codeweaver")
+    async with connect(config_for(world, developer)) as client:
+        result = await client.call_tool("signal_back", complete)
+        stored = world.signals(developer)  # the server is still running: no flush-on-exit can help
+    assert not result.is_error, text(result)
+    assert "Signal complete recorded for task 3" in text(result)
+    assert "Stop now: end your turn without further tool calls." in text(result)
+    (signal,) = stored
+    assert signal.accepted
+    assert (signal.kind, signal.seq, signal.attempt) == ("complete", 1, 1)
+    assert (signal.run_id, signal.task_id, signal.session_id) == (world.run_id, "3", developer.id)
+    assert signal.payload["summary"] == "Added the login endpoint."
+    assert signal.payload["criteriaMapping"] == complete["criteriaMapping"]
+    assert signal.payload["selfAssessment"] == "confident"  # defaults are stored explicitly
+    assert not signal.consumed
+
+
+async def test_unknown_token_is_refused_and_recorded_as_refused(
+    world: World, complete: dict[str, Any]
+) -> None:
+    config = mcp_config(world.db, "not-a-token", python=sys.executable, run_id=world.run_id, task_id="3")
+    result = await call(config, complete)
+    assert result.is_error
+    assert "Signal refused: the session token is unknown to pm-agent" in text(result)
+    (stored,) = world.task_signals("3")
+    assert not stored.accepted
+    assert stored.session_id is None
+    assert stored.kind == "complete"
+    assert stored.reason == "the session token is unknown to pm-agent"
+    assert stored.payload == complete
+
+
+async def test_token_of_a_session_on_another_task_is_refused(world: World, complete: dict[str, Any]) -> None:
+    on_task_4 = world.session("developer", task_id="4")
+    result = await call(config_for(world, on_task_4), complete)  # stepId "3"
+    assert result.is_error
+    assert "stepId: this session works on task '4', not '3'; use \"4\"" in text(result)
+    (stored,) = world.signals(on_task_4)
+    assert not stored.accepted
+    assert stored.task_id == "4"
+    assert "stepId" in stored.reason
+    assert world.task_signals("3") == []
+
+
+async def test_role_not_allowed_is_refused(world: World) -> None:
+    reviewer = world.session("lawbringer")
+    arguments = {"signal": "needs-user-input", "stepId": "3", "question": "Ship it?", "context": "LGTM"}
+    result = await call(config_for(world, reviewer), arguments)
+    assert result.is_error
+    expected = (
+        "signal: the reviewer role may not send needs-user-input; it may send: complete, needs-role-followup"
+    )
+    assert expected in text(result)
+    (stored,) = world.signals(reviewer)
+    assert (stored.accepted, stored.kind) == (False, "needs-user-input")
+
+
+async def test_malformed_payload_gets_a_readable_error_and_then_a_corrected_call_is_accepted(
+    world: World, complete: dict[str, Any]
+) -> None:
+    developer = world.session()
+    bad = {
+        "signal": "complete",
+        "stepId": "3",
+        "selfAssessment": "pretty sure",
+        "filesCreatd": ["a.py"],
+        "criteriaMapping": [{"criterion": "works", "location": "src/app/login.py"}],
+    }
+    async with connect(config_for(world, developer)) as client:
+        refused = await client.call_tool("signal_back", bad)
+        after_refusal = world.signals(developer)
+        accepted = await client.call_tool("signal_back", complete)
+    assert refused.is_error
+    message = text(refused)
+    assert message.startswith("Signal refused: invalid complete signal:\n")
+    for line in [
+        "- summary: required",
+        "- selfAssessment: input should be 'confident', 'uncertain' or 'blocked' (got 'pretty sure')",
+        "- criteriaMapping[0].location: must be 'path:line' like 'src/app.py:42' (got 'src/app/login.py')",
+        "- filesCreatd: unknown field; did you mean 'filesCreated'?",
+    ]:
+        assert line in message
+    assert message.endswith("Correct these and call signal_back again.")
+    assert [(s.seq, s.accepted) for s in after_refusal] == [(1, False)]
+    assert after_refusal[0].payload == bad  # the refused call is kept as sent
+    assert not accepted.is_error, text(accepted)
+    assert [(s.seq, s.accepted) for s in world.signals(developer)] == [(1, False), (2, True)]
+
+
+async def test_arguments_the_schema_does_not_know_still_reach_validation(world: World) -> None:
+    developer = world.session()
+    async with connect(config_for(world, developer)) as client:
+        first = await client.call_tool("signal_back", {"type": "complete", "stepId": "3", "summary": "x"})
+        second = await client.call_tool("signal_back", {"signal": "done", "stepId": "3"})
+    assert first.is_error
+    assert "signal: required" in text(first)
+    assert "not 'type'" in text(first)
+    assert second.is_error
+    assert "signal: must be one of complete" in text(second)
+    stored = world.signals(developer)
+    assert [(s.kind, s.accepted) for s in stored] == [("", False), ("done", False)]
+
+
+async def test_parallel_calls_get_distinct_seqs_and_only_one_is_accepted(
+    world: World, complete: dict[str, Any]
+) -> None:
+    developer = world.session()
+    results: list[CallToolResult] = []
+    async with connect(config_for(world, developer)) as client:
+
+        async def one(summary: str) -> None:
+            results.append(await client.call_tool("signal_back", {**complete, "summary": summary}))
+
+        async with anyio.create_task_group() as group:
+            for n in range(4):
+                group.start_soon(one, f"try {n}")
+    stored = world.signals(developer)
+    assert sorted(s.seq for s in stored) == [1, 2, 3, 4]
+    assert sum(s.accepted for s in stored) == 1
+    assert sum(not r.is_error for r in results) == 1
+
+
+async def test_missing_store_is_reported_to_the_agent(tmp_path: Path, complete: dict[str, Any]) -> None:
+    config = mcp_config(tmp_path / "nowhere.db", "tok", python=sys.executable)
+    result = await call(config, complete)
+    assert result.is_error
+    assert f"the store {tmp_path / 'nowhere.db'} does not exist" in text(result)
+    assert not (tmp_path / "nowhere.db").exists()  # the server must not create a stray store
