@@ -1,0 +1,328 @@
+"""Gate results, escalations, risks, commits and reports: the PM's verdicts and hand-offs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import Connection, select
+
+from pm_agent.errors import NotFoundError, StoreError
+from pm_agent.store._sql import fetch_all, fetch_one, fetch_required, inserted_id
+from pm_agent.store.engine import fault_point
+from pm_agent.store.events import append_event_txn
+from pm_agent.store.records import (
+    CommitRecord,
+    EscalationRecord,
+    EscalationStatus,
+    GateResultRecord,
+    ReportRecord,
+    RiskRecord,
+    RiskStatus,
+    Severity,
+)
+from pm_agent.store.runs import get_run, get_task
+from pm_agent.store.schema import commits, escalations, gate_results, reports, risks, runs, tasks
+from pm_agent.store.sessions import get_session
+
+# ---- gates -------------------------------------------------------------------------------------
+
+
+def record_gate_result_txn(
+    conn: Connection,
+    run_id: str,
+    task_id: str,
+    *,
+    attempt: int,
+    gate: str,
+    passed: bool,
+    evidence: str,
+    now: datetime,
+) -> GateResultRecord:
+    """Store one gate verdict and a `gate.recorded` event."""
+    get_task(conn, run_id, task_id)
+    result = conn.execute(
+        gate_results.insert().values(
+            run_id=run_id,
+            task_id=task_id,
+            attempt=attempt,
+            gate=gate,
+            passed=passed,
+            evidence=evidence,
+            created_at=now,
+        )
+    )
+    gate_id = inserted_id(result)
+    payload = {"gate_result_id": gate_id, "gate": gate, "attempt": attempt, "passed": passed}
+    append_event_txn(conn, run_id, task_id, "gate.recorded", payload, now=now)
+    stmt = select(gate_results).where(gate_results.c.id == gate_id)
+    return fetch_required(conn, stmt, GateResultRecord, f"gate result {gate_id}")
+
+
+def list_gate_results(
+    conn: Connection, run_id: str, task_id: str, attempt: int | None = None
+) -> list[GateResultRecord]:
+    """Gate verdicts for a task (one attempt, or all), oldest first."""
+    get_task(conn, run_id, task_id)
+    stmt = (
+        select(gate_results)
+        .where(gate_results.c.run_id == run_id, gate_results.c.task_id == task_id)
+        .order_by(gate_results.c.id)
+    )
+    if attempt is not None:
+        stmt = stmt.where(gate_results.c.attempt == attempt)
+    return fetch_all(conn, stmt, GateResultRecord)
+
+
+# ---- escalations -------------------------------------------------------------------------------
+
+
+def get_escalation(conn: Connection, escalation_id: int) -> EscalationRecord:
+    """The escalation; NotFoundError if unknown."""
+    stmt = select(escalations).where(escalations.c.id == escalation_id)
+    found = fetch_one(conn, stmt, EscalationRecord)
+    if found is None:
+        raise NotFoundError(f"unknown escalation {escalation_id!r}")
+    return found
+
+
+def open_escalation_txn(
+    conn: Connection,
+    run_id: str,
+    task_id: str | None,
+    *,
+    source: str,
+    problem: str,
+    impact: str,
+    options: Sequence[str],
+    recommended: str,
+    blocking: bool,
+    session_id: int | None,
+    now: datetime,
+) -> EscalationRecord:
+    """Open an escalation (seed 001's format) with an `escalation.opened` event."""
+    if task_id is None:
+        get_run(conn, run_id)
+    else:
+        get_task(conn, run_id, task_id)
+    if session_id is not None:
+        get_session(conn, session_id)
+    result = conn.execute(
+        escalations.insert().values(
+            run_id=run_id,
+            task_id=task_id,
+            source=source,
+            problem=problem,
+            impact=impact,
+            options=list(options),
+            recommended=recommended,
+            blocking=blocking,
+            status=EscalationStatus.OPEN.value,
+            answer=None,
+            session_id=session_id,
+            created_at=now,
+            answered_at=None,
+        )
+    )
+    escalation_id = inserted_id(result)
+    payload = {"escalation_id": escalation_id, "source": source, "problem": problem, "blocking": blocking}
+    append_event_txn(conn, run_id, task_id, "escalation.opened", payload, now=now)
+    return get_escalation(conn, escalation_id)
+
+
+def _move_escalation(
+    conn: Connection,
+    escalation_id: int,
+    *,
+    expect: EscalationStatus,
+    to: EscalationStatus,
+    answer: str | None,
+    now: datetime,
+) -> EscalationRecord:
+    current = get_escalation(conn, escalation_id)
+    if current.status != expect:
+        raise StoreError(f"escalation {escalation_id} is {current.status.value}, not {expect.value}")
+    values: dict[str, object] = {"status": to.value}
+    if to is EscalationStatus.ANSWERED:
+        values.update(answer=answer, answered_at=now)
+    conn.execute(
+        escalations.update()
+        .where(escalations.c.id == escalation_id, escalations.c.status == expect.value)
+        .values(**values)
+    )
+    fault_point(conn, f"escalation.{to.value}")
+    payload = (
+        {"escalation_id": escalation_id, "answer": answer}
+        if answer is not None
+        else {"escalation_id": escalation_id}
+    )
+    append_event_txn(conn, current.run_id, current.task_id, f"escalation.{to.value}", payload, now=now)
+    return get_escalation(conn, escalation_id)
+
+
+def answer_escalation_txn(
+    conn: Connection, escalation_id: int, answer: str, *, now: datetime
+) -> EscalationRecord:
+    """Record a human's answer; StoreError unless the escalation is open."""
+    return _move_escalation(
+        conn,
+        escalation_id,
+        expect=EscalationStatus.OPEN,
+        to=EscalationStatus.ANSWERED,
+        answer=answer,
+        now=now,
+    )
+
+
+def mark_escalation_applied_txn(conn: Connection, escalation_id: int, *, now: datetime) -> EscalationRecord:
+    """Record that the engine acted on the answer; StoreError unless the escalation is answered."""
+    return _move_escalation(
+        conn,
+        escalation_id,
+        expect=EscalationStatus.ANSWERED,
+        to=EscalationStatus.APPLIED,
+        answer=None,
+        now=now,
+    )
+
+
+def list_escalations(
+    conn: Connection, run_id: str | None = None, status: EscalationStatus | None = None
+) -> list[EscalationRecord]:
+    """Escalations, oldest first, of one run and/or in one status."""
+    stmt = select(escalations).order_by(escalations.c.id)
+    if run_id is not None:
+        get_run(conn, run_id)
+        stmt = stmt.where(escalations.c.run_id == run_id)
+    if status is not None:
+        stmt = stmt.where(escalations.c.status == EscalationStatus(status).value)
+    return fetch_all(conn, stmt, EscalationRecord)
+
+
+# ---- risks -------------------------------------------------------------------------------------
+
+
+def _get_risk(conn: Connection, run_id: str, risk_id: str) -> RiskRecord:
+    found = fetch_one(conn, select(risks).where(risks.c.run_id == run_id, risks.c.id == risk_id), RiskRecord)
+    if found is None:
+        get_run(conn, run_id)
+        raise NotFoundError(f"unknown risk {risk_id!r} in run {run_id!r}")
+    return found
+
+
+def add_risk_txn(
+    conn: Connection,
+    run_id: str,
+    *,
+    description: str,
+    severity: Severity,
+    source_task: str | None,
+    risk_id: str | None,
+    now: datetime,
+) -> RiskRecord:
+    """Add an open risk (id `R<n>` unless given) with a `risk.added` event."""
+    get_run(conn, run_id)
+    if risk_id is None:
+        taken = set(conn.scalars(select(risks.c.id).where(risks.c.run_id == run_id)))
+        risk_id = next(f"R{n}" for n in range(1, len(taken) + 2) if f"R{n}" not in taken)
+    severity = Severity(severity)
+    conn.execute(
+        risks.insert().values(
+            run_id=run_id,
+            id=risk_id,
+            description=description,
+            severity=severity.value,
+            status=RiskStatus.OPEN.value,
+            source_task=source_task,
+            created_at=now,
+            updated_at=now,
+        )
+    )
+    payload = {"risk_id": risk_id, "severity": severity.value, "description": description}
+    append_event_txn(conn, run_id, source_task, "risk.added", payload, now=now)
+    return _get_risk(conn, run_id, risk_id)
+
+
+def update_risk_status_txn(
+    conn: Connection, run_id: str, risk_id: str, status: RiskStatus, *, now: datetime
+) -> RiskRecord:
+    """Set a risk's status with a `risk.status` event."""
+    current = _get_risk(conn, run_id, risk_id)
+    status = RiskStatus(status)
+    conn.execute(
+        risks.update()
+        .where(risks.c.run_id == run_id, risks.c.id == risk_id)
+        .values(status=status.value, updated_at=now)
+    )
+    payload = {"risk_id": risk_id, "from": current.status.value, "to": status.value}
+    append_event_txn(conn, run_id, current.source_task, "risk.status", payload, now=now)
+    return _get_risk(conn, run_id, risk_id)
+
+
+def list_risks(conn: Connection, run_id: str, status: RiskStatus | None = None) -> list[RiskRecord]:
+    """Risks of a run, in the order they were added."""
+    get_run(conn, run_id)
+    stmt = select(risks).where(risks.c.run_id == run_id).order_by(risks.c.created_at, risks.c.id)
+    if status is not None:
+        stmt = stmt.where(risks.c.status == RiskStatus(status).value)
+    return fetch_all(conn, stmt, RiskRecord)
+
+
+# ---- commits and reports -----------------------------------------------------------------------
+
+
+def record_commit_txn(
+    conn: Connection, run_id: str, task_id: str, *, sha: str, branch: str, message: str, now: datetime
+) -> tuple[CommitRecord, bool]:
+    """Record a task's commit, set task.commit_sha and run.current_sha; (record, True) if new.
+
+    Idempotent on (run, task): the same sha again returns the stored record and writes nothing; a
+    different sha is a StoreError (a task is committed once).
+    """
+    stmt = select(commits).where(commits.c.run_id == run_id, commits.c.task_id == task_id)
+    existing = fetch_one(conn, stmt, CommitRecord)
+    if existing is not None:
+        if existing.sha != sha:
+            raise StoreError(f"task {task_id!r} of run {run_id!r} is already committed as {existing.sha}")
+        return existing, False
+    get_task(conn, run_id, task_id)
+    conn.execute(
+        commits.insert().values(
+            run_id=run_id, task_id=task_id, sha=sha, branch=branch, message=message, created_at=now
+        )
+    )
+    fault_point(conn, "commit.inserted")
+    conn.execute(
+        tasks.update()
+        .where(tasks.c.run_id == run_id, tasks.c.task_id == task_id)
+        .values(commit_sha=sha, updated_at=now)
+    )
+    conn.execute(runs.update().where(runs.c.id == run_id).values(current_sha=sha, updated_at=now))
+    append_event_txn(conn, run_id, task_id, "commit.recorded", {"sha": sha, "branch": branch}, now=now)
+    return fetch_required(conn, stmt, CommitRecord, f"commit of task {task_id!r}"), True
+
+
+def list_commits(conn: Connection, run_id: str) -> list[CommitRecord]:
+    """Commits of a run, in the order they were made."""
+    get_run(conn, run_id)
+    return fetch_all(
+        conn, select(commits).where(commits.c.run_id == run_id).order_by(commits.c.id), CommitRecord
+    )
+
+
+def add_report_txn(conn: Connection, run_id: str, kind: str, text: str, *, now: datetime) -> ReportRecord:
+    """Store a rendered report with a `report.added` event."""
+    get_run(conn, run_id)
+    result = conn.execute(reports.insert().values(run_id=run_id, kind=kind, text=text, created_at=now))
+    report_id = inserted_id(result)
+    append_event_txn(conn, run_id, None, "report.added", {"report_id": report_id, "kind": kind}, now=now)
+    return fetch_required(conn, select(reports).where(reports.c.id == report_id), ReportRecord, "report")
+
+
+def list_reports(conn: Connection, run_id: str, kind: str | None = None) -> list[ReportRecord]:
+    """Reports of a run, oldest first."""
+    get_run(conn, run_id)
+    stmt = select(reports).where(reports.c.run_id == run_id).order_by(reports.c.id)
+    if kind is not None:
+        stmt = stmt.where(reports.c.kind == kind)
+    return fetch_all(conn, stmt, ReportRecord)

@@ -1,0 +1,111 @@
+"""Several processes on one store file, as pm-agent and its MCP signal servers use it."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from pm_agent.store import SqliteStore, open_store
+from pm_agent.store.engine import write_txn, writer
+
+WORKER = """
+import sys, time
+from pathlib import Path
+from pm_agent.store import open_store
+path, worker, count, barrier = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
+task = {"a": "1", "b": "2"}[worker]
+with open_store(path) as store:
+    session = store.create_session("run1", task, "developer", 1, "tok-" + worker, "fake", "/w")
+    (barrier / worker).touch()  # start together: wait until both workers are ready
+    while len(list(barrier.iterdir())) < 2:
+        time.sleep(0.001)
+    state = "received"
+    for i in range(count):
+        store.append_event("run1", "worker.tick", {"worker": worker, "i": i}, task_id=task)
+        store.record_signal(run_id="run1", task_id=task, session_id=session.id, attempt=1, seq=i,
+                            kind="progress", payload={"i": i}, accepted=True)
+        if i % 20 == 0:
+            nxt = "implementing" if state == "received" else "received"
+            store.transition("run1", task, from_state=state, to_state=nxt, reason="tick", iteration=i,
+                             workflow_context={"i": i})
+            state = nxt
+        store.list_tasks("run1")  # reads interleave with the other process's writes
+"""
+
+
+def test_two_processes_write_concurrently(
+    store: SqliteStore, run_id: str, db_path: Path, tmp_path: Path
+) -> None:
+    count = 200
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(db_path), worker, str(count), str(barrier)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for worker in ("a", "b")
+    ]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert "locked" not in err + out
+
+    ticks = [e for e in store.events(run_id) if e.kind == "worker.tick"]
+    assert len(ticks) == 2 * count
+    for worker in ("a", "b"):
+        seen = [e.payload["i"] for e in ticks if e.payload["worker"] == worker]
+        assert seen == list(range(count))  # each process's events in its own order
+    order = [e.payload["worker"] for e in ticks]
+    switches = sum(1 for x, y in itertools.pairwise(order) if x != y)
+    assert switches > 10, "the two writers did not actually overlap"
+    for task_id in ("1", "2"):
+        assert [t.seq for t in store.transitions(run_id, task_id)] == list(range(1, count // 20 + 1))
+        (session,) = store.list_sessions(run_id, task_id)
+        assert [s.seq for s in store.signals_for_session(session.id)] == list(range(count))
+    assert len(store.unconsumed_signals(run_id)) == 2 * count
+
+
+def test_a_writer_waits_for_the_lock_instead_of_failing(
+    store: SqliteStore, run_id: str, db_path: Path
+) -> None:
+    holding = threading.Event()
+    release = threading.Event()
+
+    def hold_lock() -> None:
+        with open_store(db_path) as other, write_txn(writer(other.engine)):
+            holding.set()
+            release.wait(10)
+            time.sleep(0.5)
+
+    holder = threading.Thread(target=hold_lock)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        release.set()
+        began = time.monotonic()
+        store.append_event(run_id, "after.wait", {})  # blocks on BEGIN IMMEDIATE, then succeeds
+        waited = time.monotonic() - began
+    finally:
+        release.set()
+        holder.join(10)
+    assert waited >= 0.3
+    assert store.events(run_id)[-1].kind == "after.wait"
+
+
+def test_readers_are_not_blocked_by_a_writer(store: SqliteStore, run_id: str, db_path: Path) -> None:
+    with open_store(db_path) as other, write_txn(writer(other.engine)) as conn:
+        from pm_agent.store.events import append_event_txn
+
+        append_event_txn(conn, run_id, None, "uncommitted", {}, now=other.now())
+        began = time.monotonic()
+        kinds = [e.kind for e in store.events(run_id)]  # WAL: the committed snapshot, at once
+        assert time.monotonic() - began < 1.0
+        assert "uncommitted" not in kinds
+    assert store.events(run_id)[-1].kind == "uncommitted"
