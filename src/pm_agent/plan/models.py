@@ -119,6 +119,8 @@ class Task(_Model):
     presence: Presence = Presence.MISSING
     presence_reason: str = ""
     decision_log: list[str] = Field(default_factory=list)
+    # The task's section of the plan, verbatim (steps, code blocks): what the implementer reads.
+    body: str = ""
 
     @property
     def ref(self) -> str:

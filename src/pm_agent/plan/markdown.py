@@ -1,0 +1,114 @@
+"""Small helpers over markdown-it-py's syntax tree: plain text, labelled lines, line numbers."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+from markdown_it.tree import SyntaxTreeNode
+
+_CHECKBOX = re.compile(r"^\[[ xX]\]\s*")
+
+
+def parse_tree(text: str) -> SyntaxTreeNode:
+    """The document as a syntax tree (CommonMark plus tables); every block node has `.map`."""
+    md = MarkdownIt("commonmark").enable("table")
+    return SyntaxTreeNode(md.parse(text))
+
+
+def inline_of(node: SyntaxTreeNode) -> SyntaxTreeNode | None:
+    """The inline child of a heading or paragraph, if any."""
+    for child in node.children:
+        if child.type == "inline":
+            return child
+    return None
+
+
+def plain(node: SyntaxTreeNode) -> str:
+    """Text of an inline subtree without markup: emphasis dropped, code spans kept, breaks as newlines."""
+    if node.type in ("text", "code_inline", "html_inline"):
+        return node.content
+    if node.type in ("softbreak", "hardbreak"):
+        return "\n"
+    return "".join(plain(child) for child in node.children)
+
+
+def heading_level(node: SyntaxTreeNode) -> int:
+    """1 for `#`, 2 for `##`, ..."""
+    return int(node.tag[1:])
+
+
+def heading_text(node: SyntaxTreeNode) -> str:
+    """A heading's plain text, stripped."""
+    inline = inline_of(node)
+    return plain(inline).strip() if inline is not None else ""
+
+
+def first_line(node: SyntaxTreeNode) -> int:
+    """1-based line where a block node starts (0 when unknown)."""
+    return node.map[0] + 1 if node.map else 0
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a paragraph: a bold label (e.g. `Files:`) if it starts with one, and the rest."""
+
+    label: str | None  # text of the leading bold span, as written (may end with ':')
+    value: str  # plain text after the label (or the whole line), stripped
+    code: tuple[str, ...]  # contents of code spans on the line, in order
+    offset: int  # line offset inside the paragraph (0-based)
+    checkbox: bool = False  # the line started with `[ ]` or `[x]` (a task-list item)
+
+
+def _split_lines(inline: SyntaxTreeNode) -> list[list[SyntaxTreeNode]]:
+    lines: list[list[SyntaxTreeNode]] = [[]]
+    for child in inline.children:
+        if child.type in ("softbreak", "hardbreak"):
+            lines.append([])
+        elif not (child.type == "text" and child.content == ""):
+            lines[-1].append(child)
+    return lines
+
+
+def _code_spans(nodes: list[SyntaxTreeNode]) -> tuple[str, ...]:
+    found: list[str] = []
+    for node in nodes:
+        if node.type == "code_inline":
+            found.append(node.content)
+        else:
+            found.extend(_code_spans(list(node.children)))
+    return tuple(found)
+
+
+def _line(nodes: list[SyntaxTreeNode], offset: int) -> Line:
+    checkbox = False
+    if nodes and nodes[0].type == "text":
+        match = _CHECKBOX.match(nodes[0].content)
+        if match:
+            checkbox = True
+            rest_text = nodes[0].content[match.end() :]
+            if rest_text.strip():
+                value = (rest_text + "".join(plain(n) for n in nodes[1:])).strip()
+                return Line(None, value, _code_spans(nodes[1:]), offset, checkbox=True)
+            nodes = nodes[1:]
+    label: str | None = None
+    rest = nodes
+    if nodes and nodes[0].type == "strong":
+        label = plain(nodes[0]).strip()
+        rest = nodes[1:]
+    value = "".join(plain(n) for n in rest).strip()
+    return Line(label, value, _code_spans(rest), offset, checkbox=checkbox)
+
+
+def lines_of(inline: SyntaxTreeNode) -> list[Line]:
+    """The inline content split at line breaks, each line with its leading bold label if any."""
+    return [_line(nodes, offset) for offset, nodes in enumerate(_split_lines(inline))]
+
+
+def item_paragraph(item: SyntaxTreeNode) -> SyntaxTreeNode | None:
+    """The first paragraph of a list item (its text), if it has one."""
+    for child in item.children:
+        if child.type == "paragraph":
+            return child
+    return None

@@ -1,0 +1,128 @@
+"""Tier classification and security flags (seed 001), each decision explained in the task's log."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pm_agent.plan.models import SecurityFlags, Task, Tier
+from pm_agent.plan.tier_rules import LOW_PATHS, LOW_RULES, PATH_RULES, TEXT_RULES, Rule, path_words
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One rule hit: which rule, what matched, and where."""
+
+    rule: Rule
+    match: str
+    where: str  # "title", "ownership", "description", "acceptance criteria", "path src/x.py"
+
+    def describe(self) -> str:
+        if self.where.startswith("path ") and self.match == self.where[5:]:
+            return f"{self.rule.area} file {self.match}"
+        return f"keyword {self.match!r} in {self.where}"
+
+
+def _sources(task: Task) -> Iterator[tuple[str, str]]:
+    yield "title", task.title
+    yield "ownership", task.ownership
+    for path in task.expected_files.all_paths():
+        yield f"path {path}", path_words(path)
+    yield "description", task.description
+    for criterion in task.acceptance_criteria:
+        yield "acceptance criteria", criterion
+
+
+def critical_signals(task: Task) -> list[Signal]:
+    """Every CRITICAL rule hit, in the order title, ownership, paths, description, criteria."""
+    found: list[Signal] = []
+    for where, text in _sources(task):
+        for rule in TEXT_RULES:
+            match = rule.pattern.search(text)
+            if match:
+                found.append(Signal(rule, match.group(0).lower(), where))
+    for path in task.expected_files.all_paths():
+        for rule in PATH_RULES:
+            if rule.pattern.search(path):
+                found.append(Signal(rule, path, f"path {path}"))
+    return found
+
+
+def low_signal(task: Task) -> Signal | None:
+    """A LOW hit: a low-risk keyword in the title or ownership, or every expected file docs/config."""
+    for where, text in (("title", task.title), ("ownership", task.ownership)):
+        for rule in LOW_RULES:
+            match = rule.pattern.search(text)
+            if match:
+                return Signal(rule, match.group(0).lower(), where)
+    paths = task.expected_files.all_paths()
+    kinds = {next((r.area for r in LOW_PATHS if r.pattern.search(p)), None) for p in paths}
+    if paths and None not in kinds:
+        area = " and ".join(sorted(k for k in kinds if k))
+        rule = Rule(Tier.LOW, area, LOW_PATHS[0].pattern)
+        return Signal(rule, ", ".join(paths), "every expected file")
+    return None
+
+
+def infer_security_flags(task: Task) -> tuple[SecurityFlags, list[str]]:
+    """Flags set by the contract or inferred from keywords and paths, with one reason per flag."""
+    flags = task.security_flags.model_copy()
+    reasons: list[str] = [
+        f"security flag {name}: set in the task contract"
+        for name, value in task.security_flags.model_dump().items()
+        if value
+    ]
+    for signal in critical_signals(task):
+        name = signal.rule.flag
+        if name is not None and not getattr(flags, name):
+            setattr(flags, name, True)
+            reasons.append(f"security flag {name}: {signal.describe()}")
+    return flags, reasons
+
+
+def classify_tier(task: Task) -> Task:
+    """A copy of the task with tier, tier_reason and security_flags set and the reasons logged.
+
+    Any security flag forces CRITICAL, even over an explicit tier; otherwise an explicit tier stands;
+    otherwise a CRITICAL keyword or path, then a LOW one, else NORMAL.
+    """
+    flags, log = infer_security_flags(task)
+    tier, reason = _decide(task, flags, log)
+    log.append(f"tier {tier.value.upper()}: {reason}")
+    return task.model_copy(
+        update={
+            "tier": tier,
+            "tier_reason": f"{tier.value.upper()}: {reason}",
+            "security_flags": flags,
+            "decision_log": [*task.decision_log, *log],
+        }
+    )
+
+
+def _decide(task: Task, flags: SecurityFlags, log: list[str]) -> tuple[Tier, str]:
+    critical = critical_signals(task)
+    flagged = [s for s in critical if s.rule.flag and getattr(flags, s.rule.flag)]
+    if flags.any():
+        first = flagged[0].describe() if flagged else "security flag set in the task contract"
+        names = ", ".join(name for name, value in flags.model_dump().items() if value)
+        reason = f"security flag {names} ({first})"
+        if task.explicit_tier is not None and task.explicit_tier is not Tier.CRITICAL:
+            reason += f" overrides the explicit tier {task.explicit_tier.value}"
+        return Tier.CRITICAL, reason
+    if task.io_contract.breaking_change and task.explicit_tier is None:
+        return Tier.CRITICAL, "public API: io_contract declares a breaking change"
+    if task.explicit_tier is not None:
+        if critical and task.explicit_tier is not Tier.CRITICAL:
+            log.append(
+                f"explicit tier {task.explicit_tier.value} kept although {critical[0].describe()} "
+                "suggests CRITICAL"
+            )
+        return task.explicit_tier, "explicit tier in the plan"
+    if critical:
+        return Tier.CRITICAL, f"{critical[0].describe()} ({critical[0].rule.area})"
+    low = low_signal(task)
+    if low is not None:
+        if low.where == "every expected file":
+            return Tier.LOW, f"every expected file is {low.rule.area} ({low.match})"
+        return Tier.LOW, f"{low.describe()} ({low.rule.area})"
+    return Tier.NORMAL, "no critical or low-risk signal (feature work)"
