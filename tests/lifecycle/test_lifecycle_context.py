@@ -84,7 +84,7 @@ def test_timestamp_is_iso_utc_in_json() -> None:
 @pytest.mark.parametrize(
     ("path", "target"),
     [
-        ((), S.COMPLETED),
+        ((), S.CREATING_PR),
         ((), S.IMPLEMENTING),
         ((S.PLANNING_APPROACH,), S.REVIEWING_CODE),
         ((S.PLANNING_APPROACH, S.IMPLEMENTING), S.COMPLETED),
@@ -108,9 +108,9 @@ def test_invalid_transition_raises_and_changes_nothing(
 def test_invalid_transition_message_lists_the_allowed_states() -> None:
     ctx = WorkflowContext(task_id="T1")
     with pytest.raises(
-        TransitionError, match=r"received -> completed \(allowed from received: analyzing_requirements"
+        TransitionError, match=r"received -> creating_pr \(allowed from received: analyzing_requirements"
     ):
-        ctx.transition_to(S.COMPLETED)
+        ctx.transition_to(S.CREATING_PR)
 
 
 def test_terminal_state_is_never_left() -> None:

@@ -190,7 +190,7 @@ def test_default_adds_the_edges_the_pm_loop_needs() -> None:
 def test_workflow_queries() -> None:
     wf = default_workflow()
     assert wf.is_valid(S.IMPLEMENTING, S.RUNNING_TESTS)
-    assert not wf.is_valid(S.RECEIVED, S.COMPLETED)
+    assert not wf.is_valid(S.RECEIVED, S.CREATING_PR)
     assert wf.next_states(S.COMPLETED) == ()
     assert wf.owner(S.WAITING_FOR_HUMAN_INPUT) is None
     assert not wf.is_terminal(S.BLOCKED)
@@ -213,7 +213,7 @@ def test_describe_workflow_lists_every_state_owner_and_edge() -> None:
     assert rows["running_tests"][1] == "ward"
     assert rows["completed"][1:] == ("(terminal)", "-")
     assert rows["waiting_for_human_input"][1] == "(waiting)"
-    assert rows["received"][2] == "analyzing_requirements, creating_tests, failed, planning_approach"
+    assert rows["received"][2] == "analyzing_requirements, creating_tests, failed, planning_approach, completed"
 
 
 # ---------------------------------------------------------------- files that load
