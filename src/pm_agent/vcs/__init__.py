@@ -1,0 +1,55 @@
+"""Git through the CLI: baseline, diffs, worktrees, commits, tags, integration, tampering checks."""
+
+from __future__ import annotations
+
+from pm_agent.vcs.diff import DiffLines, parse_unified_diff, unquote_path
+from pm_agent.vcs.git import (
+    FALLBACK_EMAIL,
+    FALLBACK_NAME,
+    GENERATED_EXCLUDES,
+    PROTECTED_BRANCHES,
+    ChangeSet,
+    FileChange,
+    Git,
+    GitCommandError,
+    LogEntry,
+    StatusEntry,
+    WorktreeInfo,
+)
+from pm_agent.vcs.integrate import IntegrationResult, IntegrationStatus, integrate
+from pm_agent.vcs.naming import checkpoint_tag, is_protected_branch, slugify, task_branch, working_branch
+from pm_agent.vcs.tampering import (
+    SessionBaseline,
+    detect_agent_vcs_tampering,
+    detect_tampering_since,
+    record_session_baseline,
+)
+
+__all__ = [
+    "FALLBACK_EMAIL",
+    "FALLBACK_NAME",
+    "GENERATED_EXCLUDES",
+    "PROTECTED_BRANCHES",
+    "ChangeSet",
+    "DiffLines",
+    "FileChange",
+    "Git",
+    "GitCommandError",
+    "IntegrationResult",
+    "IntegrationStatus",
+    "LogEntry",
+    "SessionBaseline",
+    "StatusEntry",
+    "WorktreeInfo",
+    "checkpoint_tag",
+    "detect_agent_vcs_tampering",
+    "detect_tampering_since",
+    "integrate",
+    "is_protected_branch",
+    "parse_unified_diff",
+    "record_session_baseline",
+    "slugify",
+    "task_branch",
+    "unquote_path",
+    "working_branch",
+]

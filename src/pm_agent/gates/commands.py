@@ -1,0 +1,159 @@
+"""Gates 2-4: commands pm-agent runs itself in the worktree. The agent's claims are recorded, not used.
+
+Gate 2 (tests added): every `tests_to_add` file exists, is part of the change, and passes when
+pm-agent runs the test runner on those files. Gate 3 (tests run): the environment's `test_command`
+and the contract's `tests_to_run` pass. Gate 4: `lint_command` and `typecheck_command` exit 0.
+A contract that asks for tests pm-agent cannot run (no `test_command`) fails the gate: the evidence
+says what is missing, so the escalation can ask for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pm_agent.gates.common import changes_for, command_evidence, command_for_test_files, norm_path
+from pm_agent.gates.models import AgentReport, GateId, GateResult, Payload
+from pm_agent.gates.ward import CommandResult, run_command
+from pm_agent.plan.models import EnvironmentContract, Task
+from pm_agent.vcs import ChangeSet
+
+DEFAULT_TIMEOUT_S = 900.0
+
+
+def _run(cmd: str, worktree: Path, timeout_s: float, env: Mapping[str, str] | None) -> CommandResult:
+    return run_command(cmd, worktree, timeout_s, env)
+
+
+def _dump(results: list[CommandResult]) -> list[dict[str, Any]]:
+    return [r.model_dump(mode="json") for r in results]
+
+
+def gate_tests_added(
+    task: Task,
+    worktree: Path | str,
+    base: str,
+    *,
+    environment: EnvironmentContract | None = None,
+    changes: ChangeSet | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+) -> GateResult:
+    """Gate 2: `tests_to_add` written (present, in the change) and passing when pm-agent runs them."""
+    root = Path(worktree)
+    files = [norm_path(root, f) for f in task.tests_to_add]
+    if not files:
+        return GateResult(gate=GateId.TESTS_ADDED, passed=True, evidence="the contract lists no tests_to_add")
+    changed = set(changes_for(root, base, changes).present())
+    on_disk = [f.split("::", 1)[0] for f in files]
+    missing = [f for f, p in zip(files, on_disk, strict=True) if not (root / p).exists()]
+    unchanged = [f for f, p in zip(files, on_disk, strict=True) if f not in missing and p not in changed]
+    lines = [f"tests_to_add: {', '.join(files)}"]
+    lines += [f"  MISSING: {f} does not exist in the worktree" for f in missing]
+    lines += [f"  NOT IN CHANGE: {f} was not added or modified by this task" for f in unchanged]
+    test_command = (environment or task.environment).test_command
+    results: list[CommandResult] = []
+    if not test_command:
+        lines.append("  CANNOT RUN: no test_command in the environment contract")
+    elif not missing:
+        results.append(_run(command_for_test_files(test_command, files, root), root, timeout_s, env))
+        lines += command_evidence(results)
+    passed = bool(test_command) and not missing and not unchanged and all(r.ok for r in results)
+    return GateResult(
+        gate=GateId.TESTS_ADDED,
+        passed=passed,
+        evidence="\n".join(lines),
+        details={"files": files, "missing": missing, "not_in_change": unchanged, "commands": _dump(results)},
+    )
+
+
+def gate_tests_run(
+    task: Task,
+    worktree: Path | str,
+    report: Payload,
+    *,
+    environment: EnvironmentContract | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+) -> GateResult:
+    """Gate 3: pm-agent runs `test_command` and `tests_to_run`; all must pass, whatever the agent says."""
+    root = Path(worktree)
+    agent = AgentReport.from_payload(report)
+    test_command = (environment or task.environment).test_command
+    commands = [test_command] if test_command else []
+    commands += [t for t in task.tests_to_run if " " in t.strip()]  # entries that are whole commands
+    paths = [norm_path(root, t) for t in task.tests_to_run if " " not in t.strip()]
+    lines: list[str] = []
+    cannot_run = bool(paths) and not test_command
+    if cannot_run:
+        lines.append(f"CANNOT RUN tests_to_run {', '.join(paths)}: no test_command in the environment contract")
+    elif paths and test_command:
+        commands.append(command_for_test_files(test_command, paths, root))
+    if not commands and not cannot_run:
+        return GateResult(
+            gate=GateId.TESTS_RUN,
+            passed=True,
+            evidence="not configured: no test_command and no tests_to_run",
+            details={"configured": False, "agent_claimed_pass": agent.tests_claimed_passing},
+        )
+    results = [_run(cmd, root, timeout_s, env) for cmd in commands]
+    passed = not cannot_run and all(r.ok for r in results)
+    claim = agent.tests_claimed_passing
+    claim_text = {True: "tests pass", False: "tests fail", None: "no claim"}[claim]
+    mismatch = claim is True and not passed
+    lines = [
+        f"agent claimed: {claim_text}; pm-agent ran {len(results)} command(s): {'all passed' if passed else 'FAILED'}",
+        *lines,
+    ]
+    if mismatch:
+        lines.insert(0, "agent claimed pass but tests failed")
+    lines += command_evidence(results)
+    if agent.test_evidence:
+        lines.append("agent's evidence (not trusted): " + " | ".join(agent.test_evidence[:5]))
+    return GateResult(
+        gate=GateId.TESTS_RUN,
+        passed=passed,
+        evidence="\n".join(lines),
+        details={
+            "configured": True,
+            "agent_claimed_pass": claim,
+            "claim_mismatch": mismatch,
+            "cannot_run": paths if cannot_run else [],
+            "commands": _dump(results),
+        },
+    )
+
+
+def gate_lint_typecheck(
+    task: Task,
+    worktree: Path | str,
+    *,
+    environment: EnvironmentContract | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+) -> GateResult:
+    """Gate 4: the contract's lint and typecheck commands exit 0 (each skipped when not configured)."""
+    root = Path(worktree)
+    contract = environment or task.environment
+    named = [("lint", contract.lint_command), ("typecheck", contract.typecheck_command)]
+    configured = [(name, cmd) for name, cmd in named if cmd]
+    if not configured:
+        return GateResult(
+            gate=GateId.LINT_TYPECHECK,
+            passed=True,
+            evidence="not configured: no lint or typecheck command",
+            details={"configured": False},
+        )
+    results = [_run(cmd, root, timeout_s, env) for _, cmd in configured]
+    lines = [f"{name}: not configured" for name, cmd in named if not cmd]
+    lines += command_evidence(results)
+    return GateResult(
+        gate=GateId.LINT_TYPECHECK,
+        passed=all(r.ok for r in results),
+        evidence="\n".join(lines),
+        details={"configured": True, "commands": _dump(results), "kinds": [name for name, _ in configured]},
+    )
+
+
+__all__ = ["DEFAULT_TIMEOUT_S", "gate_lint_typecheck", "gate_tests_added", "gate_tests_run"]

@@ -1,0 +1,64 @@
+"""Secrets check: detect-secrets (default plugins and filters) on the lines the change adds.
+
+Each changed file is scanned whole (so the plugins see its type and context); only findings on added
+lines are reported, as type and `file:line`. The secret itself is never put in evidence or details.
+detect-secrets keeps global settings, so scans are serialised by a lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from pm_agent.gates.common import changes_for, is_ignored_path
+from pm_agent.gates.models import GateId, GateResult
+from pm_agent.vcs import ChangeSet
+
+_LOCK = threading.Lock()
+
+
+def find_secrets(file: Path, lines: set[int]) -> list[tuple[int, str]]:
+    """(line, secret type) for detect-secrets findings in `file` on one of `lines`, sorted."""
+    from detect_secrets.core.scan import scan_file  # imported on use: it pulls in requests
+    from detect_secrets.settings import default_settings
+
+    found: set[tuple[int, str]] = set()
+    with _LOCK, default_settings():
+        for secret in scan_file(str(file)):
+            if secret.line_number in lines:
+                found.add((secret.line_number, str(secret.type)))
+    return sorted(found)
+
+
+def check_secrets(worktree: Path | str, base: str, *, changes: ChangeSet | None = None) -> GateResult:
+    """Potential secrets on added lines, reported as `file:line: type` (never the value)."""
+    root = Path(worktree)
+    change = changes_for(root, base, changes)
+    findings: list[dict[str, str | int]] = []
+    scanned = 0
+    for path, added in sorted(change.added.items()):
+        file = root / path
+        if is_ignored_path(path) or not added or not file.is_file():
+            continue
+        scanned += 1
+        for line, kind in find_secrets(file, {n for n, _ in added}):
+            findings.append({"path": path, "line": line, "type": kind})
+    if findings:
+        by_place: dict[str, list[str]] = {}
+        for f in findings:
+            by_place.setdefault(f"{f['path']}:{f['line']}", []).append(str(f["type"]))
+        lines = [f"{len(by_place)} added line(s) look like they hold a secret:"]
+        lines += [f"  {place}: {', '.join(kinds)}" for place, kinds in by_place.items()]
+        lines.append("  move secrets to the environment or a secret store; never commit them")
+        evidence = "\n".join(lines)
+    else:
+        evidence = f"no secrets found on added lines ({scanned} file(s) scanned)"
+    return GateResult(
+        gate=GateId.SECRETS,
+        passed=not findings,
+        evidence=evidence,
+        details={"findings": findings, "files_scanned": scanned},
+    )
+
+
+__all__ = ["check_secrets", "find_secrets"]

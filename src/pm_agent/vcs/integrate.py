@@ -1,0 +1,137 @@
+"""Integrate a task branch into the plan's working branch, one task at a time, never by force.
+
+Order of attempts: nothing to do (already contained) → fast-forward → cherry-pick the task's commits
+(a merge commit when the task branch itself holds merges). The work happens in a temporary detached
+worktree, so a conflict is aborted there and the working branch is left exactly as it was; the
+conflicting paths come back as evidence. Only a finished result moves the working branch: by
+`git merge --ff-only` in the worktree that has it checked out, or by a compare-and-swap `update-ref`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pm_agent.errors import VcsError
+from pm_agent.vcs.git import NO_HOOKS_ARGS, Git, GitCommandError
+
+IntegrationStatus = Literal["up-to-date", "fast-forward", "cherry-picked", "merged", "conflict"]
+
+
+class IntegrationResult(BaseModel):
+    """What `integrate` did; on `conflict` the working branch is unchanged and `conflicts` lists paths."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    status: IntegrationStatus
+    task_branch: str
+    into_branch: str
+    before: str  # working branch sha before
+    after: str  # working branch sha after (== before on conflict)
+    commits: list[str] = Field(default_factory=list)  # task commits integrated (shas on the task branch)
+    conflicts: list[str] = Field(default_factory=list)
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """True unless the integration stopped on a conflict."""
+        return self.status != "conflict"
+
+
+def _unmerged(wt: Git) -> list[str]:
+    out = wt.run("diff", "--name-only", "-z", "--diff-filter=U")
+    return sorted({p for p in out.split("\0") if p})
+
+
+def _cherry_pick(wt: Git, commits: list[str]) -> tuple[list[str], str]:
+    """Cherry-pick `commits` in order; return (conflicting paths, the commit that conflicted) or ([], "")."""
+    ident = wt.identity_args()
+    for sha in commits:
+        proc = wt.try_run(*NO_HOOKS_ARGS, *ident, "cherry-pick", "--allow-empty", sha)
+        if proc.returncode == 0:
+            continue
+        conflicts = _unmerged(wt)
+        if conflicts:
+            wt.try_run("cherry-pick", "--abort")
+            return conflicts, sha
+        if wt.try_run("diff", "--cached", "--quiet").returncode == 0:
+            wt.run(*NO_HOOKS_ARGS, *ident, "cherry-pick", "--skip")  # already applied: nothing to add
+            continue
+        wt.try_run("cherry-pick", "--abort")
+        raise GitCommandError(["cherry-pick", sha], proc.returncode, proc.stderr or proc.stdout, cwd=wt.path)
+    return [], ""
+
+
+def _merge(wt: Git, task_sha: str, message: str) -> list[str]:
+    """Merge `task_sha` with a merge commit; return conflicting paths (merge aborted) or []."""
+    proc = wt.try_run(*NO_HOOKS_ARGS, *wt.identity_args(), "merge", "--no-ff", "--no-edit", "-m", message, task_sha)
+    if proc.returncode == 0:
+        return []
+    conflicts = _unmerged(wt)
+    wt.try_run("merge", "--abort")
+    if conflicts:
+        return conflicts
+    raise GitCommandError(["merge", task_sha], proc.returncode, proc.stderr or proc.stdout, cwd=wt.path)
+
+
+def _advance(git: Git, into_branch: str, before: str, new: str, reason: str) -> None:
+    """Move `into_branch` from `before` to its descendant `new` without force."""
+    holder = next((w for w in git.worktree_list() if w.branch == into_branch and not w.bare), None)
+    if holder is None:
+        git.run("update-ref", "-m", reason, f"refs/heads/{into_branch}", new, before)
+        return
+    wt = Git(holder.path, timeout_s=git.timeout_s, protected_branches=git.protected_branches)
+    if wt.head_sha() != before:
+        raise VcsError(f"{into_branch!r} moved while integrating (now {wt.head_sha()[:12]})")
+    wt.run(*NO_HOOKS_ARGS, "merge", "--ff-only", "--quiet", new)
+
+
+def integrate(git: Git, task_branch: str, into_branch: str) -> IntegrationResult:
+    """Bring `task_branch` into `into_branch`: fast-forward, else cherry-pick (or merge), never force."""
+    git.check_writable(into_branch, "integrate into")
+    before = git.rev_parse(f"refs/heads/{into_branch}")
+    task_sha = git.rev_parse(task_branch)
+    commits = git.commits_since(before, task_sha)
+    base = {"task_branch": task_branch, "into_branch": into_branch, "before": before}
+    if git.is_ancestor(task_sha, before):
+        return IntegrationResult(status="up-to-date", after=before, message="already contained", **base)
+    if git.is_ancestor(before, task_sha):
+        _advance(git, into_branch, before, task_sha, f"pm-agent: fast-forward {task_branch}")
+        return IntegrationResult(status="fast-forward", after=task_sha, commits=commits, **base)
+
+    has_merges = bool(git.run("rev-list", "--merges", f"{before}..{task_sha}", "--").split())
+    tmp = Path(tempfile.mkdtemp(prefix="pm-agent-integrate-"))
+    wt_path = tmp / "wt"
+    try:
+        wt = git.worktree_add_detached(wt_path, before)
+        if has_merges:
+            conflicts, at = _merge(wt, task_sha, f"Merge {task_branch} into {into_branch}"), task_sha
+        else:
+            conflicts, at = _cherry_pick(wt, commits)
+        if conflicts:
+            return IntegrationResult(
+                status="conflict",
+                after=before,
+                commits=commits,
+                conflicts=conflicts,
+                message=f"conflict applying {at[:12]}; {into_branch} left unchanged",
+                **base,
+            )
+        new = wt.head_sha()
+    finally:
+        if wt_path.exists():
+            git.try_run("worktree", "remove", "--force", str(wt_path))
+        git.try_run("worktree", "prune")
+        shutil.rmtree(tmp, ignore_errors=True)
+    if new == before:  # every commit was already applied (e.g. integrated before): nothing to move
+        return IntegrationResult(status="up-to-date", after=before, message="changes already contained", **base)
+    _advance(git, into_branch, before, new, f"pm-agent: integrate {task_branch}")
+    status: IntegrationStatus = "merged" if has_merges else "cherry-picked"
+    return IntegrationResult(status=status, after=new, commits=commits, **base)
+
+
+__all__ = ["IntegrationResult", "IntegrationStatus", "integrate"]
