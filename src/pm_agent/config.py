@@ -51,6 +51,8 @@ class AgentConfig(_Config):
     """No output for this long: the session is killed as stuck."""
     time_budget_min: float = Field(default=60, gt=0)
     """Longest one agent session may run (seed 001 time_budget_ms)."""
+    isolated_home: bool = False
+    """Give agent sessions their own HOME under .pm-agent/ (offline runs, API keys); False keeps your login."""
     permission_mode: str = "acceptEdits"
     """Claude Code permission mode; acceptEdits works as root."""
     allowed_tools: list[str] = Field(
@@ -83,7 +85,11 @@ class PmConfig(_Config):
     parallel_tiers: list[Tier] = Field(default_factory=lambda: [Tier.LOW])
     """Tiers whose independent tasks may run in parallel."""
     working_branch: str | None = None
-    """The plan working branch; default pm/<plan-id>."""
+    """The plan working branch; default pm/<plan-id>/work."""
+    max_iterations: int = Field(default=10, ge=3, le=100)
+    """Lifecycle transitions per task before it ends in REQUIRES_HUMAN_INTERVENTION (seed 003)."""
+    max_continuations: int = Field(default=3, ge=0, le=20)
+    """Fresh sessions after partially-complete signals in one state before escalating."""
     environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
     """The environment contract: lint, typecheck, test, build commands."""
     agent: AgentConfig = Field(default_factory=AgentConfig)

@@ -174,7 +174,7 @@ def create_run_txn(
             )
         )
     fault_point(conn, "create_run.tasks_inserted")
-    payload = {"plan_id": plan.plan_id, "tasks": [t.id for t in plan.tasks], "baseline_sha": baseline_sha}
+    payload = {"plan_id": plan.plan_id, "tasks": [t.id for t in plan.tasks], "queue": list(plan.queue), "baseline_sha": baseline_sha}
     append_event_txn(conn, run_id, None, "run.created", payload, now=now)
     return get_run(conn, run_id)
 

@@ -1,0 +1,362 @@
+"""The PM loop (seed 001): orchestrate once, then dispatch → review gate → commit → progress, in slots.
+
+    rc = start_run(repo, plan_path, design_path, listener=..., channel=...)
+    outcome = await drive_run(rc)
+
+`resume_run` rebuilds the same RunContext from the store after a stop or a crash; the loop then
+continues every task from its stored state (see taskflow.py for how sessions are recovered).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pm_agent.agents.base import AgentRunner, SessionLimits
+from pm_agent.agents.claude import ClaudeRunner
+from pm_agent.agents.command import CommandRunner
+from pm_agent.agents.session import AgentHost
+from pm_agent.config import PmConfig, load_config
+from pm_agent.engine.events import Listener
+from pm_agent.engine.prompting import task_branch_of
+from pm_agent.engine.runctx import RunContext
+from pm_agent.engine.scheduler import Candidate, Scheduler
+from pm_agent.engine.taskflow import TaskFlow
+from pm_agent.errors import NotFoundError, PmAgentError, VcsError
+from pm_agent.gates import run_command
+from pm_agent.human.channels import EscalationChannel
+from pm_agent.lifecycle import IssueState, default_workflow
+from pm_agent.plan import load_plan
+from pm_agent.plan.models import TaskStatus, Tier
+from pm_agent.reports.progress import ReportClock
+from pm_agent.reports.progress_data import progress_text
+from pm_agent.store import RunStatus, Store, TaskRecord, default_store_path, open_store
+from pm_agent.vcs import Git, is_protected_branch, working_branch
+
+S = IssueState
+ANSWER_STATES = {
+    S.WAITING_FOR_HUMAN_INPUT: S.HUMAN_INPUT_RECEIVED,
+    S.WAITING_FOR_REQUIREMENTS_CLARIFICATION: S.REQUIREMENTS_CLARIFIED,
+}
+
+
+@dataclass
+class LoopOutcome:
+    """How a drive of the loop ended."""
+
+    completed: list[str] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)  # tasks waiting for a human answer
+    failed: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)  # tasks whose dependencies did not complete
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def all_done(self) -> bool:
+        """Every task completed."""
+        return not (self.waiting or self.failed or self.blocked or self.errors)
+
+
+def make_runner(config: PmConfig, state_dir: Path) -> AgentRunner:
+    """The agent runner the configuration names."""
+    agent = config.agent
+    home = state_dir / "agent-home" if agent.isolated_home else None
+    if home is not None:
+        home.mkdir(parents=True, exist_ok=True)
+    if agent.runner == "command":
+        return CommandRunner(command=agent.command, agent_home=home)
+    return ClaudeRunner(
+        agent_home=home,
+        binary=agent.binary,
+        model=agent.model,
+        permission_mode=agent.permission_mode,
+        allowed_tools=agent.allowed_tools,
+    )
+
+
+def _context(
+    repo: Path,
+    store: Store,
+    config: PmConfig,
+    run_id: str,
+    listener: Listener,
+    channel: EscalationChannel,
+    runner: AgentRunner | None,
+) -> RunContext:
+    db_path = default_store_path(repo)
+    limits = SessionLimits(
+        max_turns=config.agent.max_turns,
+        stuck_after_s=config.agent.stuck_after_s,
+        time_budget_s=config.agent.time_budget_min * 60,
+    )
+    run = store.get_run(run_id)
+    host = AgentHost(
+        store, db_path, runner or make_runner(config, db_path.parent), limits=limits, python=sys.executable
+    )
+    design = (
+        Path(run.design_doc).read_text(encoding="utf-8") if run.design_doc and Path(run.design_doc).exists() else ""
+    )
+    wf = default_workflow()
+    return RunContext(repo, store, db_path, config, wf, host, run, listener, channel, design_text=design)
+
+
+def start_run(
+    repo: Path,
+    plan_path: Path,
+    design_path: Path | None,
+    *,
+    listener: Listener,
+    channel: EscalationChannel,
+    config: PmConfig | None = None,
+    runner: AgentRunner | None = None,
+) -> RunContext:
+    """Phase 1 ORCHESTRATE: baseline scan, plan, triage, shared context, queue; one new run in the store."""
+    git = Git(repo)
+    try:
+        repo = Path(git.run("rev-parse", "--show-toplevel").strip())
+    except VcsError as exc:
+        raise VcsError(f"{repo} is not a git repository: pm-agent works on a git checkout") from exc
+    config = config or load_config(repo)
+    plan = load_plan(plan_path, design_path, repo)
+    branch = config.working_branch or working_branch(plan.plan_id)
+    if is_protected_branch(branch):
+        raise VcsError(f"working_branch {branch!r} is protected: pm-agent never writes to main")
+    baseline = git.head_sha()
+    git.create_branch(branch, baseline) if not git.branch_exists(branch) else None
+    _exclude_state_dir(git)
+    store = open_store(default_store_path(repo))
+    run = store.create_run(
+        plan,
+        baseline_sha=baseline,
+        working_branch=branch,
+        shared_context=plan.shared_context.model_dump(mode="json"),
+        config=config.model_dump(mode="json"),
+    )
+    listener.emit("run.started", f"run {run.id}: {len(plan.tasks)} tasks from {plan.path}; working branch {branch}")
+    rc = _context(repo, store, config, run.id, listener, channel, runner)
+    _baseline_scan(rc, baseline)
+    return rc
+
+
+def resume_run(
+    repo: Path,
+    run_id: str | None,
+    *,
+    listener: Listener,
+    channel: EscalationChannel,
+    runner: AgentRunner | None = None,
+) -> RunContext:
+    """Rebuild the context of a stopped or crashed run from the store."""
+    store = open_store(default_store_path(repo))
+    run = store.get_run(run_id) if run_id else store.latest_run()
+    if run is None:
+        raise NotFoundError(f"no run to resume in {default_store_path(repo)}")
+    config = PmConfig.model_validate(run.config)
+    store.set_run_status(run.id, RunStatus.RUNNING)
+    listener.emit("run.resumed", f"run {run.id} resumed ({run.plan_id})")
+    return _context(repo, store, config, run.id, listener, channel, runner)
+
+
+def _exclude_state_dir(git: Git) -> None:
+    """Keep `.pm-agent/` out of `git status` without touching the user's .gitignore."""
+    exclude = Path(git.git_path("info/exclude"))
+    text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    if ".pm-agent/" not in text.splitlines():
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + ".pm-agent/\n", encoding="utf-8")
+
+
+def _baseline_scan(rc: RunContext, baseline: str) -> None:
+    """Seed 001 init step 2: git log, file tree and test results at the baseline, recorded once."""
+    git = rc.git
+    log = [f"{e.sha[:12]} {e.subject}" for e in git.log(10, baseline)]
+    files = git.file_tree(2000)
+    tests = "not configured"
+    command = rc.config.environment.test_command
+    if command:
+        scratch = rc.state_dir / "worktrees" / rc.run_id / "_baseline"
+        wt = git.worktree_add_detached(scratch, baseline)
+        try:
+            result = run_command(command, wt.path, timeout_s=rc.config.environment.gate_timeout_s)
+            tests = f"exit {result.exit_code}: " + (result.output_tail.strip().splitlines() or [""])[-1]
+        finally:
+            git.worktree_remove(scratch, force=True)
+    rc.store.append_event(rc.run_id, "run.baseline", {"sha": baseline, "log": log, "files": len(files), "tests": tests})
+    rc.emit("run.baseline", f"baseline {baseline[:12]}: {len(files)} files, tests {tests}")
+
+
+def _candidate(rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
+    task = rec.task()
+    return Candidate(
+        task_id=rec.task_id,
+        tier=rec.tier,
+        plan_order=rec.plan_order,
+        queue_order=queue_pos.get(rec.task_id, rec.plan_order),
+        ownership=rec.ownership,
+        depends_on=tuple(task.dependency_ids()),
+    )
+
+
+class PmLoop:
+    """Seed 001's phases 2-4 over slots; the final release gate follows when the queue is empty."""
+
+    def __init__(self, rc: RunContext) -> None:
+        self.rc = rc
+        config = rc.config
+        self.scheduler = Scheduler(
+            max_parallel=config.max_parallel_agents,
+            parallel_tiers=frozenset(config.parallel_tiers),
+            anti_starvation_interval=config.anti_starvation_interval,
+        )
+        self.clock = ReportClock(
+            task_interval=config.progress_report_task_interval,
+            time_interval_s=config.progress_report_time_interval_min * 60,
+            last_report_at=time.monotonic(),
+        )
+        self.flows: dict[str, asyncio.Task[TaskRecord]] = {}
+        self.errors: dict[str, str] = {}
+        self.last_cycle_sha = rc.run.current_sha or rc.run.baseline_sha
+
+    # ---------------------------------------------------------------- readiness
+
+    def _ready(self, records: list[TaskRecord]) -> list[TaskRecord]:
+        done = {r.task_id for r in records if r.state == S.COMPLETED.value}
+        ready = []
+        for rec in records:
+            state = S(rec.state)
+            if rec.task_id in self.flows or rec.task_id in self.errors:
+                continue
+            if self.rc.workflow.is_terminal(state) or self.rc.workflow.is_waiting(state):
+                continue
+            if all(dep in done for dep in rec.task().dependency_ids()):
+                ready.append(rec)
+        return ready
+
+    async def _slot(self, task_id: str) -> TaskRecord:
+        rc = self.rc
+        rec = rc.store.get_task(rc.run_id, task_id)
+        if S(rec.state) is not S.RECEIVED or rec.task().presence.value != "EXISTS":
+            await asyncio.to_thread(self._worktree, rec)
+        return await TaskFlow(rc, task_id).drive()
+
+    def _worktree(self, rec: TaskRecord) -> None:
+        path = self.rc.worktree_path(rec.task_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.rc.git.worktree_add(path, task_branch_of(self.rc, rec), start=self.rc.run.working_branch)
+
+    # ---------------------------------------------------------------- humans
+
+    async def _escalations(self) -> None:
+        """Hand new escalations to the channel, then wake tasks whose escalation was answered."""
+        rc = self.rc
+        while rc.pending_escalations:
+            esc, text = rc.pending_escalations.pop(0)
+            await rc.channel.escalate(rc.store, esc, text)
+        for esc in rc.store.list_escalations(rc.run_id):
+            if esc.status.value != "answered" or esc.task_id is None:
+                continue
+            rec = rc.store.get_task(rc.run_id, esc.task_id)
+            target = ANSWER_STATES.get(S(rec.state))
+            if target is not None:
+                rc.move(rec, target, f"answer to escalation #{esc.id} received")
+                self._report("escalation resolved")
+
+    # ---------------------------------------------------------------- reports
+
+    def _report(self, why: str) -> None:
+        text = progress_text(self.rc.store, self.rc.run_id, self.rc.run.plan_id)
+        self.rc.store.add_report(self.rc.run_id, "progress", text)
+        self.rc.emit("report.progress", f"{text}\n(trigger: {why})")
+        self.clock.reported(time.monotonic())
+
+    def _cycle_diff(self) -> None:
+        """Seed 001 per cycle: the incremental diff since the last task SHA, no rescan."""
+        head = self.rc.git.rev_parse(self.rc.run.working_branch)
+        if head == self.last_cycle_sha:
+            return
+        stat = self.rc.git.diff_stat(self.last_cycle_sha, head)
+        self.rc.store.append_event(
+            self.rc.run_id, "cycle.diff", {"from": self.last_cycle_sha, "to": head, "stat": stat}
+        )
+        self.last_cycle_sha = head
+
+    # ---------------------------------------------------------------- the loop
+
+    async def drive(self, *, poll_s: float = 0.5) -> LoopOutcome:
+        """Run until every task is done, waits for a human (with no one to answer), or is blocked."""
+        rc = self.rc
+        queue_pos = {tid: i for i, tid in enumerate(_queue(rc))}
+        while True:
+            await self._escalations()
+            records = rc.store.list_tasks(rc.run_id)
+            by_id = {r.task_id: r for r in records}
+            if not rc.aborted:
+                ready = [_candidate(r, queue_pos) for r in self._ready(records)]
+                running = [_candidate(by_id[t], queue_pos) for t in self.flows]
+                for cand in self.scheduler.pick(ready, running):
+                    self._cycle_diff()
+                    slots = ", ".join(sorted(f"task-{t}" for t in [*self.flows, cand.task_id]))
+                    rc.emit("slots", f"dispatch task-{cand.task_id} ({cand.tier.value}); slots: {slots}")
+                    self.flows[cand.task_id] = asyncio.create_task(self._slot(cand.task_id))
+            if not self.flows:
+                waiting = [r for r in records if rc.workflow.is_waiting(S(r.state))]
+                answered = any(e.status.value == "answered" for e in rc.store.list_escalations(rc.run_id))
+                if rc.pending_escalations or answered or (waiting and rc.channel.interactive and not rc.aborted):
+                    await asyncio.sleep(poll_s)
+                    continue
+                return self._outcome()
+            done, _ = await asyncio.wait(self.flows.values(), timeout=poll_s, return_when=asyncio.FIRST_COMPLETED)
+            for task_id, fut in list(self.flows.items()):
+                if fut not in done:
+                    continue
+                del self.flows[task_id]
+                self._finished(task_id, fut)
+            reason = self.clock.due(time.monotonic())
+            if reason:
+                self._report(reason)
+
+    def _finished(self, task_id: str, fut: asyncio.Task[TaskRecord]) -> None:
+        rc = self.rc
+        exc = fut.exception()
+        if exc is not None:
+            if not isinstance(exc, PmAgentError):
+                raise exc
+            self.errors[task_id] = f"{type(exc).__name__}: {exc}"
+            rc.store.append_event(rc.run_id, "task.error", {"error": self.errors[task_id]}, task_id=task_id)
+            rc.emit(
+                "task.error", f"task-{task_id}: {self.errors[task_id]} (worktree kept: {rc.worktree_path(task_id)})"
+            )
+            return
+        rec = fut.result()
+        if rec.state == S.COMPLETED.value:
+            self.scheduler.record_completion(rec.tier)
+            self.clock.task_completed()
+            if rec.tier is Tier.CRITICAL:
+                self._report(f"critical task-{task_id} completed")
+        elif rc.workflow.is_terminal(S(rec.state)):
+            rc.emit("task.ended", f"task-{task_id} ended in {rec.state}; worktree kept: {rc.worktree_path(task_id)}")
+
+    def _outcome(self) -> LoopOutcome:
+        records = self.rc.store.list_tasks(self.rc.run_id)
+        out = LoopOutcome(errors=dict(self.errors))
+        for rec in records:
+            state = S(rec.state)
+            if state is S.COMPLETED:
+                out.completed.append(rec.task_id)
+            elif self.rc.workflow.is_waiting(state):
+                out.waiting.append(rec.task_id)
+            elif self.rc.workflow.is_terminal(state) or rec.status is TaskStatus.FAILED:
+                out.failed.append(rec.task_id)
+            elif rec.task_id not in self.errors:
+                out.blocked.append(rec.task_id)
+        return out
+
+
+def _queue(rc: RunContext) -> list[str]:
+    events = [e for e in rc.store.events(rc.run_id, limit=5) if e.kind == "run.created"]
+    queue = events[0].payload.get("queue") if events else None
+    if isinstance(queue, list):
+        return [str(q) for q in queue]
+    return [r.task_id for r in sorted(rc.store.list_tasks(rc.run_id), key=lambda r: r.plan_order)]

@@ -1,0 +1,104 @@
+"""Prompts for agent sessions: the task contract (seed 001), the role's instructions, the evidence."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pm_agent.engine.contract import render_contract, task_contract
+from pm_agent.engine.prompts import render_prompt
+from pm_agent.engine.runctx import RunContext
+from pm_agent.lifecycle import IssueState
+from pm_agent.plan.models import SharedContext, Task
+from pm_agent.signals import signal_instructions
+from pm_agent.store import TaskRecord
+from pm_agent.vcs import Git, task_branch
+
+if TYPE_CHECKING:
+    from pm_agent.engine.taskflow import TaskFlow
+
+ROLE_LINES = {
+    "developer": "You implement one task of a plan, inside your own git worktree, and never commit.",
+    "fixer": "You fix only the problems pm-agent's gates or reviewer found, and never commit.",
+    "reviewer": "You review one task's change against its contract and the design; you do not edit files.",
+    "tester": "You test one task's change for edge cases; you do not commit.",
+    "analyst": "You make one task's requirements concrete, or ask one precise question.",
+    "planner": "You split one task that is too large into smaller ordered slices.",
+}
+
+
+def current_task(rec: TaskRecord) -> Task:
+    """The task's contract with the tier as it stands now (auto-escalation may have raised it)."""
+    return rec.task().model_copy(update={"tier": rec.tier})
+
+
+def system_prompt(rc: RunContext, rec: TaskRecord, role: str, attempt: int) -> str:
+    """Appended to the agent's system prompt; the first line names the session (scripted models route on it)."""
+    workdir = rc.worktree_path(rec.task_id)
+    return (
+        f"pm-agent session: role={role} task=task-{rec.task_id} attempt={attempt} workdir={workdir}\n"
+        f"{ROLE_LINES.get(role, '')} Report back only through the signal_back tool."
+    )
+
+
+def task_delta(rc: RunContext, rec: TaskRecord) -> str:
+    """What changed that this task should know: its dependencies' commits and files, recent decisions."""
+    task = rec.task()
+    lines: list[str] = []
+    for dep in task.dependency_ids():
+        dep_rec = rc.store.get_task(rc.run_id, dep)
+        files = ", ".join(dep_rec.artifacts) or "no files recorded"
+        lines.append(f"task-{dep} ({dep_rec.title}) is {dep_rec.status.value} at {dep_rec.commit_sha or '-'}: {files}")
+    if rec.decision_log:
+        lines.append("PM decisions so far: " + "; ".join(rec.decision_log[-5:]))
+    return "\n".join(lines) or "First task on this area: no earlier changes to read."
+
+
+def _fix_evidence(flow: TaskFlow) -> str:
+    requests = flow.events("fix.requested")
+    if not requests:
+        return "(no recorded evidence)"
+    latest = requests[-1]
+    return f"Source: {latest.get('source', '')}\n{latest.get('evidence', '')}"
+
+
+def build_prompt(rc: RunContext, rec: TaskRecord, role: str, state: IssueState, flow: TaskFlow) -> str:
+    """The whole prompt for a new session of `role` on this task."""
+    task = current_task(rec)
+    shared = SharedContext.model_validate(rc.run.shared_context).render() if rc.run.shared_context else ""
+    contract = task_contract(task, rc.config, shared_context=shared, task_delta=task_delta(rc, rec))
+    extra = ""
+    if role == "fixer":
+        extra = _fix_evidence(flow)
+    elif role == "reviewer":
+        base = task_base(rc, rec)
+        stat = Git(rc.worktree_path(rec.task_id)).diff_stat(base) or "(no change found)"
+        design = rc.design_text[:4000]
+        extra = (
+            f"The change is uncommitted in your worktree; `git diff {base[:12]}` shows it.\n{stat}\n\n"
+            f"Design doc (excerpt):\n{design}"
+        )
+    elif role in ("developer", "analyst", "planner") and task.body:
+        slices = flow.events("task.sliced")
+        extra = "The task as the plan writes it:\n\n" + task.body
+        if slices:
+            extra += "\n\nWork through these slices in order:\n" + str(slices[-1].get("slices", ""))
+    values = {
+        "contract": render_contract(contract),
+        "extra": extra,
+        "signal_instructions": signal_instructions(role, task.ref, criteria=task.acceptance_criteria),
+        "attempt": str(rec.retry_count),
+        "retry_budget": str(rc.config.retry_budget),
+        "review_depth": "full (CRITICAL)" if task.tier.value == "critical" else "targeted (NORMAL)",
+        "patch_size_limit": str(rc.config.patch_size_limit_files),
+    }
+    return render_prompt(role, values, rc.repo)
+
+
+def task_branch_of(rc: RunContext, rec: TaskRecord) -> str:
+    """The branch of the task's worktree."""
+    return task_branch(rc.run.plan_id, rec.task_id, rec.title)
+
+
+def task_base(rc: RunContext, rec: TaskRecord) -> str:
+    """The commit the task's branch forked from the working branch: what its change is measured against."""
+    return rc.git.run("merge-base", rc.run.working_branch, f"refs/heads/{task_branch_of(rc, rec)}").strip()

@@ -1,0 +1,103 @@
+"""What every part of one PM run shares: the repository, the store, the configuration, the agents."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pm_agent.agents.session import AgentHost
+from pm_agent.config import PmConfig
+from pm_agent.engine.events import Listener
+from pm_agent.human.channels import EscalationChannel
+from pm_agent.lifecycle import IssueState, Workflow, WorkflowContext
+from pm_agent.plan.models import TaskStatus
+from pm_agent.store import EscalationRecord, RunRecord, Store, TaskRecord
+from pm_agent.vcs import Git
+
+STATUS_FOR_STATE = {
+    IssueState.RECEIVED: TaskStatus.PENDING,
+    IssueState.COMPLETED: TaskStatus.COMPLETED,
+    IssueState.FAILED: TaskStatus.FAILED,
+    IssueState.REQUIRES_HUMAN_INTERVENTION: TaskStatus.ESCALATED,
+    IssueState.WAITING_FOR_HUMAN_INPUT: TaskStatus.ESCALATED,
+    IssueState.WAITING_FOR_REQUIREMENTS_CLARIFICATION: TaskStatus.ESCALATED,
+    IssueState.BLOCKED: TaskStatus.ESCALATED,
+}
+
+
+@dataclass
+class RunContext:
+    """One run of the PM loop over one plan."""
+
+    repo: Path
+    store: Store
+    db_path: Path
+    config: PmConfig
+    workflow: Workflow
+    host: AgentHost
+    run: RunRecord
+    listener: Listener
+    channel: EscalationChannel
+    design_text: str = ""
+    integrate_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    aborted: bool = False
+    # Escalations opened by task flows, handed to the channel by the loop (the channel may block on a human).
+    pending_escalations: list[tuple[EscalationRecord, str]] = field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+        return self.run.id
+
+    @property
+    def git(self) -> Git:
+        """The target repository."""
+        return Git(self.repo)
+
+    @property
+    def state_dir(self) -> Path:
+        """`<repo>/.pm-agent`."""
+        return self.db_path.parent
+
+    def worktree_path(self, task_id: str) -> Path:
+        """Where a task's worktree lives."""
+        return self.state_dir / "worktrees" / self.run_id / f"task-{task_id}"
+
+    def emit(self, kind: str, message: str, **data: Any) -> None:
+        """Tell the listeners."""
+        self.listener.emit(kind, message, **data)
+
+    def context_of(self, rec: TaskRecord) -> WorkflowContext:
+        """The task's WorkflowContext as stored, bound to this run's workflow."""
+        if rec.workflow_context:
+            ctx = WorkflowContext.model_validate(rec.workflow_context)
+        else:
+            ctx = WorkflowContext(task_id=rec.task_id, max_iterations=self.config.max_iterations)
+        ctx.bind(self.workflow)
+        return ctx
+
+    def move(
+        self, rec: TaskRecord, to: IssueState, reason: str, *, status: TaskStatus | None = None, **fields: Any
+    ) -> TaskRecord:
+        """Validate the transition with the workflow, then store it with its event in one transaction."""
+        ctx = self.context_of(rec)
+        frm = ctx.current_state
+        ctx.transition_to(to, reason)  # raises TransitionError, nothing stored
+        if status is None:
+            status = STATUS_FOR_STATE.get(to, TaskStatus.IN_PROGRESS)
+        new = self.store.transition(
+            self.run_id,
+            rec.task_id,
+            from_state=frm.value,
+            to_state=to.value,
+            reason=reason,
+            iteration=ctx.iteration_count,
+            workflow_context=ctx.model_dump(mode="json"),
+            status=status,
+            iteration_count=ctx.iteration_count,
+            **fields,
+        )
+        self.emit("task.moved", f"task-{rec.task_id}: {frm.value} → {to.value} ({reason})", task=rec.task_id)
+        return new

@@ -1,0 +1,129 @@
+"""A scripted team: the model side of every pm-agent session, routed by task and role.
+
+pm-agent's system prompt names each session on its first line
+(`pm-agent session: role=developer task=task-3 attempt=1 workdir=/abs/path`); `ScriptedTeam`
+reads it and plays the script for that (task, role). A script is a list of steps; each step is a
+function of the session and the request returning a `Turn` (usually tool calls). The step index is
+the number of assistant messages with tool calls so far in the conversation, so a resumed session
+(`--resume`) continues its script where it stopped. After a `signal_back` result the team answers
+with a closing text turn so the CLI ends.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pm_agent.testing.scenario import ModelRequest, ToolCall, Turn
+
+SESSION_RE = re.compile(r"pm-agent session: role=(\w+) task=(task-[\w.-]+) attempt=(\d+) workdir=(\S+)")
+SIGNAL_TOOL = "mcp__pm__signal_back"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """Who is asking: parsed from pm-agent's system prompt line."""
+
+    role: str
+    task: str
+    attempt: int
+    workdir: str
+
+
+Step = Callable[[SessionInfo, ModelRequest], Turn]
+
+
+def session_info(request: ModelRequest) -> SessionInfo | None:
+    """The session line of a request, or None for requests that are not pm-agent sessions."""
+    found = SESSION_RE.search(request.system_text())
+    if found is None:
+        return None
+    return SessionInfo(found.group(1), found.group(2), int(found.group(3)), found.group(4))
+
+
+def _tool_turns(request: ModelRequest) -> int:
+    count = 0
+    for message in request.messages:
+        content = message.get("content")
+        if message.get("role") == "assistant" and isinstance(content, list):
+            if any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content):
+                count += 1
+    return count
+
+
+def _last_tool_name(request: ModelRequest) -> str | None:
+    ids = {b.get("tool_use_id") for b in request.tool_results()}
+    for message in reversed(request.messages):
+        content = message.get("content")
+        if message.get("role") == "assistant" and isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id") in ids:
+                    return str(block.get("name"))
+            return None
+    return None
+
+
+def write(path: str, content: str) -> Step:
+    """A step that writes `path` (relative to the worktree) with the Write tool."""
+    return lambda s, _r: Turn(tool_calls=[ToolCall("Write", {"file_path": f"{s.workdir}/{path}", "content": content})])
+
+
+def bash(command: str) -> Step:
+    """A step that runs a shell command in the worktree."""
+    return lambda s, _r: Turn(tool_calls=[ToolCall("Bash", {"command": command, "description": "run"})])
+
+
+def signal(payload: Mapping[str, Any] | Callable[[SessionInfo, ModelRequest], Mapping[str, Any]]) -> Step:
+    """A step that calls signal_back; `stepId` defaults to the session's task."""
+
+    def step(s: SessionInfo, r: ModelRequest) -> Turn:
+        body = dict(payload(s, r) if callable(payload) else payload)
+        body.setdefault("stepId", s.task)
+        return Turn(tool_calls=[ToolCall(SIGNAL_TOOL, body)])
+
+    return step
+
+
+def say(text: str) -> Step:
+    """A step that only talks (ends the turn without signalling: a crash, for pm-agent)."""
+    return lambda _s, _r: Turn(text=text)
+
+
+def line_of(content: str, needle: str) -> int:
+    """The 1-based line of the first line containing `needle` (for criteria mappings)."""
+    for number, line in enumerate(content.splitlines(), start=1):
+        if needle in line:
+            return number
+    raise ValueError(f"{needle!r} not in content")
+
+
+@dataclass
+class ScriptedTeam:
+    """Routes pm-agent sessions to scripts keyed by (task, role); `("*", role)` matches any task."""
+
+    scripts: dict[tuple[str, str], Sequence[Step]] = field(default_factory=dict)
+    log: list[tuple[str, str, int]] = field(default_factory=list)  # (task, role, step) per answered request
+
+    def __call__(self, request: ModelRequest) -> Turn | None:
+        """Answer one request (None: not a pm-agent session request)."""
+        info = session_info(request)
+        if info is None or not request.messages:
+            return None
+        if _last_tool_name(request) == SIGNAL_TOOL and "error" not in request.tool_result_text().lower()[:40]:
+            return Turn(text="Signal sent; stopping now.")
+        script = self.scripts.get((info.task, info.role)) or self.scripts.get(("*", info.role))
+        if script is None:
+            return Turn(text=f"(no script for {info.task}/{info.role})")
+        index = _tool_turns(request)
+        self.log.append((info.task, info.role, index))
+        if index >= len(script):
+            return Turn(text="(script finished)")
+        return script[index](info, request)
+
+
+def dumps(payload: Mapping[str, Any]) -> str:
+    """Compact JSON (for assertions on recorded requests)."""
+    return json.dumps(payload, sort_keys=True)
