@@ -151,7 +151,7 @@ async def deliver_step(flow: TaskFlow, rec: TaskRecord) -> None:
     report = latest_report(flow)
     reviewer = latest_report(flow, ("reviewer",))
     artifact_path = review_artifact_path(rc.config.review_artifacts_dir, task.ref)
-    gates = [r for r in rc.store.gate_results(rc.run_id, rec.task_id)]
+    gates = rc.store.gate_results(rc.run_id, rec.task_id)
     latest_attempt = max((g.attempt for g in gates), default=0)
     note = report.get("reviewNote") or {}
     artifact = ReviewArtifact(

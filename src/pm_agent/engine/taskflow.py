@@ -401,9 +401,9 @@ class TaskFlow:
         for s in self.rc.store.list_sessions(self.rc.run_id, rec.task_id):
             if since is not None and s.started_at < since:
                 continue
-            signals = [g for g in self.rc.store.signals_for_session(s.id) if g.accepted]
-            if (kind is None and not signals and s.status not in (SessionStatus.STARTING, SessionStatus.RUNNING)) or (kind is not None and any(g.kind == kind for g in signals)):
-                count += 1
+            kinds = {g.kind for g in self.rc.store.signals_for_session(s.id) if g.accepted}
+            live = s.status in (SessionStatus.STARTING, SessionStatus.RUNNING)
+            count += (kind in kinds) if kind is not None else (not kinds and not live)
         return count
 
     # ------------------------------------------------------------------ humans

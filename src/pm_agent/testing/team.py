@@ -48,9 +48,9 @@ def _tool_turns(request: ModelRequest) -> int:
     count = 0
     for message in request.messages:
         content = message.get("content")
-        if message.get("role") == "assistant" and isinstance(content, list):
-            if any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content):
-                count += 1
+        if message.get("role") != "assistant" or not isinstance(content, list):
+            continue
+        count += any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
     return count
 
 
