@@ -211,3 +211,152 @@ def init_cmd(
         raise typer.Exit(2)
     target.write_text(render_config(detect_defaults(root)), encoding="utf-8")
     out.print(f"wrote {target}")
+
+
+# ---------------------------------------------------------------- run, resume, humans
+
+
+def _channel(no_input: bool) -> Any:
+    from pm_agent.human.channels import PrintOnlyChannel, TerminalChannel
+
+    return TerminalChannel() if sys.stdin.isatty() and not no_input else PrintOnlyChannel()
+
+
+def _finish(result: Any) -> None:
+    outcome = result.outcome
+    out.print(
+        f"\nrun {result.run_id}: {len(outcome.completed)} completed, {len(outcome.waiting)} waiting for an answer, "
+        f"{len(outcome.failed)} failed, {len(outcome.blocked)} blocked, {len(outcome.errors)} errors"
+    )
+    if outcome.waiting or (result.final is not None and result.final.waiting):
+        out.print(
+            "Answer the open escalations (`pm-agent escalations`, `pm-agent answer ID TEXT`), then `pm-agent resume`."
+        )
+    if result.final is not None and not result.final.passed and result.final.problems:
+        out.print("Final release gate: " + "; ".join(result.final.problems))
+    raise typer.Exit(result.exit_code)
+
+
+NoInput = Annotated[
+    bool, typer.Option("--no-input", help="Never prompt in the terminal; escalations wait for `pm-agent answer`.")
+]
+
+
+@app.command("run")
+def run_cmd(
+    plan: Annotated[Path, typer.Argument(help="The plan document (Markdown).")],
+    design: Annotated[Path | None, typer.Option("--design", "-d", help="The design document.")] = None,
+    slots: Annotated[int | None, typer.Option("--slots", min=1, max=16, help="Parallel agent slots.")] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Agent runner: claude (default) or command (from pm-agent.yaml).")
+    ] = None,
+    repo: RepoOption = None,
+    no_input: NoInput = False,
+) -> None:
+    """Drive a plan to the end: orchestrate, dispatch agents, gate, commit, report, release.
+
+    Exit codes: 0 released (manifest written), 3 waiting for a human answer, 1 failed or blocked,
+    2 bad input.
+    """
+    from pm_agent.config import load_config
+    from pm_agent.engine.api import run_plan
+    from pm_agent.engine.events import ConsoleListener
+
+    root = _repo(repo)
+    config = _call(lambda: load_config(root))
+    if agent is not None:
+        if agent not in ("claude", "command"):
+            err.print(f"[bold red]error:[/] --agent must be claude or command, not {agent!r}", highlight=False)
+            raise typer.Exit(2)
+        config = config.model_copy(update={"agent": config.agent.model_copy(update={"runner": agent})})
+    result = _call(
+        lambda: run_plan(
+            root,
+            plan.resolve(),
+            design.resolve() if design else None,
+            listener=ConsoleListener(),
+            channel=_channel(no_input),
+            config=config,
+            slots=slots,
+        )
+    )
+    _finish(result)
+
+
+@app.command("resume")
+def resume_cmd(
+    run: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
+    repo: RepoOption = None,
+    no_input: NoInput = False,
+) -> None:
+    """Continue a run after a stop or a crash: nothing committed twice, sessions resumed where they can be."""
+    from pm_agent.engine.api import resume
+    from pm_agent.engine.events import ConsoleListener
+
+    result = _call(lambda: resume(_repo(repo), run, listener=ConsoleListener(), channel=_channel(no_input)))
+    _finish(result)
+
+
+@app.command("escalations")
+def escalations_cmd(
+    repo: RepoOption = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Include answered and applied ones.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """List the escalations waiting for a human (seed 001's format)."""
+    from pm_agent.engine.api import escalations
+    from pm_agent.reports.escalation import Escalation, render_escalation
+
+    found = _call(lambda: escalations(_repo(repo), include_closed=show_all))
+    if as_json:
+        _print_json([e.model_dump(mode="json") for e in found])
+        return
+    if not found:
+        out.print("No open escalations.")
+        return
+    for esc in found:
+        body = Escalation(
+            problem=esc.problem,
+            impact=esc.impact,
+            options=esc.options,
+            recommended=esc.recommended,
+            blocking=esc.blocking,
+        )
+        where = f"task-{esc.task_id}" if esc.task_id else "the run"
+        out.print(
+            f"{render_escalation(body, esc.id)}\n(about {where}; {esc.status.value}"
+            + (f"; answer: {esc.answer}" if esc.answer else "")
+            + ")\n",
+            highlight=False,
+        )
+
+
+@app.command("answer")
+def answer_cmd(
+    escalation: Annotated[int, typer.Argument(help="Escalation id (see `pm-agent escalations`).")],
+    text: Annotated[str | None, typer.Argument(help="The answer.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", "-f", help="Read the answer from a file.")] = None,
+    repo: RepoOption = None,
+) -> None:
+    """Answer an escalation; a running pm-agent resumes the waiting agent, a stopped one on `pm-agent resume`."""
+    from pm_agent.engine.api import answer
+
+    if (text is None) == (file is None):
+        err.print("[bold red]error:[/] give the answer as TEXT or with --file, not both", highlight=False)
+        raise typer.Exit(2)
+    body = text if text is not None else _call(lambda: _read(file))
+    if not body.strip():
+        err.print("[bold red]error:[/] the answer is empty", highlight=False)
+        raise typer.Exit(2)
+    rec = _call(lambda: answer(_repo(repo), escalation, body))
+    out.print(f"escalation #{rec.id} answered; a running pm-agent picks it up, else run `pm-agent resume`.")
+
+
+def _read(path: Path | None) -> str:
+    from pm_agent.errors import InputError
+
+    assert path is not None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the answer: {exc}", path=path) from exc

@@ -88,6 +88,8 @@ class PmConfig(_Config):
     """The plan working branch; default pm/<plan-id>/work."""
     max_iterations: int = Field(default=10, ge=3, le=100)
     """Lifecycle transitions per task before it ends in REQUIRES_HUMAN_INTERVENTION (seed 003)."""
+    max_release_rounds: int = Field(default=3, ge=1, le=20)
+    """Times a failing final release gate may open remediation tasks and re-enter the loop."""
     max_continuations: int = Field(default=3, ge=0, le=20)
     """Fresh sessions after partially-complete signals in one state before escalating."""
     environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from pm_agent.plan.models import Plan, TaskStatus
+from pm_agent.plan.models import Plan, Task, TaskStatus
 from pm_agent.store.engine import FaultHook
 from pm_agent.store.records import (
     INITIAL_STATE,
@@ -99,6 +99,9 @@ class Store(Protocol):
         """Insert a run (status running, current_sha = baseline_sha) and all plan tasks (pending,
         state `received`, plan_order = index in plan.tasks, contract = Task.model_dump) with a
         `run.created` event, in one transaction. `run_id` defaults to a short random id."""
+
+    def add_tasks(self, run_id: str, new: Sequence[Task], *, reason: str) -> None:
+        """Append tasks (state received) after the run's existing ones, with a `run.tasks_added` event."""
 
     def get_run(self, run_id: str) -> RunRecord:
         """The run; NotFoundError if unknown."""

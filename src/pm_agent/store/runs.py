@@ -7,14 +7,14 @@ writes its event row there too; `SqliteStore` wraps each in one BEGIN IMMEDIATE 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, func, select
 
 from pm_agent.errors import NotFoundError, StoreError
-from pm_agent.plan.models import Plan, TaskStatus
+from pm_agent.plan.models import Plan, Task, TaskStatus
 from pm_agent.store._sql import db_value, fetch_all, fetch_one, json_payload, merge
 from pm_agent.store.engine import fault_point
 from pm_agent.store.events import append_event_txn
@@ -147,7 +147,20 @@ def create_run_txn(
         )
     )
     fault_point(conn, "create_run.run_inserted")
-    for order, task in enumerate(plan.tasks):
+    _insert_tasks(conn, run_id, plan.tasks, first_order=0, now=now)
+    fault_point(conn, "create_run.tasks_inserted")
+    payload = {
+        "plan_id": plan.plan_id,
+        "tasks": [t.id for t in plan.tasks],
+        "queue": list(plan.queue),
+        "baseline_sha": baseline_sha,
+    }
+    append_event_txn(conn, run_id, None, "run.created", payload, now=now)
+    return get_run(conn, run_id)
+
+
+def _insert_tasks(conn: Connection, run_id: str, new: Sequence[Task], *, first_order: int, now: datetime) -> None:
+    for order, task in enumerate(new, start=first_order):
         conn.execute(
             tasks.insert().values(
                 run_id=run_id,
@@ -173,10 +186,14 @@ def create_run_txn(
                 updated_at=now,
             )
         )
-    fault_point(conn, "create_run.tasks_inserted")
-    payload = {"plan_id": plan.plan_id, "tasks": [t.id for t in plan.tasks], "queue": list(plan.queue), "baseline_sha": baseline_sha}
-    append_event_txn(conn, run_id, None, "run.created", payload, now=now)
-    return get_run(conn, run_id)
+
+
+def add_tasks_txn(conn: Connection, run_id: str, new: Sequence[Task], *, reason: str, now: datetime) -> None:
+    """Append tasks to a run (remediation tasks from the final release gate), after the existing ones."""
+    get_run(conn, run_id)
+    last = conn.execute(select(func.max(tasks.c.plan_order)).where(tasks.c.run_id == run_id)).scalar()
+    _insert_tasks(conn, run_id, new, first_order=(last if last is not None else -1) + 1, now=now)
+    append_event_txn(conn, run_id, None, "run.tasks_added", {"tasks": [t.id for t in new], "reason": reason}, now=now)
 
 
 def update_run_txn(

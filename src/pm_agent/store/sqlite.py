@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from pm_agent.plan.models import Plan, TaskStatus
+from pm_agent.plan.models import Plan, Task, TaskStatus
 from pm_agent.store import events as ev
 from pm_agent.store import history as hist
 from pm_agent.store import review as rv
@@ -123,6 +123,10 @@ class SqliteStore:
                 now=self.now(),
                 run_id=run_id,
             )
+
+    def add_tasks(self, run_id: str, new: Sequence[Task], *, reason: str) -> None:
+        with write_txn(self._writer) as conn:
+            rn.add_tasks_txn(conn, run_id, new, reason=reason, now=self.now())
 
     def get_run(self, run_id: str) -> RunRecord:
         with read_txn(self.engine) as conn:

@@ -1,0 +1,237 @@
+"""The Claude Code runner: `claude -p ... --output-format stream-json --verbose` as a child process.
+
+Every session gets the same HOME (the run's agent home: Claude Code keeps sessions under
+`$HOME/.claude/projects/<cwd>/`, so `--resume` needs the HOME and cwd of the original) and its own
+XDG_RUNTIME_DIR and CLAUDE_CODE_TMPDIR. The `--mcp-config` is written to a 0600 file in the
+session's scratch folder (not the command line, where `ps` would show the session token).
+All options come before `--` and the prompt after it, so a list-taking flag cannot swallow the
+prompt and a prompt starting with `-` is not read as an option.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pm_agent.agents.base import SessionRequest
+from pm_agent.agents.process import ProcessSession, spawn
+from pm_agent.errors import AgentError
+
+__all__ = [
+    "DEFAULT_TOOLS",
+    "PASS_THROUGH_ENV",
+    "SIGNAL_TOOL",
+    "ClaudeRunner",
+    "agent_env",
+    "bundled_claude",
+    "find_claude",
+    "session_scratch",
+]
+
+SIGNAL_TOOL = "mcp__pm__signal_back"
+DEFAULT_TOOLS: tuple[str, ...] = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
+
+# With inherit_env=False only these are taken from pm-agent's own environment.
+PASS_THROUGH_ENV: tuple[str, ...] = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_MODEL",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "NODE_EXTRA_CA_CERTS",
+)
+# Never inherited: a parent Claude Code's own markers (pm-agent may itself run inside one), another
+# config folder (it would bypass the agent home --resume relies on), pm-agent's signal-server variables.
+_NOT_INHERITED_PREFIXES: tuple[str, ...] = ("CLAUDE_CODE_", "PM_AGENT_")
+_NOT_INHERITED: frozenset[str] = frozenset({"CLAUDECODE", "CLAUDE_PID", "CLAUDE_CONFIG_DIR", "MCP_CONFIG"})
+
+
+def bundled_claude() -> Path | None:
+    """The Claude Code binary shipped in the `claude-agent-sdk` wheel, if installed."""
+    spec = importlib.util.find_spec("claude_agent_sdk")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / "_bundled" / "claude"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def find_claude(explicit: str | Path | None = None, *, path: str | None = None) -> Path:
+    """The Claude Code binary: `explicit` (path or name on PATH), `claude` on PATH, else the bundled one."""
+    if explicit:
+        found = shutil.which(str(explicit), path=path)
+        if found is None:
+            raise AgentError(f"agent binary not found or not executable: {explicit}")
+        return Path(found)
+    found = shutil.which("claude", path=path if path is not None else os.environ.get("PATH"))
+    if found is not None:
+        return Path(found)
+    bundled = bundled_claude()
+    if bundled is None:
+        raise AgentError("Claude Code not found: install it, put `claude` on PATH, or set agent.binary")
+    return bundled
+
+
+def agent_env(
+    home: Path | None, scratch: Path, extra: Mapping[str, str], max_retries: int, *, inherit: bool = True
+) -> dict[str, str]:
+    """The environment of one session: pm-agent's own (or only PASS_THROUGH_ENV), isolation, then `extra`.
+
+    Agents run the project's own commands (tests, linters), so by default they inherit pm-agent's
+    environment, less the variables listed above; HOME, XDG_RUNTIME_DIR and the temp folders are
+    the session's.
+    """
+    if inherit:
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if key not in _NOT_INHERITED and not key.startswith(_NOT_INHERITED_PREFIXES)
+        }
+    else:
+        env = {key: os.environ[key] for key in PASS_THROUGH_ENV if key in os.environ}
+    env.setdefault("PATH", os.defpath)
+    if home is not None:
+        env["HOME"] = str(home)
+    elif "HOME" in os.environ:
+        env["HOME"] = os.environ["HOME"]
+    runtime, tmp = scratch / "run", scratch / "tmp"
+    for folder in (runtime, tmp):
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    env.update(
+        {
+            "XDG_RUNTIME_DIR": str(runtime),
+            "CLAUDE_CODE_TMPDIR": str(tmp),
+            "TMPDIR": str(tmp),
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "ENABLE_TOOL_SEARCH": "false",
+            "CLAUDE_CODE_MAX_RETRIES": str(max_retries),
+        }
+    )
+    env.update(extra)
+    return env
+
+
+def session_scratch(home: Path) -> Path:
+    """A fresh scratch folder for one session under `home/sessions/`."""
+    scratch = home / "sessions" / uuid.uuid4().hex[:16]
+    scratch.mkdir(parents=True, mode=0o700)
+    return scratch
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+@dataclass
+class ClaudeRunner:
+    """Runs Claude Code sessions.
+
+    `agent_home`: HOME for every session of the run (keep it for the run's life: --resume needs it);
+    None uses the user's own HOME (their login and settings files; sessions still skip settings).
+    `binary`: a path, a name on PATH, or an argv prefix (e.g. `[python, -m, pm_agent.testing.fake_agent]`).
+    """
+
+    agent_home: Path | None
+    binary: str | Path | Sequence[str] | None = None
+    model: str | None = None
+    permission_mode: str = "acceptEdits"
+    allowed_tools: Sequence[str] = DEFAULT_TOOLS
+    max_retries: int = 2
+    extra_args: Sequence[str] = ()
+    scratch_root: Path | None = None  # where per-session scratch folders go; default agent_home or a temp dir
+    inherit_env: bool = True  # False: only PASS_THROUGH_ENV from pm-agent's environment
+    name: str = "claude"
+    _argv0: list[str] = field(default_factory=list, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.binary, Sequence) and not isinstance(self.binary, str):
+            if not self.binary:
+                raise AgentError("agent binary argv prefix is empty")
+            self._argv0 = [str(part) for part in self.binary]
+        else:
+            self._argv0 = [str(find_claude(self.binary))]
+
+    @property
+    def executable(self) -> list[str]:
+        """The argv prefix that runs the agent."""
+        return list(self._argv0)
+
+    def tools(self) -> list[str]:
+        """The allowed tools, with the signal tool always among them."""
+        tools = [t for t in self.allowed_tools if t]
+        return tools if SIGNAL_TOOL in tools else [*tools, SIGNAL_TOOL]
+
+    def argv(self, request: SessionRequest, mcp_config_path: Path | None) -> list[str]:
+        """The command line for `request` (mcp config given as a file path)."""
+        args = [*self._argv0, "-p", "--output-format", "stream-json", "--verbose"]
+        if mcp_config_path is not None:
+            args += [f"--mcp-config={mcp_config_path}", "--strict-mcp-config"]
+        args += [
+            f"--allowedTools={','.join(self.tools())}",
+            f"--permission-mode={self.permission_mode}",
+            "--setting-sources",
+            "",
+            f"--max-turns={request.limits.max_turns}",
+        ]
+        if self.model:
+            args.append(f"--model={self.model}")
+        if request.system_prompt:
+            args.append(f"--append-system-prompt={request.system_prompt}")
+        if request.resume_id:
+            args.append(f"--resume={request.resume_id}")
+        args += [*self.extra_args, "--", request.prompt]
+        return args
+
+    def _scratch(self) -> Path:
+        root = self.scratch_root or self.agent_home
+        if root is None:
+
+            return Path(tempfile.mkdtemp(prefix="pm-agent-session-"))
+        return session_scratch(root)
+
+    async def start(self, request: SessionRequest) -> ProcessSession:
+        """Spawn `claude` for `request` in `request.workdir`."""
+        if not request.workdir.is_dir():
+            raise AgentError(f"agent workdir does not exist: {request.workdir}")
+        if self.agent_home is not None:
+            self.agent_home.mkdir(parents=True, exist_ok=True)
+        scratch = self._scratch()
+        config_path: Path | None = None
+        if request.mcp_config is not None:
+            config_path = scratch / "mcp.json"
+            _write_private(config_path, json.dumps(request.mcp_config))
+        env = agent_env(self.agent_home, scratch, request.env, self.max_retries, inherit=self.inherit_env)
+        return await spawn(
+            self.argv(request, config_path),
+            cwd=request.workdir,
+            env=env,
+            previous_cost_usd=request.previous_cost_usd,
+            cleanup=lambda: shutil.rmtree(scratch, ignore_errors=True),
+        )

@@ -1,0 +1,241 @@
+"""Watches one agent session: records its output, kills it when stuck, ends it after a routing signal.
+
+`SessionMonitor.run()` drives a started `AgentSession` to its end:
+
+- every stdout line is stored (`record_session_event`, idempotent on seq) as it arrives, and the
+  session's `last_output_at` is kept current (`touch_session`);
+- no output for `stuck_after_s` (before the first line: at least `startup_s`): the whole process
+  group is killed, status `stuck`;
+- past `time_budget_s`: killed, status `killed`;
+- while the process runs, the store is polled for the session's accepted signal (the MCP server
+  stores it before answering the agent). A non-`complete` signal gives the agent `signal_grace_s`
+  to end its turn, then the session is ended: seed 004 kills it to ask the user or launch a role;
+- exit with no accepted signal: status `crashed`, with the exit code and the last lines;
+- afterwards, with a VCS baseline: an agent that committed, moved HEAD or switched branch makes
+  the outcome `tampered` (its result must be refused), recorded as a `pm/tampered` session event.
+
+Store calls run in a worker thread (SQLite may wait on its lock), one at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pm_agent.agents.base import AgentEvent, AgentSession, EventKind, Outcome, SessionLimits, StopReason
+from pm_agent.errors import PmAgentError
+from pm_agent.store import SessionRecord, SessionStatus, SignalRecord, Store
+from pm_agent.vcs import SessionBaseline, detect_tampering_since
+
+__all__ = ["MonitorResult", "SessionMonitor", "final_status"]
+
+log = logging.getLogger(__name__)
+
+TOUCH_EVERY_S = 0.5  # at most this often a last_output_at update (each is a write transaction)
+MONITOR_EVENT_PREFIX = "pm/"  # kinds of the lines the monitor itself adds to the session log
+
+
+@dataclass(frozen=True)
+class MonitorResult:
+    """The end of a monitored session: the stored record, the outcome and the accepted signal."""
+
+    record: SessionRecord
+    outcome: Outcome
+    signal: SignalRecord | None
+    status: SessionStatus
+
+
+def final_status(outcome: Outcome, signal: SignalRecord | None) -> SessionStatus:
+    """The session status for how it ended."""
+    if outcome.stuck:
+        return SessionStatus.STUCK
+    if signal is not None:
+        return SessionStatus.SIGNALLED
+    if outcome.stopped in (StopReason.TIMEOUT, StopReason.CANCELLED):
+        return SessionStatus.KILLED
+    return SessionStatus.CRASHED
+
+
+class SessionMonitor:
+    """Monitors and records one session; see the module docstring."""
+
+    def __init__(
+        self,
+        store: Store,
+        session_id: int,
+        session: AgentSession,
+        *,
+        limits: SessionLimits,
+        worktree: Path | None = None,
+        baseline: SessionBaseline | None = None,
+        poll_s: float = 0.25,
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.session = session
+        self.limits = limits
+        self.worktree = worktree
+        self.baseline = baseline
+        self.poll_s = poll_s
+        self.signal: SignalRecord | None = None
+        self._signal_at: float | None = None
+        self._store_lock = asyncio.Lock()
+        self._started = time.monotonic()
+        self._last_touch = 0.0
+        self._agent_id_saved = False
+        self._last_seq = 0
+        self._seen_output = False
+        self._last_event_at: datetime | None = None
+        self._touched_at: datetime | None = None
+        self.record_errors = 0
+
+    async def _call(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        async with self._store_lock:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+
+    async def run(self) -> MonitorResult:
+        """Drive the session to its end and record how it ended; kills it if cancelled or if recording fails."""
+        recorder: asyncio.Future[None] | None = None
+        watchdog: asyncio.Future[None] | None = None
+        try:
+            await self._call(
+                self.store.update_session, self.session_id, status=SessionStatus.RUNNING, pid=self.session.pid
+            )
+            recorder = asyncio.ensure_future(self._record_events())
+            watchdog = asyncio.ensure_future(self._watch())
+            outcome = await self.session.wait()
+            watchdog.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watchdog
+            await recorder
+        except BaseException:
+            await asyncio.shield(self._abort(recorder, watchdog))
+            raise
+        return await self._finish(outcome)
+
+    async def _abort(self, recorder: asyncio.Future[None] | None, watchdog: asyncio.Future[None] | None) -> None:
+        """The caller is going away (cancelled, or the store failed): the agent must not run on unwatched."""
+        if watchdog is not None:
+            watchdog.cancel()
+        await self.session.stop(StopReason.CANCELLED)
+        outcome = await self.session.wait()
+        if recorder is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(recorder, 5.0)
+        try:
+            await self._finish(outcome)
+        except PmAgentError as exc:
+            log.warning("session %s: could not record its end: %s", self.session_id, exc)
+
+    # -- while running -------------------------------------------------------------------------
+    async def _record_events(self) -> None:
+        """Store every line; a line the store refuses is logged and skipped, never left unread."""
+        async for event in self.session.events():
+            try:
+                await self._record(event)
+            except PmAgentError as exc:
+                self.record_errors += 1
+                log.warning("session %s: line %s not recorded: %s", self.session_id, event.seq, exc)
+
+    async def _record(self, event: AgentEvent) -> None:
+        self._seen_output = True
+        payload: Any = event.line
+        if event.kind is EventKind.OVERSIZE:
+            payload = {"oversize": True, "size": event.size, "start": event.line[:1024]}
+        await self._call(self.store.record_session_event, self.session_id, event.seq, event.type, payload)
+        self._last_seq = max(self._last_seq, event.seq)
+        self._last_event_at = event.at
+        now = time.monotonic()
+        if now - self._last_touch >= TOUCH_EVERY_S:
+            self._last_touch = now
+            self._touched_at = event.at
+            await self._call(self.store.touch_session, self.session_id, event.at)
+        if not self._agent_id_saved and self.session.agent_session_id:
+            self._agent_id_saved = True
+            await self._call(
+                self.store.update_session, self.session_id, agent_session_id=self.session.agent_session_id
+            )
+
+    async def _watch(self) -> None:
+        while self.session.returncode is None:
+            await asyncio.sleep(self.poll_s)
+            now = time.monotonic()
+            stuck_after = self.limits.stuck_after_s
+            if not self._seen_output:
+                stuck_after = max(stuck_after, self.limits.startup_s)
+            if now - self.session.last_activity >= stuck_after:
+                await self._stop(StopReason.STUCK)
+                return
+            budget = self.limits.time_budget_s
+            if budget is not None and now - self._started >= budget:
+                await self._stop(StopReason.TIMEOUT)
+                return
+            if self.signal is None:
+                try:
+                    self.signal = await self._accepted_signal()
+                except PmAgentError as exc:  # a busy or failing store must not stop stuck detection
+                    log.warning("session %s: signal poll failed: %s", self.session_id, exc)
+                if self.signal is not None:
+                    self._signal_at = now
+            if (
+                self.signal is not None
+                and self.signal.kind != "complete"
+                and self._signal_at is not None
+                and now - self._signal_at >= self.limits.signal_grace_s
+            ):
+                await self._stop(StopReason.SIGNAL)
+                return
+
+    async def _stop(self, reason: StopReason) -> None:
+        await self.session.stop(reason)
+
+    async def _accepted_signal(self) -> SignalRecord | None:
+        signals: list[SignalRecord] = await self._call(self.store.signals_for_session, self.session_id)
+        return next((s for s in signals if s.accepted), None)
+
+    # -- after the end -------------------------------------------------------------------------
+    async def _finish(self, outcome: Outcome) -> MonitorResult:
+        if self._last_event_at is not None and self._last_event_at != self._touched_at:
+            await self._call(self.store.touch_session, self.session_id, self._last_event_at)
+        if self.signal is None:
+            self.signal = await self._accepted_signal()
+        outcome.stuck = outcome.stopped is StopReason.STUCK
+        status = final_status(outcome, self.signal)
+        outcome.crashed = status is SessionStatus.CRASHED
+        if outcome.crashed and outcome.error is None:
+            outcome.error = f"the agent exited (code {outcome.exit_code}) without an accepted signal"
+        if outcome.stuck:
+            outcome.error = f"no output for {self.limits.stuck_after_s:g} s: killed as stuck"
+        if self.baseline is not None and self.worktree is not None:
+            reason = await asyncio.to_thread(detect_tampering_since, self.worktree, self.baseline)
+            if reason is not None:
+                outcome.tampered = True
+                outcome.tamper_reason = reason
+                await self._note("tampered", {"reason": reason})
+        if outcome.stopped is not None:
+            await self._note("stopped", {"reason": outcome.stopped.value, "exit_code": outcome.exit_code})
+        record: SessionRecord = await self._call(
+            self.store.update_session,
+            self.session_id,
+            status=status,
+            exit_code=outcome.exit_code,
+            ended_at=outcome.ended_at or datetime.now(UTC),
+            agent_session_id=outcome.agent_session_id,
+            cost_usd=outcome.cost_usd,
+            input_tokens=outcome.input_tokens,
+            output_tokens=outcome.output_tokens,
+            last_lines="\n".join(outcome.report_lines()),
+        )
+        return MonitorResult(record, outcome, self.signal, status)
+
+    async def _note(self, what: str, payload: dict[str, Any]) -> None:
+        """A line of the monitor's own in the session log (kind `pm/<what>`)."""
+        self._last_seq += 1
+        kind = MONITOR_EVENT_PREFIX + what
+        await self._call(self.store.record_session_event, self.session_id, self._last_seq, kind, payload)

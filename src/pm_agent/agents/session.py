@@ -1,0 +1,207 @@
+"""Run one agent session end to end: record it, give it its signal server, start, monitor, resume.
+
+    host = AgentHost(store, db_path, ClaudeRunner(agent_home=home))
+    first = await start_session(host, run_id=run, task_id="t1", role="developer", prompt=..., workdir=wt)
+    if first.signal and first.signal.kind == "needs-user-input":
+        again = await resume_session(host, first.record, answer_prompt(first.signal.payload, answer))
+
+`resume_session` continues the same agent conversation (`--resume <agent session id>`, same HOME
+and workdir), as a new session row that points at the one it resumes (`resumed_from`) and with a
+fresh token. The prompt helpers at the bottom word the messages seed 004's routing sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pm_agent.agents.base import AgentRunner, Outcome, SessionLimits, SessionRequest
+from pm_agent.agents.monitor import MonitorResult, SessionMonitor
+from pm_agent.errors import AgentError, PmAgentError
+from pm_agent.signals.tokens import mcp_config, new_token
+from pm_agent.store import SessionRecord, SessionStatus, Store
+from pm_agent.vcs import SessionBaseline, record_session_baseline
+
+__all__ = [
+    "AgentHost",
+    "SessionResult",
+    "answer_prompt",
+    "continuation_prompt",
+    "followup_done_prompt",
+    "previous_cost",
+    "resume_session",
+    "start_session",
+]
+
+
+@dataclass
+class AgentHost:
+    """What sessions need: the store (and its file, for the signal server), a runner and limits."""
+
+    store: Store
+    db_path: Path
+    runner: AgentRunner
+    limits: SessionLimits = field(default_factory=SessionLimits)
+    env: Mapping[str, str] = field(default_factory=dict)  # extra environment for every session
+    python: str = sys.executable  # runs the signal_back server
+    check_vcs: bool = True  # record a VCS baseline and refuse results of agents that committed
+    poll_s: float = 0.25
+
+
+SessionResult = MonitorResult
+
+
+def previous_cost(store: Store, session: SessionRecord) -> float:
+    """The cost of `session` and of every session it resumed (the agent's total already holds it)."""
+    total = 0.0
+    current: SessionRecord | None = session
+    seen: set[int] = set()
+    while current is not None and current.id not in seen:
+        seen.add(current.id)
+        total += current.cost_usd
+        current = store.get_session(current.resumed_from) if current.resumed_from is not None else None
+    return total
+
+
+def _baseline(host: AgentHost, workdir: Path) -> SessionBaseline | None:
+    if not host.check_vcs:
+        return None
+    try:
+        return record_session_baseline(workdir)
+    except PmAgentError:  # not a git worktree: nothing to compare against
+        return None
+
+
+async def start_session(
+    host: AgentHost,
+    *,
+    run_id: str,
+    task_id: str,
+    role: str,
+    prompt: str,
+    workdir: Path,
+    attempt: int = 1,
+    system_prompt: str | None = None,
+    resume: SessionRecord | None = None,
+    limits: SessionLimits | None = None,
+) -> SessionResult:
+    """Create the session row, start the agent, monitor it to the end; how it ended.
+
+    With `resume`, the agent continues that session's conversation (same workdir, `--resume`).
+    Raises AgentError (after recording the session as crashed) when the agent cannot start.
+    """
+    store = host.store
+    limits = limits or host.limits
+    resume_id: str | None = None
+    cost_before = 0.0
+    if resume is not None:
+        if not resume.agent_session_id:
+            raise AgentError(f"session {resume.id} has no agent session id to resume")
+        resume_id = resume.agent_session_id
+        workdir = Path(resume.workdir)
+        cost_before = await asyncio.to_thread(previous_cost, store, resume)
+    token = new_token()
+    record: SessionRecord = await asyncio.to_thread(
+        store.create_session,
+        run_id,
+        task_id,
+        role,
+        attempt,
+        token,
+        host.runner.name,
+        str(workdir),
+        resume.id if resume is not None else None,
+    )
+    baseline = await asyncio.to_thread(_baseline, host, workdir)
+    request = SessionRequest(
+        prompt=prompt,
+        workdir=workdir,
+        role=role,
+        system_prompt=system_prompt,
+        resume_id=resume_id,
+        env=dict(host.env),
+        limits=limits,
+        mcp_config=mcp_config(host.db_path, token, host.python, run_id=run_id, task_id=task_id),
+        previous_cost_usd=cost_before,
+    )
+    try:
+        session = await host.runner.start(request)
+    except AgentError as exc:
+        await asyncio.to_thread(
+            store.update_session,
+            record.id,
+            status=SessionStatus.CRASHED,
+            ended_at=datetime.now(UTC),
+            last_lines=str(exc),
+        )
+        raise
+    monitor = SessionMonitor(
+        store, record.id, session, limits=limits, worktree=workdir, baseline=baseline, poll_s=host.poll_s
+    )
+    return await monitor.run()
+
+
+async def resume_session(
+    host: AgentHost,
+    previous: SessionRecord,
+    prompt: str,
+    *,
+    system_prompt: str | None = None,
+    limits: SessionLimits | None = None,
+) -> SessionResult:
+    """Continue `previous`'s agent conversation with `prompt` (same role, task, attempt and workdir)."""
+    return await start_session(
+        host,
+        run_id=previous.run_id,
+        task_id=previous.task_id,
+        role=previous.role,
+        prompt=prompt,
+        workdir=Path(previous.workdir),
+        attempt=previous.attempt,
+        system_prompt=system_prompt,
+        resume=previous,
+        limits=limits,
+    )
+
+
+def _field(payload: Mapping[str, Any], name: str) -> str:
+    value = payload.get(name)
+    return str(value).strip() if value is not None else ""
+
+
+def answer_prompt(signal: Mapping[str, Any], answer: str) -> str:
+    """The message that resumes a session after its needs-user-input signal was answered."""
+    question = _field(signal, "question")
+    asked = f"You asked: {question}\n" if question else ""
+    return (
+        f"{asked}The user answered: {answer}\n\n"
+        "Continue the task with this answer. When you stop, call signal_back exactly once."
+    )
+
+
+def continuation_prompt(base_prompt: str, signal: Mapping[str, Any]) -> str:
+    """The prompt of the fresh session that continues after a partially-complete signal."""
+    return (
+        f"{base_prompt}\n\n"
+        "## Continuation\n"
+        "A previous session of your role ran out of context on this task. Do not redo its work.\n"
+        f"Progress so far: {_field(signal, 'progress')}\n"
+        f"Continue from: {_field(signal, 'continuationPoint')}\n"
+    )
+
+
+def followup_done_prompt(signal: Mapping[str, Any], result: Outcome | None, summary: str) -> str:
+    """The message that resumes a session after the role it asked for (needs-role-followup) finished."""
+    role = _field(signal, "targetRole") or "the requested role"
+    state = "" if result is None or result.ok else " (it did not finish cleanly)"
+    return (
+        f"The {role} session you asked for has finished{state}.\n"
+        f"Its report: {summary}\n\n"
+        "Continue your task. When you stop, call signal_back exactly once."
+    )
+

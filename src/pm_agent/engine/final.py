@@ -1,0 +1,292 @@
+"""Seed 001 section 7: the final release gate, risk audit, completeness check, manifest and handoff.
+
+A failing check is never a dead end: it opens remediation tasks and the loop runs again. An open
+risk on a CRITICAL task stops with an escalation. The manifest is committed on the working
+branch; pm-agent never merges into main.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pm_agent.engine.runctx import RunContext
+from pm_agent.errors import VcsError
+from pm_agent.gates import CommandResult, gate_no_orphan_todos, run_command
+from pm_agent.plan.models import Task, Tier
+from pm_agent.reports.escalation import Escalation, render_escalation
+from pm_agent.reports.manifest import (
+    ManifestRisk,
+    ManifestTask,
+    ReleaseManifest,
+    manifest_path,
+    render_handoff,
+    render_manifest,
+)
+from pm_agent.reports.review import review_artifact_path
+from pm_agent.store import EscalationRecord, RiskStatus, TaskRecord
+from pm_agent.vcs import Git
+
+RISK_OPTIONS = [
+    "accept: ship with the risks recorded as accepted",
+    "mitigate: open a remediation task for each risk",
+    "abort: stop the release",
+]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One final-gate check."""
+
+    name: str
+    command: str | None
+    result: CommandResult | None
+
+    @property
+    def passed(self) -> bool:
+        """Not configured counts as passed (and is said so in the evidence)."""
+        return self.result is None or self.result.ok
+
+
+@dataclass
+class FinalResult:
+    """How the final release gate ended."""
+
+    passed: bool
+    reentered: bool = False  # remediation tasks were opened: run the loop again
+    waiting: bool = False  # an escalation waits for a human
+    checks: list[Check] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    manifest_file: str | None = None
+    handoff: str | None = None
+
+
+def _checks(rc: RunContext, worktree: Path) -> list[Check]:
+    env = rc.config.environment
+    wanted = [
+        ("full test suite", env.test_command),
+        ("lint", env.lint_command),
+        ("typecheck", env.typecheck_command),
+        ("build", env.build_command),
+        ("migration dry-run", env.migration_dry_run_command),
+        ("migration rollback", env.migration_rollback_command),
+    ]
+    out = []
+    for name, command in wanted:
+        result = run_command(command, worktree, timeout_s=env.gate_timeout_s) if command else None
+        out.append(Check(name, command, result))
+        rc.emit("final.check", f"{name}: " + ("not configured" if result is None else f"exit {result.exit_code}"))
+    return out
+
+
+def _remediation(rc: RunContext, failures: list[str], evidence: dict[str, str], tier: Tier) -> list[Task]:
+    existing = {t.task_id for t in rc.store.list_tasks(rc.run_id)}
+    tasks = []
+    for name in failures:
+        n = 1
+        while f"r{n}" in existing:
+            n += 1
+        task_id = f"r{n}"
+        existing.add(task_id)
+        tasks.append(
+            Task(
+                id=task_id,
+                title=f"Remediate the final release gate: {name}",
+                description=f"The final release gate failed: {name}.\n\nEvidence:\n{evidence.get(name, '')}",
+                body=f"Make `{name}` pass on the working branch.\n\nEvidence:\n{evidence.get(name, '')}",
+                tier=tier,
+                tier_reason=f"{tier.value.upper()}: remediation of a failed final gate check",
+                acceptance_criteria=[f"{name} passes on the working branch"],
+                decision_log=[f"opened by the final release gate: {name} failed"],
+            )
+        )
+    return tasks
+
+
+async def _risk_audit(rc: RunContext, records: list[TaskRecord]) -> tuple[bool, list[str]]:
+    """(blocked, open risk descriptions); an open risk on a CRITICAL task needs the human's word."""
+    tiers = {r.task_id: r.tier for r in records}
+    risks = rc.store.list_risks(rc.run_id)
+    critical_open = [
+        r for r in risks if r.status is RiskStatus.OPEN and tiers.get(r.source_task or "") is Tier.CRITICAL
+    ]
+    for risk in risks:
+        if risk.status is RiskStatus.OPEN and risk not in critical_open:
+            # Non-critical risks were reviewed with their task; the PM accepts them and says so.
+            rc.store.update_risk_status(rc.run_id, risk.id, RiskStatus.ACCEPTED)
+            rc.store.append_event(rc.run_id, "risk.accepted", {"risk": risk.id, "by": "pm (non-critical task)"})
+    if not critical_open:
+        return False, []
+    esc = _risk_escalation(rc)
+    if esc is not None and esc.status.value in ("answered", "applied"):
+        word = (esc.answer or "").strip().lower()
+        if esc.status.value == "answered":
+            rc.store.mark_escalation_applied(esc.id)
+        if word.startswith("accept"):
+            for risk in critical_open:
+                rc.store.update_risk_status(rc.run_id, risk.id, RiskStatus.ACCEPTED)
+            return False, []
+        if word.startswith("abort"):
+            rc.aborted = True
+        return True, [r.description for r in critical_open]
+    if esc is None:
+        body = Escalation(
+            problem="open risks on CRITICAL tasks: " + "; ".join(f"{r.id} {r.description}" for r in critical_open),
+            impact="the release is held until the risks are accepted or mitigated",
+            options=RISK_OPTIONS,
+            recommended="accept if the review notes' rollback covers them; else mitigate",
+        )
+        esc = rc.store.open_escalation(
+            rc.run_id,
+            None,
+            source="risk-audit",
+            problem=body.problem,
+            impact=body.impact,
+            options=body.options,
+            recommended=body.recommended,
+        )
+        text = render_escalation(body, esc.id)
+        rc.emit("escalation.opened", text, escalation=esc.id)
+        await rc.channel.escalate(rc.store, esc, text)
+        esc = rc.store.get_escalation(esc.id)
+        if esc.status.value == "answered":
+            return await _risk_audit(rc, records)
+    return True, [r.description for r in critical_open]
+
+
+def _risk_escalation(rc: RunContext) -> EscalationRecord | None:
+    found = [e for e in rc.store.list_escalations(rc.run_id) if e.source == "risk-audit"]
+    return found[-1] if found else None
+
+
+def _relative(rc: RunContext, path: str | None) -> str:
+    if not path:
+        return ""
+    try:
+        return str(Path(path).resolve().relative_to(rc.repo.resolve()))
+    except ValueError:
+        return path
+
+
+def build_manifest(rc: RunContext, records: list[TaskRecord], checks: list[Check]) -> ReleaseManifest:
+    """The release manifest, every field from the store and the checks just run."""
+    tests = next(c for c in checks if c.name == "full test suite")
+    counts = tests.result.test_counts if tests.result is not None else None
+    by_name = {c.name: c for c in checks}
+    tasks = []
+    breaking, migrations, rollback = [], [], []
+    for rec in records:
+        task = rec.task()
+        if rec.commit_sha is None:
+            continue
+        tasks.append(
+            ManifestTask(
+                task_id=task.ref,
+                commit_sha=rec.commit_sha,
+                review_artifact=review_artifact_path(rc.config.review_artifacts_dir, task.ref),
+                tier=rec.tier.value,
+                breaking_change=task.io_contract.breaking_change,
+            )
+        )
+        if task.io_contract.breaking_change:
+            breaking.append(f"{task.ref}: {task.title}")
+        if task.security_flags.touches_schema:
+            migrations.append(f"{task.ref}: {task.title}")
+        note = rec.review_notes if isinstance(rec.review_notes, dict) else {}
+        rollback.append(
+            f"{task.ref} ({rec.ownership or 'core'}): {note.get('rollback') or 'git revert ' + rec.commit_sha}"
+        )
+    if rc.config.environment.migration_dry_run_command:
+        migrations.append(f"run `{rc.config.environment.migration_dry_run_command}`")
+    risks = [
+        ManifestRisk(id=r.id, status=r.status.value, description=r.description)
+        for r in rc.store.list_risks(rc.run_id)
+        if r.status is not RiskStatus.OPEN
+    ]
+    return ReleaseManifest(
+        plan_id=rc.run.plan_id,
+        plan_doc=_relative(rc, rc.run.plan_doc),
+        design_doc=_relative(rc, rc.run.design_doc),
+        completed_at=datetime.now(UTC),
+        tasks=tasks,
+        tests_run=(counts.passed + counts.failed + counts.errors) if counts else 0,
+        tests_passed=counts.passed if counts else 0,
+        lint_clean=by_name["lint"].passed,
+        typecheck_clean=by_name["typecheck"].passed,
+        build_clean=by_name["build"].passed,
+        risks=risks,
+        breaking_changes=breaking,
+        migration_steps=migrations,
+        rollback_plan="\n".join(rollback),
+        recommended_next=[
+            f"review the working branch {rc.run.working_branch}, then merge it into main yourself",
+            "read the review artifacts of the CRITICAL tasks first",
+        ],
+    )
+
+
+def _commit_manifest(rc: RunContext, worktree: Git, rel_path: str, text: str) -> str:
+    target = worktree.path / rel_path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    ref = f"release-{rc.run.plan_id}"
+    message = f"chore(release): release manifest for {rc.run.plan_id}\n\nRefs: {ref}\n"
+    try:
+        return worktree.commit_all(message)
+    except VcsError:
+        return worktree.head_sha()  # same manifest as already committed
+
+
+async def final_release_gate(rc: RunContext) -> FinalResult:
+    """Run the final checks on the working branch; open remediation tasks or write the manifest."""
+    rc.emit("final.started", f"final release gate on {rc.run.working_branch}")
+    records = rc.store.list_tasks(rc.run_id)
+    path = rc.state_dir / "worktrees" / rc.run_id / "_release"
+    if path.exists():
+        await asyncio.to_thread(rc.git.worktree_remove, path, True)
+    worktree = await asyncio.to_thread(rc.git.worktree_add, path, rc.run.working_branch)
+    try:
+        checks = await asyncio.to_thread(_checks, rc, path)
+        failed = [c.name for c in checks if not c.passed]
+        todo = await asyncio.to_thread(gate_no_orphan_todos, path, rc.run.baseline_sha)
+        problems = [f"{name} failed" for name in failed]
+        if not todo.passed:
+            failed.append("orphan TODO/FIXME")
+            problems.append(todo.evidence)
+        incomplete = [r.task_id for r in records if r.state != "completed"]
+        problems += [f"task-{t} is not completed" for t in incomplete]
+        if failed:
+            evidence = {c.name: c.result.output_tail[-3000:] for c in checks if c.result is not None}
+            evidence["orphan TODO/FIXME"] = todo.evidence
+            tier = Tier.CRITICAL if any("migration" in f for f in failed) else Tier.NORMAL
+            new = _remediation(rc, failed, evidence, tier)
+            rc.store.add_tasks(rc.run_id, new, reason="final release gate failed: " + ", ".join(failed))
+            rc.emit(
+                "final.failed", f"{', '.join(failed)} failed: opened {', '.join(t.ref for t in new)}; back to the loop"
+            )
+            return FinalResult(passed=False, reentered=True, checks=checks, problems=problems)
+        if incomplete:
+            return FinalResult(passed=False, checks=checks, problems=problems)
+        blocked, open_risks = await _risk_audit(rc, records)
+        if blocked:
+            rc.emit("final.held", "release held: open risks on CRITICAL tasks wait for a human decision")
+            return FinalResult(passed=False, waiting=not rc.aborted, checks=checks, problems=open_risks)
+        manifest = build_manifest(rc, records, checks)
+        rel = manifest_path(rc.config.release_manifest_dir, rc.run.plan_id)
+        sha = await asyncio.to_thread(_commit_manifest, rc, worktree, rel, render_manifest(manifest))
+        rc.run = rc.store.update_run(rc.run_id, current_sha=sha)
+        handoff = render_handoff(
+            manifest,
+            plan_name=rc.run.plan_id,
+            total_tasks=len(records),
+            open_risks=[],
+            manifest_file=rel,
+            reviews_dir=rc.config.review_artifacts_dir,
+        )
+        rc.store.add_report(rc.run_id, "handoff", handoff)
+        rc.emit("final.passed", handoff)
+        return FinalResult(passed=True, checks=checks, manifest_file=rel, handoff=handoff)
+    finally:
+        await asyncio.to_thread(rc.git.worktree_remove, path, True)
