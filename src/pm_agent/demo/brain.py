@@ -370,9 +370,10 @@ def _code_steps(
     reads: Sequence[str],
     summary: str,
     test_files: Sequence[str] = (),
+    fixing: bool = False,
 ) -> list[_Step]:
     task = ctx.task
-    created = [p for p in files if p not in task.modify and p not in reads]
+    created = [] if fixing else [p for p in files if p not in task.modify]
     modified = [p for p in files if p not in created]
     steps = [_read_turn(reads)] if reads else []
     on_disk = {**task.final_files(ctx.answer()), **files}
@@ -390,7 +391,9 @@ def _developer(ctx: _Context) -> list[_Step]:
     if task.question is not None and ctx.conversation.answer is None and ctx.header.attempt <= 1:
         return [_ask_turn(), _done_turn("I asked the user and am waiting for the answer.")]
     files = task.attempt_files(ctx.header.attempt, ctx.answer())
-    reads = [p for p in files if p in task.modify]
+    # Claude Code's Write refuses to replace a file the session has not read. A first attempt starts
+    # from a clean worktree (only the files it modifies exist); a later one may find its own earlier work.
+    reads = [p for p in files if p in task.modify or ctx.header.attempt > 1]
     if ctx.header.attempt <= 1 and task.first_attempt:
         summary = task.first_attempt_summary or task.summary
         return _code_steps(ctx, files, reads=reads, summary=summary, test_files=task.first_attempt_tests)
@@ -406,7 +409,7 @@ def _fixer(ctx: _Context) -> list[_Step]:
     gates = ctx.failed_gates()
     flagged = f"Fixed the failed gate(s) {', '.join(gates)}. " if gates else ""
     summary = flagged + (task.fix_summary or f"Rewrote {', '.join(files)} to the contract.")
-    return _code_steps(ctx, files, reads=list(files), summary=summary)
+    return _code_steps(ctx, files, reads=list(files), summary=summary, fixing=True)
 
 
 def _reviewer(ctx: _Context) -> list[_Step]:

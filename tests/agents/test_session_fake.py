@@ -1,0 +1,208 @@
+"""Sessions end to end with the fake agent: the real store, signal server, monitor and git checks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import replace
+
+import pytest
+
+from pm_agent.agents.base import StopReason
+from pm_agent.agents.command import CommandRunner
+from pm_agent.agents.process import group_alive
+from pm_agent.agents.session import AgentHost, answer_prompt, resume_session, start_session
+from pm_agent.errors import AgentError
+from pm_agent.store import SessionStatus
+from pm_agent.testing.repo import git
+
+from .conftest import FAKE_AGENT, World
+
+COMPLETE = {"signal": "complete", "stepId": "t1", "summary": "wrote a.txt", "filesCreated": ["a.txt"]}
+
+
+async def test_complete_signal_file_and_session_record(world: World, fake_host: AgentHost) -> None:
+    marker = world.script(
+        "complete",
+        [
+            {"text": "working"},
+            {"write": "a.txt", "content": "hello\n"},
+            {"print": "not json at all"},
+            {"bash": "cat a.txt"},
+            {"signal": COMPLETE},
+        ],
+    )
+    result = await start_session(
+        fake_host, run_id=world.run_id, task_id="t1", role="developer", prompt="go " + marker, workdir=world.repo
+    )
+    assert result.status is SessionStatus.SIGNALLED
+    assert result.signal is not None
+    assert result.signal.kind == "complete"
+    assert result.signal.accepted
+    assert (world.repo / "a.txt").read_text() == "hello\n"
+    record = world.store.get_session(result.record.id)
+    assert record.agent_session_id == result.outcome.agent_session_id is not None
+    assert record.cost_usd == pytest.approx(0.01)
+    assert record.exit_code == 0
+    assert record.ended_at is not None
+    assert record.last_output_at is not None
+    assert result.outcome.mcp_servers == {"pm": "connected"}
+    assert result.outcome.ok
+    kinds = [e.kind for e in world.store.session_events(record.id)]
+    assert kinds[0] == "system/init"
+    assert "text" in kinds
+    assert kinds[-1] == "result"
+
+
+async def test_exit_without_signal_is_a_crash(world: World, fake_host: AgentHost) -> None:
+    marker = world.script("crash", [{"text": "about to fail"}, {"stderr": "fatal: out of cheese"}, {"exit": 3}])
+    result = await start_session(
+        fake_host, run_id=world.run_id, task_id="t1", role="developer", prompt=marker, workdir=world.repo
+    )
+    assert result.status is SessionStatus.CRASHED
+    assert result.outcome.crashed
+    assert result.signal is None
+    record = world.store.get_session(result.record.id)
+    assert record.status is SessionStatus.CRASHED
+    assert record.exit_code == 3
+    assert "about to fail" in record.last_lines
+    assert "fatal: out of cheese" in record.last_lines
+
+
+async def test_no_output_kills_the_session_as_stuck(world: World, fake_host: AgentHost) -> None:
+    marker = world.script("hang", [{"text": "thinking"}, {"bash": "sleep 300 &"}, {"hang": True}])
+    limits = replace(fake_host.limits, stuck_after_s=1.5)
+    started = time.monotonic()
+    result = await start_session(
+        fake_host, run_id=world.run_id, task_id="t1", role="developer", prompt=marker, workdir=world.repo,
+        limits=limits,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert result.status is SessionStatus.STUCK
+    assert result.outcome.stuck
+    assert result.outcome.stopped is StopReason.STUCK
+    assert elapsed < 1.5 + 8
+    assert not group_alive(result.record.pid or 0)
+    kinds = [e.kind for e in world.store.session_events(result.record.id)]
+    assert kinds[-1] == "pm/stopped"
+
+
+async def test_needs_user_input_then_resume_with_the_answer(world: World, fake_host: AgentHost) -> None:
+    question = {"signal": "needs-user-input", "stepId": "t1", "question": "Which port?", "context": "8080 or 9090"}
+    resumed = {"signal": "complete", "stepId": "t1", "summary": "used the answer: {prompt}"}
+    marker = world.script("ask", {"steps": [{"signal": question}], "resume_steps": [{"signal": resumed}]})
+    first = await start_session(
+        fake_host, run_id=world.run_id, task_id="t1", role="developer", prompt=marker, workdir=world.repo
+    )
+    assert first.signal is not None
+    assert first.signal.kind == "needs-user-input"
+    assert first.record.cost_usd == pytest.approx(0.01)
+    second = await resume_session(fake_host, first.record, answer_prompt(first.signal.payload, "use 9090"))
+    assert second.record.resumed_from == first.record.id
+    assert second.record.agent_session_id == first.record.agent_session_id
+    assert second.signal is not None, second.record.last_lines
+    assert second.signal.kind == "complete"
+    assert "The user answered: use 9090" in second.signal.payload["summary"]
+    assert second.record.cost_usd == pytest.approx(0.01)  # the CLI reports 0.02 in total: minus the first run
+
+
+async def test_a_routing_signal_ends_a_session_that_keeps_going(world: World, fake_host: AgentHost) -> None:
+    followup = {
+        "signal": "needs-role-followup", "stepId": "t1", "targetRole": "planner",
+        "reason": "the step is too big", "context": "split it", "resume": False,
+    }  # fmt: skip
+    marker = world.script("followup", [{"signal": followup}, {"sleep": 60}])
+    started = time.monotonic()
+    result = await start_session(
+        fake_host, run_id=world.run_id, task_id="t1", role="developer", prompt=marker, workdir=world.repo
+    )
+    assert time.monotonic() - started < 20
+    assert result.status is SessionStatus.SIGNALLED
+    assert result.outcome.stopped is StopReason.SIGNAL
+    assert result.signal is not None
+    assert result.signal.payload["targetRole"] == "planner"
+
+
+async def test_an_agent_that_commits_is_caught(world: World, fake_host: AgentHost) -> None:
+    marker = world.script(
+        "commit",
+        [{"write": "b.txt", "content": "b"}, {"bash": "git add b.txt && git commit -q -m sneaky"},
+         {"signal": {**COMPLETE, "summary": "done"}}],
+    )  # fmt: skip
+    git(world.repo, "switch", "-q", "-c", "feat/t1")
+    head = git(world.repo, "rev-parse", "HEAD")
+    result = await start_session(
+        fake_host, run_id=world.run_id, task_id="t1", role="developer", prompt=marker, workdir=world.repo
+    )
+    assert git(world.repo, "rev-parse", "HEAD") != head
+    assert result.outcome.tampered
+    assert result.outcome.tamper_reason is not None
+    assert "committed" in result.outcome.tamper_reason
+    assert not result.outcome.ok
+    notes = [e for e in world.store.session_events(result.record.id) if e.kind == "pm/tampered"]
+    assert "committed" in json.loads(notes[0].payload)["reason"]
+
+
+async def test_time_budget_and_cancellation_kill_the_session(world: World, fake_host: AgentHost) -> None:
+    marker = world.script("slow", [{"text": "tick"}, {"sleep": 60}])
+    limits = replace(fake_host.limits, time_budget_s=1.0)
+    result = await start_session(
+        fake_host, run_id=world.run_id, task_id="t1", role="developer", prompt=marker, workdir=world.repo,
+        limits=limits,
+    )  # fmt: skip
+    assert result.status is SessionStatus.KILLED
+    assert result.outcome.stopped is StopReason.TIMEOUT
+
+    task = asyncio.ensure_future(
+        start_session(
+            fake_host, run_id=world.run_id, task_id="t2", role="developer", prompt=marker, workdir=world.repo
+        )
+    )
+    def printing() -> bool:
+        sessions = world.store.list_sessions(world.run_id, "t2")
+        return bool(sessions) and bool(world.store.session_events(sessions[0].id))
+
+    for _ in range(400):
+        if printing():
+            break
+        await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    record = world.store.list_sessions(world.run_id, "t2")[0]
+    assert record.status is SessionStatus.KILLED
+    assert record.pid is not None
+    assert not group_alive(record.pid)
+
+
+async def test_resume_needs_an_agent_session_id(world: World, fake_host: AgentHost) -> None:
+    record = world.store.create_session(world.run_id, "t1", "developer", 1, "tok", "claude", str(world.repo))
+    with pytest.raises(AgentError, match="no agent session id"):
+        await resume_session(fake_host, record, "again")
+
+
+async def test_resuming_an_unknown_conversation_fails_like_claude(world: World, fake_host: AgentHost) -> None:
+    record = world.store.create_session(world.run_id, "t1", "developer", 1, "tok2", "claude", str(world.repo))
+    record = world.store.update_session(record.id, agent_session_id="no-such-session", status=SessionStatus.EXITED)
+    result = await resume_session(fake_host, record, "again")
+    assert result.status is SessionStatus.CRASHED
+    assert result.outcome.exit_code == 1
+    assert "No conversation found" in result.record.last_lines
+
+
+async def test_the_command_runner_drives_the_fake_agent(world: World, fake_host: AgentHost) -> None:
+    runner = CommandRunner(
+        [*FAKE_AGENT, "--mcp-config={mcp_config}", "--max-turns={max_turns}", "{prompt}"],
+        resume_args=["--resume={session_id}"],
+        agent_home=world.tmp / "command-home",
+    )
+    host = replace(fake_host, runner=runner)
+    marker = world.script("cmd", [{"write": "c.txt", "content": "c"}, {"signal": COMPLETE}])
+    result = await start_session(
+        host, run_id=world.run_id, task_id="t1", role="developer", prompt=marker, workdir=world.repo
+    )
+    assert result.status is SessionStatus.SIGNALLED
+    assert result.record.runner == "command"
+    assert result.outcome.agent_session_id is not None
+    assert (world.repo / "c.txt").read_text() == "c"

@@ -1,0 +1,42 @@
+"""Fixtures every test package may use: a git repository, the scripted model server, Claude Code."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pm_agent.agents.claude import bundled_claude
+from pm_agent.testing.model_server import ModelServer
+from pm_agent.testing.repo import init_repo
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    """A fresh repository (branch main, fixed identity) with one commit holding README.md."""
+    return init_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def model_server() -> Iterator[ModelServer]:
+    """The scripted Anthropic Messages API on 127.0.0.1; add scenarios with `model_server.add(...)`."""
+    with ModelServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    """The real Claude Code CLI bundled in claude-agent-sdk (tests skip when it is missing)."""
+    path = bundled_claude()
+    if path is None:
+        pytest.fail("claude-agent-sdk's bundled Claude Code CLI is missing: run make test (it installs it)")
+    return path
+
+
+@pytest.fixture
+def agent_home(tmp_path: Path) -> Path:
+    """HOME for agent sessions: keeps Claude Code's settings, sessions and scratch out of the user's."""
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    return home
