@@ -227,7 +227,8 @@ def test_seven_task_plan(target: Callable[[str], Target]) -> None:
     # Review artifacts are committed with each task.
     for ref in ("task-1", "task-2", "task-3", "task-4", "task-6", "task-7"):
         text = git(t.repo, "show", f"{branch}:docs/reviews/{ref}-review.md")
-        assert "## Gates" in text and "FAIL" not in text.split("## Gates")[1].split("## Risks")[0]
+        assert "## Gates" in text
+        assert "FAIL" not in text.split("## Gates")[1].split("## Risks")[0]
     sub_review = git(t.repo, "show", f"{branch}:docs/reviews/task-2-review.md")
     assert "- Attempts: 2" in sub_review
     store = open_store(default_store_path(t.repo))
@@ -235,14 +236,18 @@ def test_seven_task_plan(target: Callable[[str], Target]) -> None:
         gates2 = {(g.attempt, g.gate): g.passed for g in store.gate_results(rc.run_id, "2")}
         assert any(not passed for (a, gate), passed in gates2.items() if gate == "5-no-orphan-todos")
         mul_gates = [g for g in store.gate_results(rc.run_id, "3") if g.gate == "3-tests-run" and not g.passed]
-        assert mul_gates and "agent claimed pass but tests failed" in mul_gates[0].evidence
+        assert mul_gates
+        assert "agent claimed pass but tests failed" in mul_gates[0].evidence
         task5 = store.get_task(rc.run_id, "5")
         assert (task5.state, task5.retry_count) == ("waiting_for_human_input", 2)
         esc = [e for e in store.list_escalations(rc.run_id) if e.task_id == "5"]
-        assert len(esc) == 1 and esc[0].source == "retry-budget" and esc[0].status.value == "open"
+        assert len(esc) == 1
+        assert esc[0].source == "retry-budget"
+        assert esc[0].status.value == "open"
         # The two LOW tasks ran at the same time, each in its own worktree.
         low = [s for s in store.list_sessions(rc.run_id) if s.task_id in ("6", "7")]
-        assert len(low) == 2 and low[0].workdir != low[1].workdir
+        assert len(low) == 2
+        assert low[0].workdir != low[1].workdir
         first, second = sorted(low, key=lambda s: s.started_at)
         assert second.started_at < (first.ended_at or second.started_at), "LOW tasks did not overlap"
         # The CRITICAL task ran alone: no other session overlaps its sessions.
@@ -250,7 +255,8 @@ def test_seven_task_plan(target: Callable[[str], Target]) -> None:
         others = [s for s in store.list_sessions(rc.run_id) if s.task_id != "4"]
         for c in crit:
             for o in others:
-                assert o.ended_at is not None and c.ended_at is not None
+                assert o.ended_at is not None
+                assert c.ended_at is not None
                 assert o.ended_at <= c.started_at or o.started_at >= c.ended_at
     finally:
         store.close()
