@@ -23,7 +23,7 @@ from pm_agent.demo import DemoBrain, DemoRepo, build_demo_repo, session_header
 from pm_agent.engine.contract import render_contract, task_contract
 from pm_agent.engine.prompts import render_prompt
 from pm_agent.plan import Plan, load_plan
-from pm_agent.signals import TOOL_NAME, AnySignal, parse_signal, signal_payload
+from pm_agent.signals import TOOL_NAME, AnySignal, parse_signal, signal_instructions, signal_payload
 from pm_agent.testing.model_server import ModelRequest
 
 SYSTEM_BASE = "You are Claude Code, Anthropic's official CLI for Claude."
@@ -49,8 +49,6 @@ def demo(tmp_path: Path) -> Demo:
 
 def prompt_for(demo: Demo, task_id: str, role: str, extra: str = "") -> str:
     """The prompt pm-agent's templates give `role` on `task_id` (contract, extra text, signal instructions)."""
-    from pm_agent.signals import signal_instructions
-
     task = demo.plan.task(task_id)
     config = load_config(demo.repo)
     contract = task_contract(task, config, shared_context=demo.plan.shared_context.render(), task_delta="")

@@ -78,7 +78,7 @@ def test_a_developer_reads_what_it_modifies_writes_checks_signals_and_stops(demo
 def test_the_question_then_the_answer_in_the_same_session(demo: Demo) -> None:
     brain = DemoBrain()
     for task_id in ("1", "2", "3", "4", "5"):
-        run_offline(brain, demo, task_id, "developer", attempt=2)  # attempt 2: task 3 without its slip
+        run_offline(brain, demo, task_id, "developer", attempt=2, bash_output=CHECKS_PASSED)  # no slip
     asked = run_offline(brain, demo, "6", "developer")
     assert [p["signal"] for p in asked.payloads] == ["needs-user-input"]
     assert asked.written == {}
@@ -133,11 +133,13 @@ def test_the_first_attempt_of_task_3_runs_only_the_old_tests(demo: Demo) -> None
 
 def test_the_fixer_names_only_gates_from_its_evidence(demo: Demo) -> None:
     brain = DemoBrain()
-    run_offline(brain, demo, "2", "developer")
-    run_offline(brain, demo, "3", "developer")
-    fix = run_offline(brain, demo, "3", "fixer", attempt=2, extra="Source: gates\n3-tests-run: 1 failed")
+    run_offline(brain, demo, "2", "developer", bash_output=CHECKS_PASSED)
+    run_offline(brain, demo, "3", "developer", bash_output=CHECKS_PASSED)
+    extra = "Source: gates\n3-tests-run: 1 failed"
+    fix = run_offline(brain, demo, "3", "fixer", attempt=2, extra=extra, bash_output=CHECKS_PASSED)
     assert fix.payload["summary"].startswith("Fixed the failed gate(s) 3-tests-run. ")
-    plain = run_offline(brain, demo, "2", "fixer", attempt=2, extra="Source: reviewer\nrename a variable")
+    extra = "Source: reviewer\nrename a variable (the contract mentions secrets and scope: not gates here)"
+    plain = run_offline(brain, demo, "2", "fixer", attempt=2, extra=extra, bash_output=CHECKS_PASSED)
     assert plain.payload["summary"].startswith("Rewrote src/textstats/tokenize.py")
     assert plain.payload["filesModified"] == ["src/textstats/tokenize.py", "tests/test_tokenize.py"]
 
@@ -186,3 +188,25 @@ def test_every_role_of_every_task_sends_a_valid_signal(demo: Demo, role: str) ->
             assert len(session.payload["criteriaMapping"]) == len(task.acceptance_criteria)
         assert session.payload["stepId"] == task.ref
         assert session.turns <= 6
+
+
+def test_the_evidence_quotes_the_summary_lines_of_a_failing_run(demo: Demo) -> None:
+    output = "\n".join(
+        [
+            "Exit code 1",
+            "..F.",
+            "FAILED tests/test_tokenize.py::test_words - assert 1 == 2",
+            "1 failed, 3 passed in 0.05s",
+            "src/textstats/tokenize.py:1:1: F401 `os` imported but unused",
+            "Found 2 errors.",
+            "[*] 1 fixable with the `--fix` option.",
+            "Found 1 error in 1 file (checked 2 source files)",
+        ]
+    )
+    session = run_offline(DemoBrain(), demo, "2", "tester", bash_output=output)
+    payload = session.payload
+    assert payload["testEvidence"][1] == "1 failed, 3 passed in 0.05s"
+    assert payload["lintEvidence"][1] == "Found 2 errors."
+    assert payload["typecheckEvidence"][1] == "Found 1 error in 1 file (checked 2 source files)"
+    assert payload["testsClaimedPassing"] is False
+    assert payload["testEvidence"][0].endswith("-m pytest -q")

@@ -54,9 +54,10 @@ SESSION_RE: Final = re.compile(
     re.MULTILINE,
 )
 ANSWER_RE: Final = re.compile(r"The user answered:[ \t]*(?P<answer>[^\n]*)")
-_TEST_SUMMARY = re.compile(r"\b\d+ (?:passed|failed|errors?)\b|no tests ran")
-_LINT_SUMMARY = re.compile(r"All checks passed!|Found \d+ errors?")
-_TYPECHECK_SUMMARY = re.compile(r"Success: no issues found.*|Found \d+ errors? in \d+ files?.*")
+# The summary lines of pytest -q, ruff and mypy (told apart: ruff's "Found 2 errors." has no " in ").
+_TEST_SUMMARY = re.compile(r"\b\d+ (?:passed|failed|errors?)\b.* in \d+(?:\.\d+)?s\b|^no tests ran in ")
+_LINT_SUMMARY = re.compile(r"^All checks passed!$|^Found \d+ errors?\.$")
+_TYPECHECK_SUMMARY = re.compile(r"^Success: no issues found|^Found \d+ errors? in \d+ files?")
 # Gate ids a fixer's prompt names (the generic words "scope" and "secrets" would match any prompt).
 _GATE_IDS: Final = tuple(g.value for g in GateId if g not in (GateId.SCOPE, GateId.SECRETS))
 

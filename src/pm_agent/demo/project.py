@@ -84,6 +84,7 @@ environment:
 {env}
   gate_timeout_s: 180
 agent:
+  isolated_home: true
   max_turns: 20
   stuck_after_s: 90
   time_budget_min: 10

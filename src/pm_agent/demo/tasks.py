@@ -10,8 +10,9 @@ What the run shows:
   pm-agent's own test run catches it (gates 2 and 3), the fixer adds the missing rule.
 - Task 6's developer first asks whether the CLI should print JSON or a plain table by default
   (needs-user-input), then builds what the answer says (`DEMO_ANSWERS`).
-- Tasks 7, 8 and 9 are LOW, independent, each in its own ownership area (docs, config, changelog): the
-  anti-starvation rule runs one of them early, the other two run in parallel at the end.
+- Tasks 7, 8 and 9 are LOW, independent, each in its own ownership area (docs, config, changelog): they
+  share the slots and run in parallel, brought forward by the anti-starvation rule after three
+  CRITICAL/NORMAL completions.
 """
 
 from __future__ import annotations

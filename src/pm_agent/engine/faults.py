@@ -11,7 +11,6 @@ import signal
 
 FAULT_ENV = "PM_AGENT_FAULT"
 FAULT_POINTS = (
-    "after-session-start",  # an agent is running; pm-agent dies under it
     "after-signal",  # a session ended with a stored signal, before the task moved on
     "after-gates",  # gate results stored, before the transition
     "after-task-commit",  # the task branch has the commit, the store does not know
