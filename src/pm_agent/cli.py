@@ -360,3 +360,34 @@ def _read(path: Path | None) -> str:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the answer: {exc}", path=path) from exc
+
+
+@app.command("demo")
+def demo_cmd(
+    dest: Annotated[
+        Path | None, typer.Option("--dest", help="Folder for the sample repository (default: a new temp folder).")
+    ] = None,
+    slots: Annotated[int | None, typer.Option("--slots", min=1, max=16, help="Parallel agent slots.")] = None,
+) -> None:
+    """Run the whole loop on a sample project, offline: real Claude Code CLI, scripted model and user.
+
+    Shows parallel LOW tasks, a CRITICAL task alone, a gate failure repaired by the fix loop, an
+    escalation answered by the scripted user, progress reports, the final release gate, the
+    manifest and the handoff. Needs no API key and no network.
+    """
+    from pm_agent.demo.run import run_demo
+    from pm_agent.engine.events import ConsoleListener
+
+    result = _call(lambda: run_demo(dest.resolve() if dest else None, listener=ConsoleListener(), slots=slots))
+    repo = result.demo.repo
+    branch = result.run.working_branch
+    out.print(
+        "\nThe demo repository is at "
+        f"{repo}\nInspect it:\n"
+        f"  git -C {repo} log --oneline --graph {branch}\n"
+        f"  git -C {repo} tag --list 'pm/*'\n"
+        f"  git -C {repo} show {branch}:docs/releases/textstats-release.yaml\n"
+        f"  git -C {repo} show {branch}:docs/reviews/task-3-review.md\n"
+        f"  pm-agent status -C {repo}        pm-agent log 3 -C {repo}"
+    )
+    raise typer.Exit(result.run.exit_code)

@@ -21,6 +21,7 @@ class RunResult:
     """Where a run stands when `run_plan` or `resume` returns."""
 
     run_id: str
+    working_branch: str
     outcome: LoopOutcome
     final: FinalResult | None
 
@@ -48,7 +49,7 @@ async def _drive(rc: RunContext, poll_s: float) -> RunResult:
         outcome = await PmLoop(rc).drive(poll_s=poll_s)
     status = RunStatus.COMPLETED if final is not None and final.passed else RunStatus.STOPPED
     rc.store.set_run_status(rc.run_id, status)
-    return RunResult(rc.run_id, outcome, final)
+    return RunResult(rc.run_id, rc.run.working_branch, outcome, final)
 
 
 def run_plan(

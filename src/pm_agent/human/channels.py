@@ -32,8 +32,8 @@ class PrintOnlyChannel:
     interactive: bool = False
 
     async def escalate(self, store: Store, escalation: EscalationRecord, text: str) -> None:
-        """Print it."""
-        self.out.write(f'{text}\nAnswer with: pm-agent answer {escalation.id} "..."\n')
+        """Say how to answer it (the run's listener has shown the escalation itself)."""
+        self.out.write(f'Answer escalation #{escalation.id} with: pm-agent answer {escalation.id} "..."\n')
         self.out.flush()
 
 
@@ -47,7 +47,7 @@ class TerminalChannel:
 
     async def escalate(self, store: Store, escalation: EscalationRecord, text: str) -> None:
         """Print it and read one answer line (in a thread, so other slots keep working)."""
-        self.out.write(f"{text}\nYour answer (empty: answer later with pm-agent answer {escalation.id}): ")
+        self.out.write(f"Your answer to escalation #{escalation.id} (empty: later, with pm-agent answer): ")
         self.out.flush()
         line = (await asyncio.to_thread(self.read_line)).strip()
         if line:
@@ -65,8 +65,7 @@ class ScriptedChannel:
     interactive: bool = True
 
     async def escalate(self, store: Store, escalation: EscalationRecord, text: str) -> None:
-        """Print it, then answer as the scripted user."""
-        self.out.write(text + "\n")
+        """Answer as the scripted user, and say so."""
         answer = self.answer_for(escalation)
         if answer is not None:
             self.out.write(f"[scripted user] answers escalation #{escalation.id}: {answer}\n")

@@ -1,0 +1,80 @@
+"""`pm-agent demo`: the whole loop on the textstats sample, offline, with the real Claude Code CLI.
+
+The model is the scripted `DemoBrain` behind a local Messages-API server on 127.0.0.1; the human is
+a scripted user who answers escalations (and says so). Everything else is the real thing: git
+worktrees, agent processes, gates, commits, tags, reports, the release manifest.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pm_agent.config import load_config
+from pm_agent.demo.brain import DemoBrain
+from pm_agent.demo.project import DemoRepo, build_demo_repo
+from pm_agent.demo.tasks import DEMO_ANSWERS
+from pm_agent.engine.api import RunResult, run_plan
+from pm_agent.engine.events import Listener
+from pm_agent.human.channels import ScriptedChannel
+from pm_agent.store import EscalationRecord
+from pm_agent.testing.model_server import ModelServer
+
+ENV_KEYS = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """Where the demo left its repository, and how the run ended."""
+
+    demo: DemoRepo
+    run: RunResult
+
+
+def scripted_answer(esc: EscalationRecord) -> str | None:
+    """The demo user's answer: the scripted one for agents' questions; accept reviewed risks."""
+    if esc.task_id is not None and f"task-{esc.task_id}" in DEMO_ANSWERS:
+        return DEMO_ANSWERS[f"task-{esc.task_id}"]
+    if esc.source == "risk-audit":
+        return "accept: the review notes give a rollback for each"
+    return None
+
+
+@contextmanager
+def _model_env(url: str) -> Iterator[None]:
+    """Point agent processes at the local model server for the demo's duration only."""
+    saved = {key: os.environ.get(key) for key in ENV_KEYS}
+    os.environ["ANTHROPIC_BASE_URL"] = url
+    os.environ["ANTHROPIC_API_KEY"] = "demo-offline-key"
+    os.environ.pop("ANTHROPIC_AUTH_TOKEN", None)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def run_demo(dest: Path | None, *, listener: Listener, slots: int | None = None) -> DemoResult:
+    """Build the sample project and drive its plan to the release manifest."""
+    if dest is None:
+        dest = Path(tempfile.mkdtemp(prefix="pm-agent-demo-")) / "textstats"
+    demo = build_demo_repo(dest)
+    listener.emit("run.demo", f"demo repository: {demo.repo} (model: scripted, offline; human: scripted)")
+    with ModelServer(fallback=DemoBrain()) as server, _model_env(server.url):
+        result = run_plan(
+            demo.repo,
+            demo.plan,
+            demo.design,
+            listener=listener,
+            channel=ScriptedChannel(scripted_answer),
+            config=load_config(demo.repo),
+            slots=slots,
+        )
+    return DemoResult(demo, result)
