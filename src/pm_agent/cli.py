@@ -155,15 +155,50 @@ def status_cmd(
             return
         out.print(f"No pm-agent state in {path.parent} yet: start with `pm-agent run PLAN.md`.")
         return
+    from pm_agent.reports.progress_data import progress_text
+
     store = _call(lambda: open_store(path))
     try:
         data = _call(lambda: status_data(store, run))
+        if data["run"] is not None:
+            # Seed 001: a progress report on explicit request, stored like the periodic ones.
+            report = progress_text(store, data["run"]["id"], data["run"]["plan_id"])
+            store.add_report(data["run"]["id"], "progress", report)
+            data["progress_report"] = report
     finally:
         store.close()
     if as_json:
         _print_json(data)
     else:
         out.print(render_status(data))
+        if "progress_report" in data:
+            out.print("\n" + data["progress_report"], highlight=False)
+
+
+@app.command("reports")
+def reports_cmd(
+    run: Annotated[str | None, typer.Option("--run", help="Run id (default: the latest run).")] = None,
+    kind: Annotated[str | None, typer.Option("--kind", help="progress or handoff (default: all).")] = None,
+    repo: RepoOption = None,
+) -> None:
+    """Print the stored progress reports and handoff summaries of a run, oldest first."""
+    from pm_agent.errors import NotFoundError
+    from pm_agent.store import default_store_path, open_store
+
+    path = default_store_path(_repo(repo))
+    store = _call(lambda: open_store(path))
+    try:
+
+        def reports() -> Any:
+            run_rec = store.get_run(run) if run else store.latest_run()
+            if run_rec is None:
+                raise NotFoundError(f"no run in {path}")
+            return store.list_reports(run_rec.id, kind)
+
+        for report in _call(reports):
+            out.print(f"--- {report.kind} at {report.created_at:%Y-%m-%d %H:%M:%S}\n{report.text}\n", highlight=False)
+    finally:
+        store.close()
 
 
 @app.command("log")
