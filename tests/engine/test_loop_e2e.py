@@ -7,11 +7,13 @@ exhausts its budget and escalates. The git log, review artifacts, tags and branc
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
+from pm_agent.engine.api import drive_run
 from pm_agent.store import default_store_path, open_store
 from pm_agent.testing.team import Step, bash, line_of, signal, write
 
@@ -70,6 +72,16 @@ PLAN = """\
 
 **Acceptance criteria:**
 - power(a, b) returns a to the b
+
+### Task 8: Power examples
+
+**Depends on:** Task 5
+
+**Files:**
+- Create: `docs/power.md`
+
+**Acceptance criteria:**
+- the page shows power(2, 3)
 
 ### Task 6: Usage docs in the README
 
@@ -200,6 +212,7 @@ def test_seven_task_plan(target: Callable[[str], Target]) -> None:
     events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
     assert sorted(outcome.completed) == ["1", "2", "3", "4", "6", "7"], events
     assert outcome.waiting == ["5"], events
+    assert outcome.blocked == ["8"], events
 
     branch = rc.run.working_branch
     assert branch == "pm/calc/work"
@@ -260,3 +273,19 @@ def test_seven_task_plan(target: Callable[[str], Target]) -> None:
                 assert o.ended_at <= c.started_at or o.started_at >= c.ended_at
     finally:
         store.close()
+
+    # The human skips task 5: it fails, task 8 can never start, and the PM presents the blockers.
+    store = open_store(default_store_path(t.repo))
+    try:
+        esc = next(e for e in store.list_escalations(rc.run_id) if e.task_id == "5")
+        store.answer_escalation(esc.id, "skip")
+    finally:
+        store.close()
+    result = asyncio.run(drive_run(rc, 0.2))
+    assert result.outcome.failed == ["5"]
+    assert result.outcome.blocked == ["8"]
+    assert result.final is None
+    assert result.exit_code == 1
+    blockers = [e for e in rc.store.list_escalations(rc.run_id) if e.source == "all-blocked"]
+    assert len(blockers) == 1
+    assert "task-8 waits on task-5 (failed)" in blockers[0].problem

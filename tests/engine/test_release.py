@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 import yaml
 
-from pm_agent.engine.api import _drive
+from pm_agent.engine.api import drive_run
 from pm_agent.human.channels import ScriptedChannel
 from pm_agent.reports.manifest import ReleaseManifest, parse_manifest
 from pm_agent.store import EscalationRecord, default_store_path, open_store
@@ -93,7 +93,7 @@ def test_final_gate_remediates_then_releases(target: Callable[[str], Target]) ->
         environment={**t.config().environment.model_dump(), "build_command": build},
         progress_report_task_interval=2,
     )
-    result = asyncio.run(_drive(rc, 0.2))
+    result = asyncio.run(drive_run(rc, 0.2))
     events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
     assert result.final is not None, events
     assert result.final.passed, events

@@ -13,6 +13,7 @@ from pm_agent.engine.final import FinalResult, final_release_gate
 from pm_agent.engine.loop import LoopOutcome, PmLoop, resume_run, start_run
 from pm_agent.engine.runctx import RunContext
 from pm_agent.human.channels import EscalationChannel
+from pm_agent.reports.escalation import Escalation, render_escalation
 from pm_agent.store import EscalationRecord, RunStatus, default_store_path, open_store
 
 
@@ -35,11 +36,13 @@ class RunResult:
         return 1
 
 
-async def _drive(rc: RunContext, poll_s: float) -> RunResult:
+async def drive_run(rc: RunContext, poll_s: float) -> RunResult:
     """Loop, final release gate, and back into the loop while the gate opens remediation tasks."""
     final: FinalResult | None = None
     for _ in range(rc.config.max_release_rounds):
         outcome = await PmLoop(rc).drive(poll_s=poll_s)
+        if outcome.blocked and not outcome.waiting:
+            present_blockers(rc, outcome)
         if not outcome.all_done or rc.aborted:
             break
         final = await final_release_gate(rc)
@@ -50,6 +53,39 @@ async def _drive(rc: RunContext, poll_s: float) -> RunResult:
     status = RunStatus.COMPLETED if final is not None and final.passed else RunStatus.STOPPED
     rc.store.set_run_status(rc.run_id, status)
     return RunResult(rc.run_id, rc.run.working_branch, outcome, final)
+
+
+def present_blockers(rc: RunContext, outcome: LoopOutcome) -> None:
+    """Seed 001: no task available (all blocked) → stop and present the blockers."""
+    records = {r.task_id: r for r in rc.store.list_tasks(rc.run_id)}
+    lines = []
+    for task_id in outcome.blocked:
+        deps = records[task_id].task().dependency_ids()
+        stuck = [f"task-{d} ({records[d].state})" for d in deps if records[d].state != "completed"]
+        lines.append(f"task-{task_id} waits on " + (", ".join(stuck) or "nothing recorded"))
+    body = Escalation(
+        problem="no task can run: " + "; ".join(lines),
+        impact=f"{len(outcome.blocked)} task(s) cannot start; the release gate cannot run",
+        options=[
+            "fix the failed dependencies by hand, then `pm-agent resume`",
+            "change the plan and start a new run",
+        ],
+        recommended="read `pm-agent log` of the failed tasks first",
+        blocking=False,
+    )
+    if any(e.source == "all-blocked" and e.status.value == "open" for e in rc.store.list_escalations(rc.run_id)):
+        return
+    esc = rc.store.open_escalation(
+        rc.run_id,
+        None,
+        source="all-blocked",
+        problem=body.problem,
+        impact=body.impact,
+        options=body.options,
+        recommended=body.recommended,
+        blocking=False,
+    )
+    rc.emit("escalation.opened", render_escalation(body, esc.id), escalation=esc.id)
 
 
 def run_plan(
@@ -70,7 +106,7 @@ def run_plan(
         config = config.model_copy(update={"max_parallel_agents": slots})
     rc = start_run(repo, plan, design, listener=listener, channel=channel, config=config, runner=runner)
     try:
-        return asyncio.run(_drive(rc, poll_s))
+        return asyncio.run(drive_run(rc, poll_s))
     finally:
         rc.store.close()
 
@@ -87,7 +123,7 @@ def resume(
     """Continue a stopped or crashed run where the store says it is."""
     rc = resume_run(repo, run_id, listener=listener, channel=channel, runner=runner)
     try:
-        return asyncio.run(_drive(rc, poll_s))
+        return asyncio.run(drive_run(rc, poll_s))
     finally:
         rc.store.close()
 

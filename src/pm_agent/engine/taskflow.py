@@ -247,6 +247,9 @@ class TaskFlow:
         last = mine[-1]
         signal = next((g for g in store.signals_for_session(last.id) if g.accepted and not g.consumed), None)
         if signal is not None:
+            if last.status in (SessionStatus.STARTING, SessionStatus.RUNNING):
+                # pm-agent died between the signal being stored and the monitor closing the session.
+                last = store.update_session(last.id, status=SessionStatus.SIGNALLED, ended_at=datetime.now(UTC))
             return Step(last, signal, last.status, "recovered from the store")
         if last.status in (SessionStatus.STARTING, SessionStatus.RUNNING):
             store.update_session(last.id, status=SessionStatus.KILLED, ended_at=datetime.now(UTC))
