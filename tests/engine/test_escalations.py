@@ -26,7 +26,7 @@ import pytest
 from pm_agent.config import render_config
 from pm_agent.store import EscalationRecord, default_store_path, open_store
 from pm_agent.testing.scenario import ModelRequest
-from pm_agent.testing.team import SIGNAL_TOOL, Step, bash, line_of, session_info, write
+from pm_agent.testing.team import SIGNAL_TOOL, Step, bash, line_of, write
 from pm_agent.testing.team import signal as signal_step
 
 from .conftest import Target, git
@@ -37,6 +37,8 @@ NOTE = {"summary": "done", "risks": [], "rollback": "git revert"}
 QUESTION = "JSON or table?"
 ANSWER = "a plain table"
 CRITERION = "render(rows) puts each row on its own line"
+# The header line pm-agent puts in every session's system prompt (the scripted team routes on it).
+DEVELOPER_SESSION = r"pm-agent session: role=developer task=task-1 "
 
 PLAN_ONE = """\
 # calc
@@ -291,7 +293,7 @@ def test_answer_after_the_run_stopped_then_resume(target: Callable[[str], Target
     assert_resumed_developer(t, esc)
 
     # The resumed CLI sent its earlier conversation (the question turn) along with the answer.
-    developer = [r for r in t.server.requests if (i := session_info(r)) and i.role == "developer"]
+    developer = [r for r in t.server.requests if re.search(DEVELOPER_SESSION, r.system_text())]
     resumed = [r for r in developer if ANSWER in r.last_user_text()]
     assert resumed, "no developer request carried the answer"
     assert CRITERION in developer[0].last_user_text()

@@ -24,11 +24,11 @@ import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 import yaml
 
+from pm_agent.agents.header import SESSION_RE, SessionHeader, parse_session_header, session_header
 from pm_agent.demo.project import environment_commands
 from pm_agent.demo.tasks import DEMO_ANSWERS, DemoTask, ReviewText, demo_task
 from pm_agent.gates.common import command_for_test_files
@@ -48,11 +48,6 @@ __all__ = [
     "session_header",
 ]
 
-SESSION_RE: Final = re.compile(
-    r"^pm-agent session: role=(?P<role>[\w-]+) task=(?P<task>\S+) attempt=(?P<attempt>\d+) "
-    r"workdir=(?P<workdir>\S.*?)\s*$",
-    re.MULTILINE,
-)
 ANSWER_RE: Final = re.compile(r"The user answered:[ \t]*(?P<answer>[^\n]*)")
 # The summary lines of pytest -q, ruff and mypy (told apart: ruff's "Found 2 errors." has no " in ").
 _TEST_SUMMARY = re.compile(r"\b\d+ (?:passed|failed|errors?)\b.* in \d+(?:\.\d+)?s\b|^no tests ran in ")
@@ -60,38 +55,6 @@ _LINT_SUMMARY = re.compile(r"^All checks passed!$|^Found \d+ errors?\.$")
 _TYPECHECK_SUMMARY = re.compile(r"^Success: no issues found|^Found \d+ errors? in \d+ files?")
 # Gate ids a fixer's prompt names (the generic words "scope" and "secrets" would match any prompt).
 _GATE_IDS: Final = tuple(g.value for g in GateId if g not in (GateId.SCOPE, GateId.SECRETS))
-
-
-@dataclass(frozen=True)
-class SessionHeader:
-    """The first line pm-agent appends to a session's system prompt."""
-
-    role: str
-    task: str
-    attempt: int
-    workdir: Path
-
-    def line(self) -> str:
-        """The header line as pm-agent writes it."""
-        return session_header(self.role, self.task, self.attempt, self.workdir)
-
-
-def session_header(role: str, task: str, attempt: int, workdir: Path | str) -> str:
-    """`pm-agent session: role=<role> task=<task-ref> attempt=<n> workdir=<absolute path>`."""
-    return f"pm-agent session: role={role} task={task} attempt={attempt} workdir={Path(workdir).resolve()}"
-
-
-def parse_session_header(system_text: str) -> SessionHeader | None:
-    """The session header in a system prompt, None when there is none."""
-    match = SESSION_RE.search(system_text)
-    if match is None:
-        return None
-    return SessionHeader(
-        role=match["role"].lower(),
-        task=match["task"],
-        attempt=int(match["attempt"]),
-        workdir=Path(match["workdir"]),
-    )
 
 
 def parse_contract(text: str) -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ from pm_agent.engine.final import FinalResult, final_release_gate
 from pm_agent.engine.loop import LoopOutcome, PmLoop, resume_run, start_run
 from pm_agent.engine.runctx import RunContext
 from pm_agent.human.channels import EscalationChannel
-from pm_agent.reports.escalation import Escalation, render_escalation
+from pm_agent.reports.escalation import Escalation
 from pm_agent.store import EscalationRecord, RunStatus, default_store_path, open_store
 
 
@@ -73,19 +73,7 @@ def present_blockers(rc: RunContext, outcome: LoopOutcome) -> None:
         recommended="read `pm-agent log` of the failed tasks first",
         blocking=False,
     )
-    if any(e.source == "all-blocked" and e.status.value == "open" for e in rc.store.list_escalations(rc.run_id)):
-        return
-    esc = rc.store.open_escalation(
-        rc.run_id,
-        None,
-        source="all-blocked",
-        problem=body.problem,
-        impact=body.impact,
-        options=body.options,
-        recommended=body.recommended,
-        blocking=False,
-    )
-    rc.emit("escalation.opened", render_escalation(body, esc.id), escalation=esc.id)
+    rc.open_escalation(None, "all-blocked", body)
 
 
 def run_plan(

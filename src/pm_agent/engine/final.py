@@ -16,7 +16,7 @@ from pm_agent.engine.runctx import RunContext
 from pm_agent.errors import VcsError
 from pm_agent.gates import CommandResult, gate_no_orphan_todos, run_command
 from pm_agent.plan.models import Task, Tier
-from pm_agent.reports.escalation import Escalation, render_escalation
+from pm_agent.reports.escalation import Escalation
 from pm_agent.reports.manifest import (
     ManifestRisk,
     ManifestTask,
@@ -85,11 +85,7 @@ def _remediation(rc: RunContext, failures: list[str], evidence: dict[str, str], 
     existing = {t.task_id for t in rc.store.list_tasks(rc.run_id)}
     tasks = []
     for name in failures:
-        n = 1
-        while f"r{n}" in existing:
-            n += 1
-        task_id = f"r{n}"
-        existing.add(task_id)
+        task_id = _free_id(existing)
         tasks.append(
             Task(
                 id=task_id,
@@ -105,8 +101,8 @@ def _remediation(rc: RunContext, failures: list[str], evidence: dict[str, str], 
     return tasks
 
 
-async def _risk_audit(rc: RunContext, records: list[TaskRecord]) -> tuple[bool, list[str]]:
-    """(blocked, open risk descriptions); an open risk on a CRITICAL task needs the human's word."""
+async def _risk_audit(rc: RunContext, records: list[TaskRecord]) -> tuple[str, list[str]]:
+    """("clear" | "held" | "remediated", open risks): an open risk on a CRITICAL task needs a human's word."""
     tiers = {r.task_id: r.tier for r in records}
     risks = rc.store.list_risks(rc.run_id)
     critical_open = [
@@ -118,42 +114,64 @@ async def _risk_audit(rc: RunContext, records: list[TaskRecord]) -> tuple[bool, 
             rc.store.update_risk_status(rc.run_id, risk.id, RiskStatus.ACCEPTED)
             rc.store.append_event(rc.run_id, "risk.accepted", {"risk": risk.id, "by": "pm (non-critical task)"})
     if not critical_open:
-        return False, []
+        return "clear", []
+    described = [f"{r.id} {r.description}" for r in critical_open]
     esc = _risk_escalation(rc)
-    if esc is not None and esc.status.value in ("answered", "applied"):
-        word = (esc.answer or "").strip().lower()
-        if esc.status.value == "answered":
-            rc.store.mark_escalation_applied(esc.id)
-        if word.startswith("accept"):
-            for risk in critical_open:
-                rc.store.update_risk_status(rc.run_id, risk.id, RiskStatus.ACCEPTED)
-            return False, []
-        if word.startswith("abort"):
-            rc.aborted = True
-        return True, [r.description for r in critical_open]
-    if esc is None:
-        body = Escalation(
-            problem="open risks on CRITICAL tasks: " + "; ".join(f"{r.id} {r.description}" for r in critical_open),
-            impact="the release is held until the risks are accepted or mitigated",
-            options=RISK_OPTIONS,
-            recommended="accept if the review notes' rollback covers them; else mitigate",
-        )
-        esc = rc.store.open_escalation(
-            rc.run_id,
-            None,
-            source="risk-audit",
-            problem=body.problem,
-            impact=body.impact,
-            options=body.options,
-            recommended=body.recommended,
-        )
-        text = render_escalation(body, esc.id)
-        rc.emit("escalation.opened", text, escalation=esc.id)
-        await rc.channel.escalate(rc.store, esc, text)
+    if esc is None or esc.status.value == "open":
+        if esc is None:
+            body = Escalation(
+                problem="open risks on CRITICAL tasks: " + "; ".join(described),
+                impact="the release is held until the risks are accepted or mitigated",
+                options=RISK_OPTIONS,
+                recommended="accept if the review notes' rollback covers them; else mitigate",
+            )
+            esc = rc.open_escalation(None, "risk-audit", body)
+        while rc.pending_escalations:  # the loop is not running: hand it to the channel here
+            pending, text = rc.pending_escalations.pop(0)
+            await rc.channel.escalate(rc.store, pending, text)
         esc = rc.store.get_escalation(esc.id)
-        if esc.status.value == "answered":
-            return await _risk_audit(rc, records)
-    return True, [r.description for r in critical_open]
+    if esc.status.value == "open":
+        return "held", described
+    word = (esc.answer or "").strip().lower()
+    if esc.status.value == "answered":
+        rc.store.mark_escalation_applied(esc.id)
+    if word.startswith("accept"):
+        for risk in critical_open:
+            rc.store.update_risk_status(rc.run_id, risk.id, RiskStatus.ACCEPTED)
+        return "clear", []
+    if word.startswith("mitigate"):
+        existing = {t.task_id for t in rc.store.list_tasks(rc.run_id)}
+        new = [_mitigation(existing, risk.id, risk.description) for risk in critical_open]
+        rc.store.add_tasks(rc.run_id, new, reason=f"risk audit: mitigate ({esc.id})")
+        for risk in critical_open:
+            rc.store.update_risk_status(rc.run_id, risk.id, RiskStatus.MITIGATED)
+        rc.emit("final.mitigate", "opened " + ", ".join(t.ref for t in new) + " to mitigate the risks")
+        return "remediated", described
+    if word.startswith("abort"):
+        rc.aborted = True
+    return "held", described
+
+
+def _free_id(existing: set[str]) -> str:
+    """The next unused remediation id (r1, r2, ...), reserved in `existing`."""
+    n = 1
+    while f"r{n}" in existing:
+        n += 1
+    existing.add(f"r{n}")
+    return f"r{n}"
+
+
+def _mitigation(existing: set[str], risk_id: str, description: str) -> Task:
+    return Task(
+        id=_free_id(existing),
+        title=f"Mitigate risk {risk_id}",
+        description=description,
+        body=f"Mitigate this risk found during review: {description}",
+        tier=Tier.CRITICAL,
+        tier_reason="CRITICAL: mitigates an open risk of a CRITICAL task",
+        acceptance_criteria=[f"risk {risk_id} is mitigated: {description}"],
+        decision_log=[f"opened by the risk audit for {risk_id}"],
+    )
 
 
 def _risk_escalation(rc: RunContext) -> EscalationRecord | None:
@@ -269,8 +287,10 @@ async def final_release_gate(rc: RunContext) -> FinalResult:
             return FinalResult(passed=False, reentered=True, checks=checks, problems=problems)
         if incomplete:
             return FinalResult(passed=False, checks=checks, problems=problems)
-        blocked, open_risks = await _risk_audit(rc, records)
-        if blocked:
+        audit, open_risks = await _risk_audit(rc, records)
+        if audit == "remediated":
+            return FinalResult(passed=False, reentered=True, checks=checks, problems=open_risks)
+        if audit == "held":
             rc.emit("final.held", "release held: open risks on CRITICAL tasks wait for a human decision")
             return FinalResult(passed=False, waiting=not rc.aborted, checks=checks, problems=open_risks)
         manifest = build_manifest(rc, records, checks)

@@ -15,9 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pm_agent.agents.base import AgentRunner, SessionLimits
-from pm_agent.agents.claude import ClaudeRunner
-from pm_agent.agents.command import CommandRunner
+from pm_agent.agents.base import AgentRunner
+from pm_agent.agents.factory import limits_from_config, runner_from_config
 from pm_agent.agents.session import AgentHost
 from pm_agent.config import PmConfig, load_config
 from pm_agent.engine.events import Listener
@@ -60,20 +59,11 @@ class LoopOutcome:
 
 
 def make_runner(config: PmConfig, state_dir: Path) -> AgentRunner:
-    """The agent runner the configuration names."""
-    agent = config.agent
-    home = state_dir / "agent-home" if agent.isolated_home else None
+    """The agent runner the configuration names; isolated sessions get a HOME under `.pm-agent/`."""
+    home = state_dir / "agent-home" if config.agent.isolated_home else None
     if home is not None:
         home.mkdir(parents=True, exist_ok=True)
-    if agent.runner == "command":
-        return CommandRunner(command=agent.command, agent_home=home)
-    return ClaudeRunner(
-        agent_home=home,
-        binary=agent.binary,
-        model=agent.model,
-        permission_mode=agent.permission_mode,
-        allowed_tools=agent.allowed_tools,
-    )
+    return runner_from_config(config.agent, home)
 
 
 def _context(
@@ -86,11 +76,7 @@ def _context(
     runner: AgentRunner | None,
 ) -> RunContext:
     db_path = default_store_path(repo)
-    limits = SessionLimits(
-        max_turns=config.agent.max_turns,
-        stuck_after_s=config.agent.stuck_after_s,
-        time_budget_s=config.agent.time_budget_min * 60,
-    )
+    limits = limits_from_config(config.agent)
     run = store.get_run(run_id)
     host = AgentHost(
         store, db_path, runner or make_runner(config, db_path.parent), limits=limits, python=sys.executable

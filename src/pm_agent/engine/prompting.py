@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pm_agent.agents.header import session_header
 from pm_agent.engine.contract import render_contract, task_contract
 from pm_agent.engine.prompts import render_prompt
 from pm_agent.engine.runctx import RunContext
@@ -33,11 +34,8 @@ def current_task(rec: TaskRecord) -> Task:
 
 def system_prompt(rc: RunContext, rec: TaskRecord, role: str, attempt: int) -> str:
     """Appended to the agent's system prompt; the first line names the session (scripted models route on it)."""
-    workdir = rc.worktree_path(rec.task_id)
-    return (
-        f"pm-agent session: role={role} task=task-{rec.task_id} attempt={attempt} workdir={workdir}\n"
-        f"{ROLE_LINES.get(role, '')} Report back only through the signal_back tool."
-    )
+    header = session_header(role, f"task-{rec.task_id}", attempt, rc.worktree_path(rec.task_id))
+    return f"{header}\n{ROLE_LINES.get(role, '')} Report back only through the signal_back tool."
 
 
 def task_delta(rc: RunContext, rec: TaskRecord) -> str:

@@ -13,6 +13,7 @@ from pm_agent.engine.events import Listener
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import IssueState, Workflow, WorkflowContext
 from pm_agent.plan.models import TaskStatus
+from pm_agent.reports.escalation import Escalation, render_escalation
 from pm_agent.store import EscalationRecord, RunRecord, Store, TaskRecord
 from pm_agent.vcs import Git
 
@@ -68,6 +69,38 @@ class RunContext:
     def emit(self, kind: str, message: str, **data: Any) -> None:
         """Tell the listeners."""
         self.listener.emit(kind, message, **data)
+
+    def open_escalation(
+        self,
+        task_id: str | None,
+        source: str,
+        body: Escalation,
+        *,
+        session_id: int | None = None,
+        context: str = "",
+    ) -> EscalationRecord:
+        """Store an escalation in seed 001's format, once per (task, source, session) while it is open,
+        show it to the listeners and queue it for the channel (the loop hands it over)."""
+        for esc in self.store.list_escalations(self.run_id):
+            same = (esc.task_id, esc.source, esc.session_id) == (task_id, source, session_id)
+            if same and esc.status.value == "open":
+                return esc  # opened before a restart
+        esc = self.store.open_escalation(
+            self.run_id,
+            task_id,
+            source=source,
+            problem=body.problem + (f"\nContext: {context}" if context else ""),
+            impact=body.impact,
+            options=list(body.options),
+            recommended=body.recommended,
+            blocking=body.blocking,
+            session_id=session_id,
+        )
+        text = render_escalation(body, esc.id)
+        self.emit("escalation.opened", text, escalation=esc.id, task=task_id)
+        if body.blocking:
+            self.pending_escalations.append((esc, text))
+        return esc
 
     def context_of(self, rec: TaskRecord) -> WorkflowContext:
         """The task's WorkflowContext as stored, bound to this run's workflow."""

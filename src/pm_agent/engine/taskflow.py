@@ -21,7 +21,7 @@ from pm_agent.engine.prompting import build_prompt, system_prompt
 from pm_agent.engine.runctx import RunContext
 from pm_agent.errors import AgentError, TransitionError
 from pm_agent.lifecycle import IssueState, resolve_role
-from pm_agent.reports.escalation import Escalation, render_escalation
+from pm_agent.reports.escalation import Escalation
 from pm_agent.store import SessionRecord, SessionStatus, SignalRecord, TaskRecord
 
 S = IssueState
@@ -460,35 +460,11 @@ class TaskFlow:
         recommended: str,
         session_id: int | None = None,
         context: str = "",
-        blocking: bool = True,
     ) -> int:
-        """Store an escalation in seed 001's format (once per source and session) and hand it to the channel."""
-        store = self.rc.store
+        """Escalate about this task (see RunContext.open_escalation)."""
+        body = Escalation(problem=problem, impact=impact, options=options, recommended=recommended)
         task_id = rec.task_id if rec is not None else None
-        for esc in store.list_escalations(self.rc.run_id):
-            if (
-                esc.task_id == task_id
-                and esc.source == source
-                and esc.session_id == session_id
-                and esc.status.value == "open"
-            ):
-                return esc.id  # already opened before a restart
-        body = Escalation(problem=problem, impact=impact, options=options, recommended=recommended, blocking=blocking)
-        esc = store.open_escalation(
-            self.rc.run_id,
-            task_id,
-            source=source,
-            problem=problem + (f"\nContext: {context}" if context else ""),
-            impact=impact,
-            options=list(body.options),
-            recommended=recommended,
-            blocking=blocking,
-            session_id=session_id,
-        )
-        text = render_escalation(body, esc.id)
-        self.rc.emit("escalation.opened", text, escalation=esc.id, task=task_id)
-        self.rc.pending_escalations.append((esc, text))
-        return esc.id
+        return self.rc.open_escalation(task_id, source, body, session_id=session_id, context=context).id
 
     def _budget_escalation(self, rec: TaskRecord, why: str, step: Step | None) -> None:
         self.open_escalation(

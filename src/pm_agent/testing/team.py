@@ -12,36 +12,17 @@ with a closing text turn so the CLI ends.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pm_agent.agents.header import SessionHeader, parse_session_header
 from pm_agent.testing.scenario import ModelRequest, ToolCall, Turn
 
-SESSION_RE = re.compile(r"pm-agent session: role=(\w+) task=(task-[\w.-]+) attempt=(\d+) workdir=(\S+)")
 SIGNAL_TOOL = "mcp__pm__signal_back"
 
 
-@dataclass(frozen=True)
-class SessionInfo:
-    """Who is asking: parsed from pm-agent's system prompt line."""
-
-    role: str
-    task: str
-    attempt: int
-    workdir: str
-
-
-Step = Callable[[SessionInfo, ModelRequest], Turn]
-
-
-def session_info(request: ModelRequest) -> SessionInfo | None:
-    """The session line of a request, or None for requests that are not pm-agent sessions."""
-    found = SESSION_RE.search(request.system_text())
-    if found is None:
-        return None
-    return SessionInfo(found.group(1), found.group(2), int(found.group(3)), found.group(4))
+Step = Callable[[SessionHeader, ModelRequest], Turn]
 
 
 def _tool_turns(request: ModelRequest) -> int:
@@ -76,10 +57,10 @@ def bash(command: str) -> Step:
     return lambda s, _r: Turn(tool_calls=[ToolCall("Bash", {"command": command, "description": "run"})])
 
 
-def signal(payload: Mapping[str, Any] | Callable[[SessionInfo, ModelRequest], Mapping[str, Any]]) -> Step:
+def signal(payload: Mapping[str, Any] | Callable[[SessionHeader, ModelRequest], Mapping[str, Any]]) -> Step:
     """A step that calls signal_back; `stepId` defaults to the session's task."""
 
-    def step(s: SessionInfo, r: ModelRequest) -> Turn:
+    def step(s: SessionHeader, r: ModelRequest) -> Turn:
         body = dict(payload(s, r) if callable(payload) else payload)
         body.setdefault("stepId", s.task)
         return Turn(tool_calls=[ToolCall(SIGNAL_TOOL, body)])
@@ -109,7 +90,7 @@ class ScriptedTeam:
 
     def __call__(self, request: ModelRequest) -> Turn | None:
         """Answer one request (None: not a pm-agent session request)."""
-        info = session_info(request)
+        info = parse_session_header(request.system_text())
         if info is None or not request.messages:
             return None
         if _last_tool_name(request) == SIGNAL_TOOL and "error" not in request.tool_result_text().lower()[:40]:
