@@ -1,0 +1,149 @@
+"""Less travelled paths of the PM loop, with the real CLI: an integration conflict sent back to the
+fixer, and a task that never converges ending in REQUIRES_HUMAN_INTERVENTION with an escalation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from pm_agent.store import default_store_path, open_store
+from pm_agent.testing.team import Step, line_of, signal, write
+
+from .conftest import Target, git
+
+pytestmark = [pytest.mark.claude, pytest.mark.slow]
+
+NOTE = {"summary": "done", "risks": [], "rollback": "git revert"}
+
+
+def complete(path: str, text: str, needle: str, criterion: str) -> Step:
+    mapping = [{"criterion": criterion, "location": f"{path}:{line_of(text, needle)}"}]
+    return signal({"signal": "complete", "summary": "ok", "criteriaMapping": mapping, "reviewNote": NOTE})
+
+
+CONFLICT_PLAN = """\
+# calc
+
+### Task 1: Install section in the README
+
+**Tier:** low
+**Ownership:** install-docs
+
+**Files:**
+- Modify: `README.md`
+
+**Acceptance criteria:**
+- README says how to install
+
+### Task 2: Usage section in the README
+
+**Tier:** low
+**Ownership:** usage-docs
+
+**Files:**
+- Modify: `README.md`
+
+**Acceptance criteria:**
+- README says how to use it
+"""
+
+INSTALL = "# calc\n\nInstall: `pip install calc`\n"
+USAGE = "# calc\n\nUsage: `from calc import add`\n"
+MERGED = "# calc\n\nInstall: `pip install calc`\n\nUsage: `from calc import add`\n"
+
+
+def test_integration_conflict_goes_back_to_the_fixer(target: Callable[[str], Target]) -> None:
+    t = target(CONFLICT_PLAN)
+    t.team.scripts = {
+        ("task-1", "developer"): [
+            write("README.md", INSTALL),
+            complete("README.md", INSTALL, "Install", "README says how to install"),
+        ],
+        ("task-2", "developer"): [
+            write("README.md", USAGE),
+            complete("README.md", USAGE, "Usage", "README says how to use it"),
+        ],
+        ("task-1", "fixer"): [
+            write("README.md", MERGED),
+            complete("README.md", MERGED, "Install", "README says how to install"),
+        ],
+        ("task-2", "fixer"): [
+            write("README.md", MERGED),
+            complete("README.md", MERGED, "Usage", "README says how to use it"),
+        ],
+    }
+    rc = t.start()
+    outcome = t.drive(rc)
+    events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
+    assert sorted(outcome.completed) == ["1", "2"], events
+    assert "integration conflict" in events
+    # Exactly one of the two went through the fixer, with the conflict as its evidence.
+    store = open_store(default_store_path(t.repo))
+    try:
+        fixed = [x for x in store.list_tasks(rc.run_id) if x.retry_count == 1]
+        assert len(fixed) == 1
+        requests = [e for e in store.events(rc.run_id, fixed[0].task_id) if e.kind == "fix.requested"]
+        assert "integration conflict with the working branch in: README.md" in requests[0].payload["evidence"]
+    finally:
+        store.close()
+    assert git(t.repo, "show", f"{rc.run.working_branch}:README.md") == MERGED
+    assert len(t.log(rc.run.working_branch)) == 3
+
+
+LOOP_PLAN = """\
+# calc
+
+### Task 1: Addition
+
+**Files:**
+- Create: `src/calc/add.py`
+
+**Acceptance criteria:**
+- add(a, b) returns the sum
+"""
+
+ADD = '"""add."""\n\n\ndef add(a: int, b: int) -> int:\n    return a + b\n'
+
+
+def test_a_task_that_never_converges_requires_human_intervention(target: Callable[[str], Target]) -> None:
+    t = target(LOOP_PLAN)
+    never_happy = signal(
+        {
+            "signal": "needs-role-followup",
+            "targetRole": "spiritmender",
+            "reason": "src/calc/add.py:5 still not good enough",
+            "context": "style",
+            "resume": False,
+        }
+    )
+    t.team.scripts = {
+        ("task-1", "developer"): [
+            write("src/calc/add.py", ADD),
+            complete("src/calc/add.py", ADD, "return", "add(a, b) returns the sum"),
+        ],
+        ("task-1", "fixer"): [
+            write("src/calc/add.py", ADD),
+            complete("src/calc/add.py", ADD, "return", "add(a, b) returns the sum"),
+        ],
+        ("task-1", "reviewer"): [never_happy],
+    }
+    rc = t.start(retry_budget=10)
+    outcome = t.drive(rc)
+    events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
+    assert outcome.failed == ["1"], events
+    store = open_store(default_store_path(t.repo))
+    try:
+        task = store.get_task(rc.run_id, "1")
+        assert task.state == "requires_human_intervention"
+        assert task.iteration_count == 11  # max_iterations (10) transitions, then the stop
+        states = [tr.to_state for tr in store.transitions(rc.run_id, "1")]
+        assert states[-2:] == ["reviewing_code", "requires_human_intervention"]
+        assert states.count("fixing_issues") == 2
+        esc = [e for e in store.list_escalations(rc.run_id) if e.task_id == "1"]
+        assert [e.source for e in esc] == ["loop-detection"]
+        assert "reached max_iterations (10)" in esc[0].problem
+    finally:
+        store.close()
+    assert t.log(rc.run.working_branch) == ["initial"]
+    assert rc.worktree_path("1").is_dir(), "a task that stops keeps its worktree for inspection"
