@@ -424,3 +424,90 @@ def test_inline_answer_in_the_terminal(target: Callable[[str], Target]) -> None:
     [esc] = escalations_in_store(t.repo)
     assert (esc.status.value, esc.answer) == ("applied", ANSWER)
     assert_resumed_developer(t, esc)
+
+
+def test_terminal_prompt_ends_when_answered_from_another_shell(target: Callable[[str], Target]) -> None:
+    """Regression: a pending terminal prompt used to hold the whole loop, ignoring `pm-agent answer`."""
+    t = target(PLAN_ONE)
+    t.team.scripts = one_task_scripts()
+    prepare(t)
+    master, slave = pty.openpty()
+    buf = bytearray()
+    try:
+        try:
+            proc = subprocess.Popen(
+                [exe(), "run", str(t.plan), "-C", str(t.repo)],
+                cwd=t.repo,
+                stdin=slave,
+                stdout=slave,
+                stderr=slave,
+                close_fds=True,
+            )
+        finally:
+            os.close(slave)
+        try:
+            prompt = b"Your answer to escalation #1"
+            read_until(master, buf, lambda: prompt in buf, time.monotonic() + 60)
+            assert prompt in buf, plain(bytes(buf))
+            assert pm(t.repo, "answer", "1", ANSWER).returncode == 0
+            ended = read_until(master, buf, lambda: False, time.monotonic() + 90)
+            assert ended, f"the run did not go on after `pm-agent answer`:\n{plain(bytes(buf))}"
+            proc.wait(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    finally:
+        os.close(master)
+    out = plain(bytes(buf))
+    assert proc.returncode == 0, out
+    assert "(escalation #1 was answered elsewhere)" in out
+    assert "RELEASE SUMMARY" in out
+    [esc] = escalations_in_store(t.repo)
+    assert (esc.status.value, esc.answer) == ("applied", ANSWER)
+    assert_resumed_developer(t, esc)
+
+
+PLAN_CRITICAL = PLAN_ONE.replace("### Task 1: Output format\n", "### Task 1: Output format\n\n**Tier:** critical\n")
+
+
+def test_release_risk_audit_answered_then_resume(target: Callable[[str], Target]) -> None:
+    """Regression: `resume` used to poll forever once a run-level escalation was answered."""
+    t = target(PLAN_CRITICAL)
+    files = {"src/calc/fmt.py": FMT, "tests/test_fmt.py": TEST_FMT}
+    risky = {**NOTE, "risks": ["rows with newlines break the table"]}
+    done = signal_step(
+        {
+            "signal": "complete",
+            "summary": "ok",
+            "criteriaMapping": [{"criterion": CRITERION, "location": f"src/calc/fmt.py:{line_of(FMT, 'return')}"}],
+            "reviewNote": risky,
+            "filesCreated": sorted(files),
+        }
+    )
+    t.team.scripts = {
+        ("task-1", "developer"): [*(write(p, x) for p, x in files.items()), done],
+        ("*", "reviewer"): review(),
+    }
+    prepare(t)
+    first = pm_bg(t.repo, "run", str(t.plan))
+    out = finish(first, 180)
+    assert first.returncode == 3, out
+    [esc] = escalations_in_store(t.repo)
+    assert (esc.task_id, esc.source, esc.status.value) == (None, "risk-audit", "open")
+    assert "rows with newlines break the table" in esc.problem
+    assert pm(t.repo, "answer", str(esc.id), "accept").returncode == 0
+    second = pm_bg(t.repo, "resume")
+    out2 = finish(second, 120)
+    assert second.returncode == 0, out2
+    assert "RELEASE SUMMARY" in out2
+    store = open_store(default_store_path(t.repo))
+    try:
+        run = store.latest_run()
+        assert run is not None
+        assert [(r.description, r.status.value) for r in store.list_risks(run.id)] == [
+            ("rows with newlines break the table", "accepted")
+        ]
+        assert store.get_escalation(esc.id).status.value == "applied"
+    finally:
+        store.close()

@@ -202,6 +202,7 @@ class PmLoop:
             last_report_at=time.monotonic(),
         )
         self.flows: dict[str, asyncio.Task[TaskRecord]] = {}
+        self.prompts: set[asyncio.Task[None]] = set()
         self.errors: dict[str, str] = {}
         self.last_cycle_sha = rc.run.current_sha or rc.run.baseline_sha
 
@@ -238,8 +239,11 @@ class PmLoop:
         """Hand new escalations to the channel, then wake tasks whose escalation was answered."""
         rc = self.rc
         while rc.pending_escalations:
+            # In the background: a human may take minutes, and the other slots keep working meanwhile.
             esc, text = rc.pending_escalations.pop(0)
-            await rc.channel.escalate(rc.store, esc, text)
+            prompt = asyncio.create_task(rc.channel.escalate(rc.store, esc, text))
+            self.prompts.add(prompt)
+            prompt.add_done_callback(self.prompts.discard)
         for esc in rc.store.list_escalations(rc.run_id):
             if esc.status.value != "answered" or esc.task_id is None:
                 continue
@@ -287,11 +291,16 @@ class PmLoop:
                     rc.emit("slots", f"dispatch task-{cand.task_id} ({cand.tier.value}); slots: {slots}")
                     self.flows[cand.task_id] = asyncio.create_task(self._slot(cand.task_id))
             if not self.flows:
-                waiting = [r for r in records if rc.workflow.is_waiting(S(r.state))]
-                answered = any(e.status.value == "answered" for e in rc.store.list_escalations(rc.run_id))
-                if rc.pending_escalations or answered or (waiting and rc.channel.interactive and not rc.aborted):
+                waiting = {r.task_id for r in records if rc.workflow.is_waiting(S(r.state))}
+                answered = any(
+                    e.status.value == "answered" and e.task_id in waiting for e in rc.store.list_escalations(rc.run_id)
+                )
+                # A human may still answer an open prompt; an answer may have landed since _escalations ran.
+                if not rc.aborted and (rc.pending_escalations or self.prompts or answered):
                     await asyncio.sleep(poll_s)
                     continue
+                for prompt in self.prompts:
+                    prompt.cancel()
                 return self._outcome()
             done, _ = await asyncio.wait(self.flows.values(), timeout=poll_s, return_when=asyncio.FIRST_COMPLETED)
             for task_id, fut in list(self.flows.items()):

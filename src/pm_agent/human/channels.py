@@ -7,7 +7,9 @@ be answered inline, from another shell (`pm-agent answer`), or by a scripted use
 from __future__ import annotations
 
 import asyncio
+import queue
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
@@ -18,8 +20,6 @@ from pm_agent.store import EscalationRecord, Store
 class EscalationChannel(Protocol):
     """Shows escalations to a human; may collect the answer itself."""
 
-    interactive: bool  # True: the run waits for answers instead of stopping
-
     async def escalate(self, store: Store, escalation: EscalationRecord, text: str) -> None:
         """Present the escalation; an interactive channel may answer it through the store."""
 
@@ -29,7 +29,6 @@ class PrintOnlyChannel:
     """Prints the escalation and how to answer it from another shell; never waits."""
 
     out: TextIO = field(default_factory=lambda: sys.stdout)
-    interactive: bool = False
 
     async def escalate(self, store: Store, escalation: EscalationRecord, text: str) -> None:
         """Say how to answer it (the run's listener has shown the escalation itself)."""
@@ -39,21 +38,50 @@ class PrintOnlyChannel:
 
 @dataclass
 class TerminalChannel:
-    """Asks in the terminal that runs `pm-agent run`; an empty line defers to `pm-agent answer`."""
+    """Asks in the terminal that runs `pm-agent run`; an empty line defers to `pm-agent answer`.
+
+    One daemon thread reads the terminal, so a pending prompt never holds up the loop or the exit,
+    and an answer given meanwhile from another shell (`pm-agent answer`) ends the prompt.
+    """
 
     read_line: Callable[[], str] = field(default_factory=lambda: sys.stdin.readline)
     out: TextIO = field(default_factory=lambda: sys.stdout)
-    interactive: bool = True
+    poll_s: float = 0.5
+    _lines: queue.Queue[str] = field(default_factory=queue.Queue, init=False, repr=False)
+    _reader: threading.Thread | None = field(default=None, init=False, repr=False)
+    _one_at_a_time: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
+
+    def _pump(self) -> None:
+        while True:
+            line = self.read_line()
+            self._lines.put(line)
+            if line == "":  # end of input
+                return
 
     async def escalate(self, store: Store, escalation: EscalationRecord, text: str) -> None:
-        """Print it and read one answer line (in a thread, so other slots keep working)."""
-        self.out.write(f"Your answer to escalation #{escalation.id} (empty: later, with pm-agent answer): ")
-        self.out.flush()
-        line = (await asyncio.to_thread(self.read_line)).strip()
-        if line:
-            current = await asyncio.to_thread(store.get_escalation, escalation.id)
-            if current.status.value == "open":
-                await asyncio.to_thread(store.answer_escalation, escalation.id, line)
+        """Prompt, then wait for a typed line or for the escalation to be answered elsewhere."""
+        async with self._one_at_a_time:
+            if (await asyncio.to_thread(store.get_escalation, escalation.id)).status.value != "open":
+                return
+            self.out.write(f"Your answer to escalation #{escalation.id} (empty: later, with pm-agent answer): ")
+            self.out.flush()
+            if self._reader is None:
+                self._reader = threading.Thread(target=self._pump, name="pm-agent-stdin", daemon=True)
+                self._reader.start()
+            while True:
+                try:
+                    line = (await asyncio.to_thread(self._lines.get, True, self.poll_s)).strip()
+                    break
+                except queue.Empty:
+                    current = await asyncio.to_thread(store.get_escalation, escalation.id)
+                    if current.status.value != "open":
+                        self.out.write(f"\n(escalation #{escalation.id} was answered elsewhere)\n")
+                        self.out.flush()
+                        return
+            if line:
+                current = await asyncio.to_thread(store.get_escalation, escalation.id)
+                if current.status.value == "open":
+                    await asyncio.to_thread(store.answer_escalation, escalation.id, line)
 
 
 @dataclass
@@ -62,7 +90,6 @@ class ScriptedChannel:
 
     answer_for: Callable[[EscalationRecord], str | None]
     out: TextIO = field(default_factory=lambda: sys.stdout)
-    interactive: bool = True
 
     async def escalate(self, store: Store, escalation: EscalationRecord, text: str) -> None:
         """Answer as the scripted user, and say so."""
