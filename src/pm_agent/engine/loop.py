@@ -288,7 +288,13 @@ class PmLoop:
                 for cand in self.scheduler.pick(ready, running):
                     self._cycle_diff()
                     slots = ", ".join(sorted(f"task-{t}" for t in [*self.flows, cand.task_id]))
-                    rc.emit("slots", f"dispatch task-{cand.task_id} ({cand.tier.value}); slots: {slots}")
+                    spent = sum(x.cost_usd for x in rc.store.list_sessions(rc.run_id))
+                    done_count = sum(1 for r in records if r.state == S.COMPLETED.value)
+                    rc.emit(
+                        "slots",
+                        f"dispatch task-{cand.task_id} ({cand.tier.value}); slots: {slots}; "
+                        f"{done_count}/{len(records)} done; cost so far ${spent:.4f}",
+                    )
                     self.flows[cand.task_id] = asyncio.create_task(self._slot(cand.task_id))
             if not self.flows:
                 waiting = {r.task_id for r in records if rc.workflow.is_waiting(S(r.state))}

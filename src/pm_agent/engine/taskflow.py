@@ -228,9 +228,10 @@ class TaskFlow:
             )
         detail = result.outcome.error or ""
         kind = result.signal.kind if result.signal else "no signal"
+        spent = f"${result.outcome.cost_usd:.4f}, {result.outcome.num_turns or 0} turns"
         rc.emit(
             "session.ended",
-            f"task-{rec.task_id}: {role} session {result.record.id} → {result.status.value} ({kind})"
+            f"task-{rec.task_id}: {role} session {result.record.id} → {result.status.value} ({kind}; {spent})"
             + (f": {detail}" if detail else ""),
         )
         fault_point("after-signal")
