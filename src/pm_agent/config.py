@@ -86,8 +86,10 @@ class PmConfig(_Config):
     """Tiers whose independent tasks may run in parallel."""
     working_branch: str | None = None
     """The plan working branch; default pm/<plan-id>/work."""
-    max_iterations: int = Field(default=10, ge=3, le=100)
-    """Lifecycle transitions per task before it ends in REQUIRES_HUMAN_INTERVENTION (seed 003)."""
+    max_iterations: int = Field(default=16, ge=3, le=100)
+    """Lifecycle transitions per task before it ends in REQUIRES_HUMAN_INTERVENTION (seed 003's limit).
+
+    Seed 003 uses 10; pm-agent's path with gates and review takes 7 and a clarification round 5 more."""
     max_release_rounds: int = Field(default=3, ge=1, le=20)
     """Times a failing final release gate may open remediation tasks and re-enter the loop."""
     max_continuations: int = Field(default=3, ge=0, le=20)
@@ -193,8 +195,8 @@ def _render_model(model: BaseModel, lines: list[str], indent: str) -> None:
     fields = type(model).model_fields
     for name, info in fields.items():
         value = getattr(model, name)
-        if info.description:
-            lines.append(f"{indent}# {info.description}")
+        for text in (info.description or "").splitlines():
+            lines.append(f"{indent}# {text.strip()}".rstrip())
         if isinstance(value, BaseModel):
             lines.append(f"{indent}{name}:")
             _render_model(value, lines, indent + "  ")

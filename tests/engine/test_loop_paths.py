@@ -128,7 +128,7 @@ def test_a_task_that_never_converges_requires_human_intervention(target: Callabl
         ],
         ("task-1", "reviewer"): [never_happy],
     }
-    rc = t.start(retry_budget=10)
+    rc = t.start(retry_budget=10, max_iterations=10)
     outcome = t.drive(rc)
     events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
     assert outcome.failed == ["1"], events
@@ -147,3 +147,102 @@ def test_a_task_that_never_converges_requires_human_intervention(target: Callabl
         store.close()
     assert t.log(rc.run.working_branch) == ["initial"]
     assert rc.worktree_path("1").is_dir(), "a task that stops keeps its worktree for inspection"
+
+
+SLICE_PLAN = """\
+# calc
+
+### Task 1: Arithmetic
+
+**Files:**
+- Create: `src/calc/add.py`
+- Create: `src/calc/sub.py`
+
+**Acceptance criteria:**
+- add(a, b) returns the sum
+"""
+
+SUB = '"""sub."""\n\n\ndef sub(a: int, b: int) -> int:\n    return a - b\n'
+SLICES = "- title: addition\n  files: [src/calc/add.py]\n- title: subtraction\n  files: [src/calc/sub.py]\n"
+
+
+def test_a_task_over_the_patch_size_limit_is_sliced_by_the_planner_first(target: Callable[[str], Target]) -> None:
+    t = target(SLICE_PLAN)
+    t.team.scripts = {
+        ("task-1", "planner"): [signal({"signal": "complete", "summary": SLICES})],
+        ("task-1", "developer"): [
+            write("src/calc/add.py", ADD),
+            write("src/calc/sub.py", SUB),
+            complete("src/calc/add.py", ADD, "return", "add(a, b) returns the sum"),
+        ],
+        ("*", "reviewer"): [signal({"signal": "complete", "summary": "approved", "reviewNote": NOTE})],
+    }
+    rc = t.start(patch_size_limit_files=1)
+    outcome = t.drive(rc)
+    assert outcome.completed == ["1"]
+    store = open_store(default_store_path(t.repo))
+    try:
+        sliced = [e.payload for e in store.events(rc.run_id, "1") if e.kind == "task.sliced"]
+        assert sliced == [{"slices": SLICES.strip(), "files": 2}]
+        roles = [s.role for s in store.list_sessions(rc.run_id, "1")]
+        assert roles == ["planner", "developer", "reviewer"]
+    finally:
+        store.close()
+    developer_prompts = [
+        r.conversation_text() for r in t.server.requests if "role=developer" in r.system_text() and r.messages
+    ]
+    assert any("work through the slices in order" in p and "subtraction" in p for p in developer_prompts)
+
+
+VAGUE_PLAN = """\
+# calc
+
+### Task 1: Make it nicer
+"""
+
+
+def test_vague_requirements_go_to_the_analyst_who_asks_the_human(target: Callable[[str], Target]) -> None:
+    t = target(VAGUE_PLAN)
+    question = {"signal": "needs-user-input", "question": "Nicer how?", "context": "the task says nothing"}
+    t.team.scripts = {
+        ("task-1", "analyst"): [
+            signal(question),
+            signal({"signal": "complete", "summary": "add a module docstring to calc", "selfAssessment": "confident"}),
+        ],
+        ("task-1", "developer"): [
+            write("src/calc/nice.py", '"""Nicer calc: documented."""\n'),
+            signal({"signal": "complete", "summary": "docstring", "reviewNote": NOTE}),
+        ],
+        ("*", "reviewer"): [signal({"signal": "complete", "summary": "approved", "reviewNote": NOTE})],
+    }
+    answers: list[str] = []
+
+    def answer(esc: object) -> str:
+        answers.append(str(getattr(esc, "problem", "")))
+        return "a docstring is enough"
+
+    from pm_agent.human.channels import ScriptedChannel
+
+    rc = t.start(channel=ScriptedChannel(answer))
+    outcome = t.drive(rc)
+    events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
+    assert outcome.completed == ["1"], events
+    assert len(answers) == 1
+    assert "Nicer how?" in answers[0]
+    store = open_store(default_store_path(t.repo))
+    try:
+        states = [tr.to_state for tr in store.transitions(rc.run_id, "1")]
+        assert states[:7] == [
+            "planning_approach",
+            "analyzing_requirements",
+            "requirements_unclear",
+            "waiting_for_requirements_clarification",
+            "requirements_clarified",
+            "analyzing_requirements",
+            "planning_approach",
+        ]
+        assert states[-1] == "completed"
+        analyst = [s for s in store.list_sessions(rc.run_id, "1") if s.role == "analyst"]
+        assert analyst[1].resumed_from == analyst[0].id
+    finally:
+        store.close()

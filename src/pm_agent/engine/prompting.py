@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pm_agent.agents.header import session_header
 from pm_agent.engine.contract import render_contract, task_contract
@@ -17,6 +17,8 @@ from pm_agent.vcs import Git, task_branch
 if TYPE_CHECKING:
     from pm_agent.engine.taskflow import TaskFlow
 
+WORK_ROLES = ("developer", "fixer", "tester")
+
 ROLE_LINES = {
     "developer": "You implement one task of a plan, inside your own git worktree, and never commit.",
     "fixer": "You fix only the problems pm-agent's gates or reviewer found, and never commit.",
@@ -30,6 +32,20 @@ ROLE_LINES = {
 def current_task(rec: TaskRecord) -> Task:
     """The task's contract with the tier as it stands now (auto-escalation may have raised it)."""
     return rec.task().model_copy(update={"tier": rec.tier})
+
+
+def latest_report(flow: TaskFlow, roles: tuple[str, ...] = WORK_ROLES) -> dict[str, Any]:
+    """The payload of the newest accepted complete signal from one of `roles` on this task."""
+    store = flow.rc.store
+    best: dict[str, Any] = {}
+    best_id = -1
+    for session in store.list_sessions(flow.rc.run_id, flow.task_id):
+        if session.role not in roles:
+            continue
+        for signal in store.signals_for_session(session.id):
+            if signal.accepted and signal.kind == "complete" and signal.id > best_id:
+                best, best_id = signal.payload, signal.id
+    return best
 
 
 def system_prompt(rc: RunContext, rec: TaskRecord, role: str, attempt: int) -> str:
@@ -75,11 +91,15 @@ def build_prompt(rc: RunContext, rec: TaskRecord, role: str, state: IssueState, 
             f"The change is uncommitted in your worktree; `git diff {base[:12]}` shows it.\n{stat}\n\n"
             f"Design doc (excerpt):\n{design}"
         )
-    elif role in ("developer", "analyst", "planner") and task.body:
+    elif role in ("developer", "analyst", "planner"):
+        extra = "The task as the plan writes it:\n\n" + (task.body or task.description or task.title)
+        analysed = latest_report(flow, ("analyst",))
+        if analysed and role != "analyst":
+            extra += "\n\nRequirements as the analyst made them concrete:\n" + str(analysed.get("summary", ""))
         slices = flow.events("task.sliced")
-        extra = "The task as the plan writes it:\n\n" + task.body
-        if slices:
-            extra += "\n\nWork through these slices in order:\n" + str(slices[-1].get("slices", ""))
+        if slices and role == "developer":
+            extra += "\n\nThe planner sliced this task; work through the slices in order:\n"
+            extra += str(slices[-1].get("slices", ""))
     values = {
         "contract": render_contract(contract),
         "extra": extra,

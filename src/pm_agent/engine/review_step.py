@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pm_agent.engine.delivery import deliver, is_high_blast_radius, rebase_after_conflict
 from pm_agent.engine.faults import fault_point
-from pm_agent.engine.prompting import current_task, task_base, task_branch_of
+from pm_agent.engine.prompting import current_task, latest_report, task_base, task_branch_of
 from pm_agent.gates import (
     INTEGRITY_CHECKS,
     MINIMUM_GATES,
@@ -28,21 +28,6 @@ if TYPE_CHECKING:
     from pm_agent.engine.taskflow import TaskFlow
 
 S = IssueState
-WORK_ROLES = ("developer", "fixer", "tester")
-
-
-def latest_report(flow: TaskFlow, roles: tuple[str, ...] = WORK_ROLES) -> dict[str, Any]:
-    """The payload of the newest accepted complete signal from one of `roles` on this task."""
-    store = flow.rc.store
-    best: dict[str, Any] = {}
-    best_id = -1
-    for session in store.list_sessions(flow.rc.run_id, flow.task_id):
-        if session.role not in roles:
-            continue
-        for signal in store.signals_for_session(session.id):
-            if signal.accepted and signal.kind == "complete" and signal.id > best_id:
-                best, best_id = signal.payload, signal.id
-    return best
 
 
 def environment(flow: TaskFlow, rec: TaskRecord) -> EnvironmentContract:

@@ -17,7 +17,7 @@ from pm_agent.agents.session import answer_prompt, continuation_prompt, followup
 from pm_agent.agents.session import start_session as run_session
 from pm_agent.engine import review_step
 from pm_agent.engine.faults import fault_point
-from pm_agent.engine.prompting import build_prompt, system_prompt
+from pm_agent.engine.prompting import build_prompt, latest_report, system_prompt
 from pm_agent.engine.runctx import RunContext
 from pm_agent.errors import AgentError, TransitionError
 from pm_agent.lifecycle import IssueState, resolve_role
@@ -154,7 +154,8 @@ class TaskFlow:
 
     async def _planning(self, rec: TaskRecord) -> None:
         task = rec.task()
-        if not task.acceptance_criteria and not task.steps and not task.expected_files.all_paths():
+        vague = not task.acceptance_criteria and not task.steps and not task.expected_files.all_paths()
+        if vague and not latest_report(self, ("analyst",)):
             self.rc.move(rec, S.ANALYZING_REQUIREMENTS, "no criteria, steps or files: requirements need analysis")
             return
         files = task.expected_files.all_paths()
