@@ -477,7 +477,8 @@ class TaskFlow:
             options=["retry: <guidance for the fixer>", "skip the task", "abort the run"],
             recommended="retry with guidance after reading `pm-agent log " + rec.task_id + "`",
         )
-        self.consume(step) if step is not None else None
+        if step is not None:
+            self.consume(step)
         self.rc.move(rec, S.WAITING_FOR_HUMAN_INPUT, f"escalated: {why[:100]}")
 
     # ------------------------------------------------------------------ helpers
