@@ -246,3 +246,45 @@ def test_vague_requirements_go_to_the_analyst_who_asks_the_human(target: Callabl
         assert analyst[1].resumed_from == analyst[0].id
     finally:
         store.close()
+
+
+SCHEMA_PLAN = """\
+# calc
+
+### Task 1: Users table migration
+
+**Files:**
+- Create: `migrations/001_users.sql`
+
+**Acceptance criteria:**
+- the users table has an id primary key
+"""
+
+SQL = "create table users (\n    id integer primary key\n);\n"
+
+
+def test_a_high_blast_radius_task_keeps_its_branch_and_lands_as_a_merge(target: Callable[[str], Target]) -> None:
+    t = target(SCHEMA_PLAN)
+    t.team.scripts = {
+        ("task-1", "developer"): [
+            write("migrations/001_users.sql", SQL),
+            complete("migrations/001_users.sql", SQL, "primary key", "the users table has an id primary key"),
+        ],
+        ("*", "reviewer"): [signal({"signal": "complete", "summary": "approved", "reviewNote": NOTE})],
+    }
+    rc = t.start()
+    outcome = t.drive(rc)
+    assert outcome.completed == ["1"]
+    task = rc.store.get_task(rc.run_id, "1")
+    assert task.tier.value == "critical"
+    assert task.task().security_flags.touches_schema
+    branch = rc.run.working_branch
+    held = "feat/calc/task-1-users-table-migration"
+    assert t.log(branch) == [
+        f"Merge {held} into {branch}",
+        "feat(migrations): users table migration",
+        "initial",
+    ]
+    assert held in git(t.repo, "branch", "--format=%(refname:short)").split()
+    assert git(t.repo, "rev-parse", held).strip() == task.commit_sha
+    assert git(t.repo, "tag", "--list", "pm/*").split() == ["pm/calc/checkpoint-task-1"]

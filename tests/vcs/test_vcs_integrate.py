@@ -108,3 +108,17 @@ def test_task_branch_with_merges_is_merged_not_cherry_picked(repo: Git, tmp_path
         "b.py",
         "c.py",
     ]
+
+
+def test_staged_integration_records_a_merge_commit_even_when_fast_forward_is_possible(
+    repo: Git, tmp_path: Path, write: Write
+) -> None:
+    wt, branch = _task(repo, tmp_path, write, "task-9", {"migrations/001.sql": "create table t (id int);\n"})
+    before = repo.rev_parse(WORK)
+    result = repo.integrate(branch, WORK, merge_commit=True)
+    assert result.status == "merged"
+    head = repo.rev_parse(WORK)
+    parents = repo.run("rev-list", "--parents", "-n1", head).split()[1:]
+    assert parents == [before, wt.head_sha()]
+    assert repo.run("log", "-1", "--format=%s", head).strip() == f"Merge {branch} into {WORK}"
+    assert repo.integrate(branch, WORK, merge_commit=True).status == "up-to-date"

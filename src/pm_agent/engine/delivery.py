@@ -100,7 +100,8 @@ def deliver(
         target.write_text(artifact_text, encoding="utf-8")
         task_commit = worktree.commit_all(commit_message(task, artifact_path))
         fault_point("after-task-commit")
-    integration = repo.integrate(task_branch, working_branch)
+    # High-blast-radius CRITICAL tasks keep their branch and land as one merge commit (staged integration).
+    integration = repo.integrate(task_branch, working_branch, merge_commit=is_high_blast_radius(task))
     if not integration.ok:
         return Delivery(integration=integration, commit_sha=None, task_commit=task_commit)
     fault_point("after-integrate")

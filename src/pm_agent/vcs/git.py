@@ -373,11 +373,11 @@ class Git:
             )
         return infos
 
-    def integrate(self, task_branch: str, into_branch: str) -> IntegrationResult:
+    def integrate(self, task_branch: str, into_branch: str, *, merge_commit: bool = False) -> IntegrationResult:
         """Integrate `task_branch` into `into_branch` (see `pm_agent.vcs.integrate.integrate`)."""
         from pm_agent.vcs.integrate import integrate
 
-        return integrate(self, task_branch, into_branch)
+        return integrate(self, task_branch, into_branch, merge_commit=merge_commit)
 
     # ---------------------------------------------------------------- commits, tags
 

@@ -90,8 +90,11 @@ def _advance(git: Git, into_branch: str, before: str, new: str, reason: str) -> 
     wt.run(*NO_HOOKS_ARGS, "merge", "--ff-only", "--quiet", new)
 
 
-def integrate(git: Git, task_branch: str, into_branch: str) -> IntegrationResult:
-    """Bring `task_branch` into `into_branch`: fast-forward, else cherry-pick (or merge), never force."""
+def integrate(git: Git, task_branch: str, into_branch: str, *, merge_commit: bool = False) -> IntegrationResult:
+    """Bring `task_branch` into `into_branch`: fast-forward, else cherry-pick (or merge), never force.
+
+    `merge_commit`: always record a `--no-ff` merge of the branch (staged integration of a held branch).
+    """
     git.check_writable(into_branch, "integrate into")
     before = git.rev_parse(f"refs/heads/{into_branch}")
     task_sha = git.rev_parse(task_branch)
@@ -99,11 +102,11 @@ def integrate(git: Git, task_branch: str, into_branch: str) -> IntegrationResult
     base = {"task_branch": task_branch, "into_branch": into_branch, "before": before}
     if git.is_ancestor(task_sha, before):
         return IntegrationResult(status="up-to-date", after=before, message="already contained", **base)
-    if git.is_ancestor(before, task_sha):
+    if git.is_ancestor(before, task_sha) and not merge_commit:
         _advance(git, into_branch, before, task_sha, f"pm-agent: fast-forward {task_branch}")
         return IntegrationResult(status="fast-forward", after=task_sha, commits=commits, **base)
 
-    has_merges = bool(git.run("rev-list", "--merges", f"{before}..{task_sha}", "--").split())
+    has_merges = merge_commit or bool(git.run("rev-list", "--merges", f"{before}..{task_sha}", "--").split())
     tmp = Path(tempfile.mkdtemp(prefix="pm-agent-integrate-"))
     wt_path = tmp / "wt"
     try:
