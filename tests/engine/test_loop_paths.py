@@ -163,35 +163,55 @@ SLICE_PLAN = """\
 """
 
 SUB = '"""sub."""\n\n\ndef sub(a: int, b: int) -> int:\n    return a - b\n'
-SLICES = "- title: addition\n  files: [src/calc/add.py]\n- title: subtraction\n  files: [src/calc/sub.py]\n"
+SLICES = """\
+- title: Addition
+  files: [src/calc/add.py]
+  acceptance_criteria: ["add(a, b) returns the sum"]
+- title: Subtraction
+  files: [src/calc/sub.py]
+  acceptance_criteria: ["sub(a, b) returns the difference"]
+"""
 
 
-def test_a_task_over_the_patch_size_limit_is_sliced_by_the_planner_first(target: Callable[[str], Target]) -> None:
+def test_a_task_over_the_patch_size_limit_is_sliced_into_subtasks(target: Callable[[str], Target]) -> None:
     t = target(SLICE_PLAN)
     t.team.scripts = {
         ("task-1", "planner"): [signal({"signal": "complete", "summary": SLICES})],
-        ("task-1", "developer"): [
+        ("task-1.1", "developer"): [
             write("src/calc/add.py", ADD),
-            write("src/calc/sub.py", SUB),
             complete("src/calc/add.py", ADD, "return", "add(a, b) returns the sum"),
+        ],
+        ("task-1", "developer"): [
+            write("src/calc/sub.py", SUB),
+            complete("src/calc/sub.py", SUB, "return", "sub(a, b) returns the difference"),
         ],
         ("*", "reviewer"): [signal({"signal": "complete", "summary": "approved", "reviewNote": NOTE})],
     }
     rc = t.start(patch_size_limit_files=1)
     outcome = t.drive(rc)
-    assert outcome.completed == ["1"]
+    events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
+    assert sorted(outcome.completed) == ["1", "1.1"], events
+    assert t.log(rc.run.working_branch) == ["feat(calc): arithmetic", "feat(calc): addition", "initial"]
     store = open_store(default_store_path(t.repo))
     try:
-        sliced = [e.payload for e in store.events(rc.run_id, "1") if e.kind == "task.sliced"]
-        assert sliced == [{"slices": SLICES.strip(), "files": 2}]
-        roles = [s.role for s in store.list_sessions(rc.run_id, "1")]
-        assert roles == ["planner", "developer", "reviewer"]
+        sub = store.get_task(rc.run_id, "1.1").task()
+        assert sub.expected_files.create == ["src/calc/add.py"]
+        parent = store.get_task(rc.run_id, "1").task()
+        assert parent.expected_files.create == ["src/calc/sub.py"]
+        assert parent.acceptance_criteria == ["sub(a, b) returns the difference"]
+        assert parent.dependency_ids() == ["1.1"]
+        roles = [(s.task_id, s.role) for s in store.list_sessions(rc.run_id)]
+        assert roles == [
+            ("1", "planner"),
+            ("1.1", "developer"),
+            ("1.1", "reviewer"),
+            ("1", "developer"),
+            ("1", "reviewer"),
+        ]
     finally:
         store.close()
-    developer_prompts = [
-        r.conversation_text() for r in t.server.requests if "role=developer" in r.system_text() and r.messages
-    ]
-    assert any("work through the slices in order" in p and "subtraction" in p for p in developer_prompts)
+    # The sliced task restarted from the working branch that already holds its first slice.
+    assert git(t.repo, "show", f"{rc.run.working_branch}:src/calc/add.py") == ADD
 
 
 VAGUE_PLAN = """\

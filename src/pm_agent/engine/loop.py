@@ -231,7 +231,10 @@ class PmLoop:
     def _worktree(self, rec: TaskRecord) -> None:
         path = self.rc.worktree_path(rec.task_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.rc.git.worktree_add(path, task_branch_of(self.rc, rec), start=self.rc.run.working_branch)
+        wt = self.rc.git.worktree_add(path, task_branch_of(self.rc, rec), start=self.rc.run.working_branch)
+        if S(rec.state) in (S.RECEIVED, S.PLANNING_APPROACH) and wt.is_clean():
+            # Nothing written yet (e.g. a sliced task back after its subtasks): start from the latest work.
+            wt.try_run("merge", "--ff-only", "--quiet", self.rc.run.working_branch)
 
     # ---------------------------------------------------------------- humans
 

@@ -97,7 +97,7 @@ def build_prompt(rc: RunContext, rec: TaskRecord, role: str, state: IssueState, 
         if analysed and role != "analyst":
             extra += "\n\nRequirements as the analyst made them concrete:\n" + str(analysed.get("summary", ""))
         slices = flow.events("task.sliced")
-        if slices and role == "developer":
+        if slices and role == "developer" and not flow.events("task.narrowed"):
             extra += "\n\nThe planner sliced this task; work through the slices in order:\n"
             extra += str(slices[-1].get("slices", ""))
     values = {

@@ -19,6 +19,7 @@ from pm_agent.engine import review_step
 from pm_agent.engine.faults import fault_point
 from pm_agent.engine.prompting import build_prompt, latest_report, system_prompt
 from pm_agent.engine.runctx import RunContext
+from pm_agent.engine.slicing import parse_slices, slice_task
 from pm_agent.errors import AgentError, TransitionError
 from pm_agent.lifecycle import IssueState, resolve_role
 from pm_agent.reports.escalation import Escalation
@@ -91,10 +92,16 @@ class TaskFlow:
             state = S(rec.state)
             if self.rc.workflow.is_terminal(state) or self.rc.workflow.is_waiting(state) or self.rc.aborted:
                 return rec
+            if not self._dependencies_done(rec):
+                return rec  # sliced: the subtasks run first, the loop brings this task back after them
             if self._exhausted(rec, state):
                 continue
             await self.act(rec, state)
         raise AgentError(f"task-{self.task_id} made no progress in {guard} steps")
+
+    def _dependencies_done(self, rec: TaskRecord) -> bool:
+        done = {t.task_id for t in self.rc.store.list_tasks(self.rc.run_id) if t.state == S.COMPLETED.value}
+        return all(dep in done for dep in rec.task().dependency_ids())
 
     def _exhausted(self, rec: TaskRecord, state: IssueState) -> bool:
         """Seed 003's loop detection and iteration limit end in REQUIRES_HUMAN_INTERVENTION."""
@@ -169,8 +176,26 @@ class TaskFlow:
                     self.rc.run_id, "task.sliced", {"slices": summary, "files": len(files)}, task_id=rec.task_id
                 )
                 self.consume(step)
+                pieces = parse_slices(summary)
+                if pieces is not None:
+                    subtasks, narrowed = slice_task(task, pieces)
+                    self.rc.store.add_tasks(self.rc.run_id, subtasks, reason=f"{task.ref} sliced by the planner")
+                    self.rc.store.update_task(
+                        self.rc.run_id,
+                        rec.task_id,
+                        event="task.narrowed",
+                        contract=narrowed.model_dump(mode="json"),
+                        decision_log=narrowed.decision_log,
+                    )
+                    self.rc.emit(
+                        "task.sliced",
+                        f"task-{rec.task_id}: {len(files)} files > {limit}; subtasks "
+                        + ", ".join(t.ref for t in subtasks)
+                        + " first, then this task keeps the last slice",
+                    )
+                    return  # the task waits in planning_approach for its subtasks (see drive)
                 rec = self.record()
-                self.rc.move(rec, S.IMPLEMENTING, f"{len(files)} files > {limit}: sliced by the planner")
+                self.rc.move(rec, S.IMPLEMENTING, f"{len(files)} files > {limit}: slices given to one developer")
                 return
             await self.route(rec, S.PLANNING_APPROACH, step)
             return

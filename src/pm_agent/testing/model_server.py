@@ -123,7 +123,7 @@ class ModelServer:
             return self
         self._stopping.clear()
         handler = type("_BoundHandler", (_Handler,), {"server_ref": self})
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        httpd = _Server(("127.0.0.1", 0), handler)
         httpd.daemon_threads = True
         self._httpd = httpd
         self._thread = threading.Thread(
@@ -186,6 +186,11 @@ class ModelServer:
     def _next_id(self, prefix: str) -> str:
         with self._lock:
             return f"{prefix}_{next(self._ids):06d}"
+
+
+class _Server(ThreadingHTTPServer):
+    # The stdlib default backlog (5) refuses connections when many sessions call at once on a busy machine.
+    request_queue_size = 128
 
 
 class _Handler(BaseHTTPRequestHandler):
