@@ -382,10 +382,11 @@ def read_until(master: int, buf: bytearray, done: Callable[[], bool], deadline: 
     return True
 
 
-def test_inline_answer_in_the_terminal(target: Callable[[str], Target]) -> None:
-    t = target(PLAN_ONE)
-    t.team.scripts = one_task_scripts()
-    prepare(t)
+def run_in_terminal(t: Target, at_prompt: Callable[[int], None], why: str) -> tuple[int, str]:
+    """Run `pm-agent run` on a pseudo-terminal; call `at_prompt(master)` once the answer prompt shows.
+
+    Returns (exit code, output without ANSI codes).
+    """
     master, slave = pty.openpty()
     buf = bytearray()
     try:
@@ -405,9 +406,9 @@ def test_inline_answer_in_the_terminal(target: Callable[[str], Target]) -> None:
             read_until(master, buf, lambda: prompt in buf, time.monotonic() + 60)
             assert prompt in buf, f"no prompt (exit {proc.poll()}):\n{plain(bytes(buf))}"
             assert proc.poll() is None
-            os.write(master, ANSWER.encode() + b"\n")
+            at_prompt(master)
             ended = read_until(master, buf, lambda: False, time.monotonic() + 90)
-            assert ended, f"pm-agent still running 90 s after the answer:\n{plain(bytes(buf))}"
+            assert ended, f"pm-agent still running 90 s after {why}:\n{plain(bytes(buf))}"
             proc.wait(timeout=10)
         finally:
             if proc.poll() is None:
@@ -415,8 +416,19 @@ def test_inline_answer_in_the_terminal(target: Callable[[str], Target]) -> None:
                 proc.wait()
     finally:
         os.close(master)
-    out = plain(bytes(buf))
-    assert proc.returncode == 0, out
+    return proc.returncode, plain(bytes(buf))
+
+
+def test_inline_answer_in_the_terminal(target: Callable[[str], Target]) -> None:
+    t = target(PLAN_ONE)
+    t.team.scripts = one_task_scripts()
+    prepare(t)
+
+    def type_answer(master: int) -> None:
+        os.write(master, ANSWER.encode() + b"\n")
+
+    code, out = run_in_terminal(t, type_answer, "the answer")
+    assert code == 0, out
     assert "ESCALATION #1" in out
     assert QUESTION in out
     assert "RELEASE SUMMARY" in out
@@ -431,36 +443,12 @@ def test_terminal_prompt_ends_when_answered_from_another_shell(target: Callable[
     t = target(PLAN_ONE)
     t.team.scripts = one_task_scripts()
     prepare(t)
-    master, slave = pty.openpty()
-    buf = bytearray()
-    try:
-        try:
-            proc = subprocess.Popen(
-                [exe(), "run", str(t.plan), "-C", str(t.repo)],
-                cwd=t.repo,
-                stdin=slave,
-                stdout=slave,
-                stderr=slave,
-                close_fds=True,
-            )
-        finally:
-            os.close(slave)
-        try:
-            prompt = b"Your answer to escalation #1"
-            read_until(master, buf, lambda: prompt in buf, time.monotonic() + 60)
-            assert prompt in buf, plain(bytes(buf))
-            assert pm(t.repo, "answer", "1", ANSWER).returncode == 0
-            ended = read_until(master, buf, lambda: False, time.monotonic() + 90)
-            assert ended, f"the run did not go on after `pm-agent answer`:\n{plain(bytes(buf))}"
-            proc.wait(timeout=10)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    finally:
-        os.close(master)
-    out = plain(bytes(buf))
-    assert proc.returncode == 0, out
+
+    def answer_elsewhere(_master: int) -> None:
+        assert pm(t.repo, "answer", "1", ANSWER).returncode == 0
+
+    code, out = run_in_terminal(t, answer_elsewhere, "`pm-agent answer`")
+    assert code == 0, out
     assert "(escalation #1 was answered elsewhere)" in out
     assert "RELEASE SUMMARY" in out
     [esc] = escalations_in_store(t.repo)
