@@ -93,3 +93,11 @@ def test_status_without_state_says_how_to_start(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert "pm-agent run" in result.stdout
     assert json.loads(pm("status", "--json", "-C", str(tmp_path)).stdout) == {"run": None, "runs": []}
+
+
+@pytest.mark.parametrize("command", [["log", "1"], ["reports"]])
+def test_log_and_reports_without_state_fail_clearly_and_create_nothing(tmp_path: Path, command: list[str]) -> None:
+    result = pm(*command, "-C", str(tmp_path))
+    assert result.returncode == 2
+    assert "no pm-agent state" in result.stderr
+    assert not (tmp_path / ".pm-agent").exists()

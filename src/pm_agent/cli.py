@@ -175,6 +175,27 @@ def status_cmd(
             out.print("\n" + data["progress_report"], highlight=False)
 
 
+def _read_run(repo: Path | None, run: str | None, read: Callable[[Any, str], T]) -> T:
+    """Open the store read-side, find the run (default: the latest) and apply `read(store, run_id)`.
+
+    Never creates a store: with no state yet it is a NotFoundError (exit 2).
+    """
+    from pm_agent.errors import NotFoundError
+    from pm_agent.store import default_store_path, open_store
+
+    path = default_store_path(_repo(repo))
+    if not path.exists():
+        raise NotFoundError(f"no pm-agent state in {path.parent}: start with `pm-agent run PLAN.md`")
+    store = open_store(path)
+    try:
+        run_rec = store.get_run(run) if run else store.latest_run()
+        if run_rec is None:
+            raise NotFoundError(f"no run in {path}")
+        return read(store, run_rec.id)
+    finally:
+        store.close()
+
+
 @app.command("reports")
 def reports_cmd(
     run: Annotated[str | None, typer.Option("--run", help="Run id (default: the latest run).")] = None,
@@ -182,23 +203,8 @@ def reports_cmd(
     repo: RepoOption = None,
 ) -> None:
     """Print the stored progress reports and handoff summaries of a run, oldest first."""
-    from pm_agent.errors import NotFoundError
-    from pm_agent.store import default_store_path, open_store
-
-    path = default_store_path(_repo(repo))
-    store = _call(lambda: open_store(path))
-    try:
-
-        def reports() -> Any:
-            run_rec = store.get_run(run) if run else store.latest_run()
-            if run_rec is None:
-                raise NotFoundError(f"no run in {path}")
-            return store.list_reports(run_rec.id, kind)
-
-        for report in _call(reports):
-            out.print(f"--- {report.kind} at {report.created_at:%Y-%m-%d %H:%M:%S}\n{report.text}\n", highlight=False)
-    finally:
-        store.close()
+    for report in _call(lambda: _read_run(repo, run, lambda store, run_id: store.list_reports(run_id, kind))):
+        out.print(f"--- {report.kind} at {report.created_at:%Y-%m-%d %H:%M:%S}\n{report.text}\n", highlight=False)
 
 
 @app.command("log")
@@ -208,24 +214,13 @@ def log_cmd(
     repo: RepoOption = None,
 ) -> None:
     """Print a task's history: transitions, sessions, signals, gates and events in order."""
-    from pm_agent.errors import NotFoundError
     from pm_agent.plan import normalize_task_id
     from pm_agent.reports.status import render_task_log
-    from pm_agent.store import default_store_path, open_store
 
-    path = default_store_path(_repo(repo))
-    store = _call(lambda: open_store(path))
-    try:
-
-        def history() -> Any:
-            run_rec = store.get_run(run) if run else store.latest_run()
-            if run_rec is None:
-                raise NotFoundError(f"no run in {path}")
-            return store.task_history(run_rec.id, normalize_task_id(task))
-
-        out.print(render_task_log(_call(history)), highlight=False)
-    finally:
-        store.close()
+    history = _call(
+        lambda: _read_run(repo, run, lambda store, run_id: store.task_history(run_id, normalize_task_id(task)))
+    )
+    out.print(render_task_log(history), highlight=False)
 
 
 # ---------------------------------------------------------------- init
