@@ -32,6 +32,8 @@ class EnvironmentConfig(EnvironmentContract):
     """Rollback validation, run by the final release gate."""
     gate_timeout_s: float = Field(default=600, gt=0)
     """Longest any gate command may run before its process group is killed."""
+    baseline: Literal["ratchet", "strict"] = "ratchet"
+    """ratchet: gates fail only on findings a task adds to the baseline's; strict: every command must pass."""
 
 
 class AgentConfig(_Config):

@@ -87,7 +87,10 @@ def test_final_gate_remediates_then_releases(target: Callable[[str], Target]) ->
         answers.append(esc)
         return "accept"
 
-    build = f"{sys.executable} -c \"import sys; sys.path.insert(0, 'src'); import calc.api\""
+    # Passes on the baseline (no calc.add yet) and fails once calc.add exists without calc.api: a failure
+    # the run made, so the ratchet does not take it for the baseline's.
+    check = "import os, sys; sys.exit(os.path.exists('src/calc/add.py') and not os.path.exists('src/calc/api.py'))"
+    build = f'{sys.executable} -c "{check}"'
     rc = t.start(
         channel=ScriptedChannel(accept),
         environment={**t.config().environment.model_dump(), "build_command": build},

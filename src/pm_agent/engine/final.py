@@ -14,10 +14,12 @@ from pathlib import Path
 
 from pm_agent.engine.runctx import RunContext
 from pm_agent.errors import VcsError
-from pm_agent.gates import CommandResult, gate_no_orphan_todos, run_command
+from pm_agent.gates import CommandResult, Verdict, gate_no_orphan_todos, judge, run_command
+from pm_agent.gates.environment import KEEP_OUTPUT_BYTES
 from pm_agent.plan.models import Task, Tier
 from pm_agent.reports.escalation import Escalation
 from pm_agent.reports.manifest import (
+    EnvironmentCheck,
     ManifestRisk,
     ManifestTask,
     ReleaseManifest,
@@ -38,16 +40,20 @@ RISK_OPTIONS = [
 
 @dataclass(frozen=True)
 class Check:
-    """One final-gate check."""
+    """One final-gate check, judged against the baseline like the gates (ratchet or strict)."""
 
     name: str
     command: str | None
     result: CommandResult | None
+    verdict: Verdict | None = None
+    baseline: str = "not run"  # the baseline run's summary
 
     @property
     def passed(self) -> bool:
         """Not configured counts as passed (and is said so in the evidence)."""
-        return self.result is None or self.result.ok
+        if self.result is None:
+            return True
+        return self.verdict.passed if self.verdict is not None else self.result.ok
 
 
 @dataclass
@@ -75,10 +81,47 @@ def _checks(rc: RunContext, worktree: Path) -> list[Check]:
     ]
     out = []
     for name, command in wanted:
-        result = run_command(command, worktree, timeout_s=env.gate_timeout_s) if command else None
-        out.append(Check(name, command, result))
-        rc.emit("final.check", f"{name}: " + ("not configured" if result is None else f"exit {result.exit_code}"))
+        if not command:
+            out.append(Check(name, command, None))
+            rc.emit("final.check", f"{name}: not configured")
+            continue
+        result = run_command(command, worktree, timeout_s=env.gate_timeout_s, keep_output_bytes=KEEP_OUTPUT_BYTES)
+        before = rc.env_baseline.for_command(command) if rc.env_baseline is not None else None
+        verdict = judge(result, before, mode=env.baseline, timeout_s=env.gate_timeout_s)
+        check = Check(name, command, result, verdict, before.summary() if before is not None else "not run")
+        out.append(check)
+        rc.emit(
+            "final.check",
+            f"{name}: baseline {check.baseline}; final exit {result.exit_code} "
+            f"({'pass' if check.passed else 'FAIL'}, rule: {verdict.rule})",
+        )
     return out
+
+
+def _environment_lines(checks: list[Check]) -> list[EnvironmentCheck]:
+    """Baseline vs final for each configured command, for the manifest."""
+    lines = []
+    for check in checks:
+        if check.result is None or check.command is None or check.verdict is None:
+            continue
+        lines.append(
+            EnvironmentCheck(
+                name=check.name,
+                command=check.command,
+                baseline=check.baseline,
+                final=f"exit {check.result.exit_code}",
+                rule=check.verdict.rule,
+                new_findings=check.verdict.new,
+                preexisting_findings=check.verdict.preexisting,
+            )
+        )
+    return lines
+
+
+def _check_evidence(check: Check) -> str:
+    lines = list(check.verdict.lines) if check.verdict is not None else []
+    tail = check.result.output_tail[-3000:] if check.result is not None else ""
+    return "\n".join([*lines, tail])
 
 
 def _remediation(rc: RunContext, failures: list[str], evidence: dict[str, str], tier: Tier) -> list[Task]:
@@ -242,6 +285,7 @@ def build_manifest(rc: RunContext, records: list[TaskRecord], checks: list[Check
             f"review the working branch {rc.run.working_branch}, then merge it into main yourself",
             "read the review artifacts of the CRITICAL tasks first",
         ],
+        environment=_environment_lines(checks),
     )
 
 
@@ -267,6 +311,15 @@ async def final_release_gate(rc: RunContext) -> FinalResult:
     worktree = await asyncio.to_thread(rc.git.worktree_add, path, rc.run.working_branch)
     try:
         checks = await asyncio.to_thread(_checks, rc, path)
+        broken = [
+            f"{c.name}: `{c.command}` cannot run: {c.verdict.environment_failure}"
+            for c in checks
+            if c.verdict is not None and c.verdict.environment_failure
+        ]
+        if broken:
+            # Not something a remediation task (an agent) can fix: the human fixes the environment, then resumes.
+            rc.emit("final.environment", "; ".join(broken) + " — fix the environment, then `pm-agent resume`")
+            return FinalResult(passed=False, checks=checks, problems=broken)
         failed = [c.name for c in checks if not c.passed]
         todo = await asyncio.to_thread(gate_no_orphan_todos, path, rc.run.baseline_sha)
         problems = [f"{name} failed" for name in failed]
@@ -276,7 +329,7 @@ async def final_release_gate(rc: RunContext) -> FinalResult:
         incomplete = [r.task_id for r in records if r.state != "completed"]
         problems += [f"task-{t} is not completed" for t in incomplete]
         if failed:
-            evidence = {c.name: c.result.output_tail[-3000:] for c in checks if c.result is not None}
+            evidence = {c.name: _check_evidence(c) for c in checks if c.result is not None}
             evidence["orphan TODO/FIXME"] = todo.evidence
             tier = Tier.CRITICAL if any("migration" in f for f in failed) else Tier.NORMAL
             new = _remediation(rc, failed, evidence, tier)

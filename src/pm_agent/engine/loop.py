@@ -18,18 +18,19 @@ from pathlib import Path
 from pm_agent.agents.base import AgentRunner
 from pm_agent.agents.factory import limits_from_config, runner_from_config
 from pm_agent.agents.session import AgentHost
-from pm_agent.config import PmConfig, load_config
+from pm_agent.config import CONFIG_FILE, PmConfig, load_config
 from pm_agent.engine.events import Listener
 from pm_agent.engine.prompting import task_branch_of
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Scheduler
 from pm_agent.engine.taskflow import TaskFlow
 from pm_agent.errors import NotFoundError, PmAgentError, VcsError
-from pm_agent.gates import run_command
+from pm_agent.gates import ENVIRONMENT_COMMANDS, Baseline
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import IssueState, default_workflow
 from pm_agent.plan import load_plan
 from pm_agent.plan.models import TaskStatus, Tier
+from pm_agent.preflight.baseline import preflight, remove_stale_preflight
 from pm_agent.reports.progress import ReportClock
 from pm_agent.reports.progress_data import progress_text
 from pm_agent.store import RunStatus, Store, TaskRecord, default_store_path, open_store
@@ -110,6 +111,7 @@ def start_run(
     if is_protected_branch(branch):
         raise VcsError(f"working_branch {branch!r} is protected: pm-agent never writes to main")
     baseline = git.head_sha()
+    env_baseline = run_preflight(repo, git, config, baseline, listener)
     git.create_branch(branch, baseline) if not git.branch_exists(branch) else None
     _exclude_state_dir(git)
     store = open_store(default_store_path(repo))
@@ -122,8 +124,28 @@ def start_run(
     )
     listener.emit("run.started", f"run {run.id}: {len(plan.tasks)} tasks from {plan.path}; working branch {branch}")
     rc = _context(repo, store, config, run.id, listener, channel, runner)
-    _baseline_scan(rc, baseline)
+    _baseline_scan(rc, baseline, env_baseline)
     return rc
+
+
+def environment_commands(config: PmConfig) -> dict[str, str | None]:
+    """`{config key: command}` for every environment command, configured or not."""
+    return {key: getattr(config.environment, key) for key, _ in ENVIRONMENT_COMMANDS}
+
+
+def run_preflight(repo: Path, git: Git, config: PmConfig, sha: str, listener: Listener) -> Baseline:
+    """Every configured environment command on `sha`, before anything is dispatched (PreflightError: exit 2)."""
+    env = config.environment
+    return preflight(
+        git,
+        default_store_path(repo).parent,
+        sha,
+        environment_commands(config),
+        timeout_s=env.gate_timeout_s,
+        mode=env.baseline,
+        config_path=repo / CONFIG_FILE,
+        progress=lambda message: listener.emit("preflight", message),
+    )
 
 
 def resume_run(
@@ -142,7 +164,10 @@ def resume_run(
     config = PmConfig.model_validate(run.config)
     store.set_run_status(run.id, RunStatus.RUNNING)
     listener.emit("run.resumed", f"run {run.id} resumed ({run.plan_id})")
-    return _context(repo, store, config, run.id, listener, channel, runner)
+    rc = _context(repo, store, config, run.id, listener, channel, runner)
+    remove_stale_preflight(rc.git, rc.state_dir)  # a kill during a baseline run left its worktree
+    rc.env_baseline = load_baseline(store, run.id)
+    return rc
 
 
 def _exclude_state_dir(git: Git) -> None:
@@ -154,23 +179,39 @@ def _exclude_state_dir(git: Git) -> None:
         exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + ".pm-agent/\n", encoding="utf-8")
 
 
-def _baseline_scan(rc: RunContext, baseline: str) -> None:
-    """Seed 001 init step 2: git log, file tree and test results at the baseline, recorded once."""
-    git = rc.git
-    log = [f"{e.sha[:12]} {e.subject}" for e in git.log(10, baseline)]
-    files = git.file_tree(2000)
-    tests = "not configured"
-    command = rc.config.environment.test_command
-    if command:
-        scratch = rc.state_dir / "worktrees" / rc.run_id / "_baseline"
-        wt = git.worktree_add_detached(scratch, baseline)
-        try:
-            result = run_command(command, wt.path, timeout_s=rc.config.environment.gate_timeout_s)
-            tests = f"exit {result.exit_code}: " + (result.output_tail.strip().splitlines() or [""])[-1]
-        finally:
-            git.worktree_remove(scratch, force=True)
-    rc.store.append_event(rc.run_id, "run.baseline", {"sha": baseline, "log": log, "files": len(files), "tests": tests})
-    rc.emit("run.baseline", f"baseline {baseline[:12]}: {len(files)} files, tests {tests}")
+def _baseline_scan(rc: RunContext, sha: str, env_baseline: Baseline) -> None:
+    """Seed 001 init step 2: git log, file tree and every environment command at the baseline, recorded once."""
+    log = [f"{e.sha[:12]} {e.subject}" for e in rc.git.log(10, sha)]
+    files = rc.git.file_tree(2000)
+    tests = env_baseline.get("test_command")
+    summary = "not configured" if tests is None else tests.summary()
+    rc.store.append_event(
+        rc.run_id,
+        "run.baseline",
+        {
+            "sha": sha,
+            "log": log,
+            "files": len(files),
+            "tests": summary,
+            "environment": env_baseline.model_dump(mode="json"),
+        },
+    )
+    rc.env_baseline = env_baseline
+    failing = [f"{c.name} ({c.summary()})" for c in env_baseline.commands if not c.ok]
+    rc.emit(
+        "run.baseline",
+        f"baseline {sha[:12]}: {len(files)} files, tests {summary}"
+        + (f"; already failing, gates compare with it ({env_baseline.mode}): {', '.join(failing)}" if failing else ""),
+    )
+
+
+def load_baseline(store: Store, run_id: str) -> Baseline | None:
+    """The latest environment baseline recorded for a run (None for runs from before the preflight)."""
+    found: Baseline | None = None
+    for event in store.events(run_id):
+        if event.kind == "run.baseline" and isinstance(event.payload.get("environment"), dict):
+            found = Baseline.model_validate(event.payload["environment"])
+    return found
 
 
 def _candidate(rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:

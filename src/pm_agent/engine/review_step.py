@@ -61,6 +61,7 @@ async def run_gates_step(flow: TaskFlow, rec: TaskRecord) -> None:
         timeout_s=rc.config.environment.gate_timeout_s,
         known_task_ids={t.task_id for t in rc.store.list_tasks(rc.run_id)},
         extra_allowed=[rc.config.review_artifacts_dir.rstrip("/") + "/"],
+        env_baseline=rc.env_baseline,
     )
     rc.emit("gate.running", f"task-{rec.task_id}: running {len(MINIMUM_GATES) + len(INTEGRITY_CHECKS)} gates")
     results = await asyncio.to_thread(run_gates, ctx, [*MINIMUM_GATES, *INTEGRITY_CHECKS])
@@ -90,6 +91,11 @@ async def run_gates_step(flow: TaskFlow, rec: TaskRecord) -> None:
     rc.emit("gate.result", f"task-{rec.task_id}: {summary}")
     if not failed:
         rc.move(rec, S.REVIEWING_CODE, f"all {len(results)} gates passed")
+        return
+    broken = [r for r in failed if r.details.get("environment_failure")]
+    if broken:
+        # A tool that cannot run is not the agent's to fix: no fixer attempt is spent, a human is asked.
+        flow.environment_escalation(rec, broken)
         return
     if any(r.gate == "vcs-tampering" for r in failed):
         # The agent committed or moved HEAD: undo that, keep its edits for the fixer, refuse the result.

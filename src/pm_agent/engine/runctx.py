@@ -10,6 +10,7 @@ from typing import Any
 from pm_agent.agents.session import AgentHost
 from pm_agent.config import PmConfig
 from pm_agent.engine.events import Listener
+from pm_agent.gates import Baseline
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import IssueState, Workflow, WorkflowContext
 from pm_agent.plan.models import TaskStatus
@@ -42,6 +43,7 @@ class RunContext:
     listener: Listener
     channel: EscalationChannel
     design_text: str = ""
+    env_baseline: Baseline | None = None  # the environment commands on the baseline commit (preflight)
     integrate_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     aborted: bool = False
     # Escalations opened by task flows, handed to the channel by the loop (the channel may block on a human).

@@ -21,6 +21,7 @@ from pm_agent.engine.prompting import build_prompt, latest_report, system_prompt
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.slicing import parse_slices, slice_task
 from pm_agent.errors import AgentError, TransitionError
+from pm_agent.gates import GateResult
 from pm_agent.lifecycle import IssueState, resolve_role
 from pm_agent.reports.escalation import Escalation
 from pm_agent.store import SessionRecord, SessionStatus, SignalRecord, TaskRecord
@@ -472,6 +473,9 @@ class TaskFlow:
         if word.startswith("accept"):
             self.rc.move(rec, S.CREATING_PR, f"human accepted (escalation #{esc.id})")
             return
+        if esc.source == "environment" and word.startswith("retry"):
+            self.rc.move(rec, S.RUNNING_TESTS, f"human fixed the environment (escalation #{esc.id}): gates again")
+            return
         guidance = answer.split(":", 1)[1].strip() if word.startswith("retry") and ":" in answer else answer
         self.request_fix(rec, f"human guidance (escalation #{esc.id})", guidance, {})
         self.rc.move(rec, S.FIXING_ISSUES, f"human chose retry with guidance (escalation #{esc.id})", retry_count=0)
@@ -492,6 +496,24 @@ class TaskFlow:
         body = Escalation(problem=problem, impact=impact, options=options, recommended=recommended)
         task_id = rec.task_id if rec is not None else None
         return self.rc.open_escalation(task_id, source, body, session_id=session_id, context=context).id
+
+    def environment_escalation(self, rec: TaskRecord, broken: list[GateResult]) -> None:
+        """A gate command that cannot run (not installed, time-out): ask a human at once, spend no fix attempt."""
+        what = "; ".join(f"{r.gate}: {r.details['environment_failure']}" for r in broken)
+        self.open_escalation(
+            rec,
+            source="environment",
+            problem=f"task-{rec.task_id}: a gate command cannot run in this environment: {what}",
+            impact=f"task-{rec.task_id} cannot be checked; the fixer is not asked (it is not the agent's doing)",
+            options=[
+                "retry: re-run the gates once the environment is fixed (install the tool, raise gate_timeout_s)",
+                "skip the task",
+                "abort the run",
+            ],
+            recommended="fix the environment (see the evidence in `pm-agent log " + rec.task_id + "`), then retry",
+            context="\n".join(r.evidence for r in broken)[:2000],
+        )
+        self.rc.move(rec, S.WAITING_FOR_HUMAN_INPUT, f"environment failure: {what[:100]}")
 
     def _budget_escalation(self, rec: TaskRecord, why: str, step: Step | None) -> None:
         self.open_escalation(

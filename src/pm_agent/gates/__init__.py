@@ -10,6 +10,7 @@ from __future__ import annotations
 from pm_agent.gates.alignment import gate_plan_alignment
 from pm_agent.gates.commands import gate_lint_typecheck, gate_tests_added, gate_tests_run
 from pm_agent.gates.common import command_for_test_files, is_ignored_path, is_test_path
+from pm_agent.gates.environment import ENVIRONMENT_COMMANDS, Baseline, BaselineCommand, Verdict, judge
 from pm_agent.gates.integrity import check_scope, check_tests_weakened, check_vcs_tampering
 from pm_agent.gates.models import (
     INTEGRITY_CHECKS,
@@ -38,10 +39,13 @@ from pm_agent.gates.todos import gate_no_orphan_todos
 from pm_agent.gates.ward import CommandResult, TestCounts, parse_pytest_summary, run_command
 
 __all__ = [
+    "ENVIRONMENT_COMMANDS",
     "GATES",
     "INTEGRITY_CHECKS",
     "MINIMUM_GATES",
     "AgentReport",
+    "Baseline",
+    "BaselineCommand",
     "CommandResult",
     "CriterionMapping",
     "GateContext",
@@ -51,6 +55,7 @@ __all__ = [
     "ReviewNoteIn",
     "SanityResult",
     "TestCounts",
+    "Verdict",
     "all_passed",
     "auto_escalate_tier",
     "check_scope",
@@ -67,6 +72,7 @@ __all__ = [
     "gate_tests_run",
     "is_ignored_path",
     "is_test_path",
+    "judge",
     "make_context",
     "parse_pytest_summary",
     "path_categories",

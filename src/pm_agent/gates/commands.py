@@ -3,6 +3,10 @@
 Gate 2 (tests added): every `tests_to_add` file exists, is part of the change, and passes when
 pm-agent runs the test runner on those files. Gate 3 (tests run): the environment's `test_command`
 and the contract's `tests_to_run` pass. Gate 4: `lint_command` and `typecheck_command` exit 0.
+With a baseline (the environment commands run on the run's baseline commit) and `environment.baseline:
+ratchet`, the environment's own commands in gates 3 and 4 fail only on what the task made worse (see
+environment.py); the evidence says which rule decided. A command that cannot run at all is an
+environment failure (`details["environment_failure"]`): a human's problem, never the fixer's.
 A contract that asks for tests pm-agent cannot run (no `test_command`) fails the gate: the evidence
 says what is missing, so the escalation can ask for it.
 """
@@ -14,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pm_agent.gates.common import changes_for, command_evidence, command_for_test_files, norm_path
+from pm_agent.gates.environment import KEEP_OUTPUT_BYTES, Baseline, Verdict, judge
 from pm_agent.gates.models import AgentReport, GateId, GateResult, Payload
 from pm_agent.gates.ward import CommandResult, run_command
 from pm_agent.plan.models import EnvironmentContract, Task
@@ -23,7 +28,41 @@ DEFAULT_TIMEOUT_S = 900.0
 
 
 def _run(cmd: str, worktree: Path, timeout_s: float, env: Mapping[str, str] | None) -> CommandResult:
-    return run_command(cmd, worktree, timeout_s, env)
+    return run_command(cmd, worktree, timeout_s, env, keep_output_bytes=KEEP_OUTPUT_BYTES)
+
+
+def _judged(
+    results: list[CommandResult], baseline: Baseline | None, timeout_s: float, ratchet_commands: set[str]
+) -> list[Verdict]:
+    """A verdict per result: the environment's own commands against the baseline, the rest strictly."""
+    mode = baseline.mode if baseline is not None else "strict"
+    return [
+        judge(
+            r,
+            baseline.for_command(r.cmd) if baseline is not None and r.cmd in ratchet_commands else None,
+            mode=mode,
+            timeout_s=timeout_s,
+        )
+        for r in results
+    ]
+
+
+def _verdict_evidence(results: list[CommandResult], verdicts: list[Verdict], baseline: Baseline | None) -> list[str]:
+    """Each verdict's lines (rule, new and pre-existing findings), then the output of what failed."""
+    if baseline is None:
+        return command_evidence(results)
+    failed = [r for r, v in zip(results, verdicts, strict=True) if not v.passed]
+    return [line for v in verdicts for line in v.lines] + command_evidence(failed)
+
+
+def _verdict_details(verdicts: list[Verdict]) -> dict[str, Any]:
+    failure = next((v.environment_failure for v in verdicts if v.environment_failure), None)
+    return {
+        "rules": [v.rule for v in verdicts],
+        "new_findings": sum(v.new for v in verdicts),
+        "preexisting_findings": sum(v.preexisting for v in verdicts),
+        "environment_failure": failure,
+    }
 
 
 def _dump(results: list[CommandResult]) -> list[dict[str, Any]]:
@@ -76,8 +115,10 @@ def gate_tests_run(
     environment: EnvironmentContract | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     env: Mapping[str, str] | None = None,
+    baseline: Baseline | None = None,
 ) -> GateResult:
-    """Gate 3: pm-agent runs `test_command` and `tests_to_run`; all must pass, whatever the agent says."""
+    """Gate 3: pm-agent runs `test_command` and `tests_to_run`; all must pass (or, for `test_command` under
+    the ratchet, fail no test that passed on the baseline), whatever the agent says."""
     root = Path(worktree)
     agent = AgentReport.from_payload(report)
     test_command = (environment or task.environment).test_command
@@ -98,7 +139,8 @@ def gate_tests_run(
             details={"configured": False, "agent_claimed_pass": agent.tests_claimed_passing},
         )
     results = [_run(cmd, root, timeout_s, env) for cmd in commands]
-    passed = not cannot_run and all(r.ok for r in results)
+    verdicts = _judged(results, baseline, timeout_s, {test_command} if test_command else set())
+    passed = not cannot_run and all(v.passed for v in verdicts)
     claim = agent.tests_claimed_passing
     claim_text = {True: "tests pass", False: "tests fail", None: "no claim"}[claim]
     mismatch = claim is True and not passed
@@ -108,7 +150,7 @@ def gate_tests_run(
     ]
     if mismatch:
         lines.insert(0, "agent claimed pass but tests failed")
-    lines += command_evidence(results)
+    lines += _verdict_evidence(results, verdicts, baseline)
     if agent.test_evidence:
         lines.append("agent's evidence (not trusted): " + " | ".join(agent.test_evidence[:5]))
     return GateResult(
@@ -121,6 +163,7 @@ def gate_tests_run(
             "claim_mismatch": mismatch,
             "cannot_run": paths if cannot_run else [],
             "commands": _dump(results),
+            **_verdict_details(verdicts),
         },
     )
 
@@ -132,8 +175,10 @@ def gate_lint_typecheck(
     environment: EnvironmentContract | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     env: Mapping[str, str] | None = None,
+    baseline: Baseline | None = None,
 ) -> GateResult:
-    """Gate 4: the contract's lint and typecheck commands exit 0 (each skipped when not configured)."""
+    """Gate 4: the contract's lint and typecheck commands exit 0, or under the ratchet add no finding to the
+    baseline's (each skipped when not configured)."""
     root = Path(worktree)
     contract = environment or task.environment
     named = [("lint", contract.lint_command), ("typecheck", contract.typecheck_command)]
@@ -146,13 +191,19 @@ def gate_lint_typecheck(
             details={"configured": False},
         )
     results = [_run(cmd, root, timeout_s, env) for _, cmd in configured]
+    verdicts = _judged(results, baseline, timeout_s, {cmd for _, cmd in configured})
     lines = [f"{name}: not configured" for name, cmd in named if not cmd]
-    lines += command_evidence(results)
+    lines += _verdict_evidence(results, verdicts, baseline)
     return GateResult(
         gate=GateId.LINT_TYPECHECK,
-        passed=all(r.ok for r in results),
+        passed=all(v.passed for v in verdicts),
         evidence="\n".join(lines),
-        details={"configured": True, "commands": _dump(results), "kinds": [name for name, _ in configured]},
+        details={
+            "configured": True,
+            "commands": _dump(results),
+            "kinds": [name for name, _ in configured],
+            **_verdict_details(verdicts),
+        },
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from pm_agent.errors import PmAgentError
 from pm_agent.gates.alignment import gate_plan_alignment
 from pm_agent.gates.commands import DEFAULT_TIMEOUT_S, gate_lint_typecheck, gate_tests_added, gate_tests_run
+from pm_agent.gates.environment import Baseline
 from pm_agent.gates.integrity import check_scope, check_tests_weakened, check_vcs_tampering
 from pm_agent.gates.models import INTEGRITY_CHECKS, MINIMUM_GATES, AgentReport, GateId, GateResult, Payload
 from pm_agent.gates.review import gate_review_note
@@ -40,6 +41,7 @@ class GateContext:
     known_task_ids: Collection[str] | None = None
     baseline: SessionBaseline | None = None  # None: tampering checked against `base`
     extra_allowed: Sequence[str] = ()
+    env_baseline: Baseline | None = None  # the environment commands on the run's baseline commit (ratchet)
 
     def change_set(self) -> ChangeSet:
         """The change against `base`, computed once."""
@@ -60,10 +62,16 @@ GATES: dict[GateId, Callable[[GateContext], GateResult]] = {
         env=c.env,
     ),
     GateId.TESTS_RUN: lambda c: gate_tests_run(
-        c.task, c.worktree, c.report, environment=c.environment, timeout_s=c.timeout_s, env=c.env
+        c.task,
+        c.worktree,
+        c.report,
+        environment=c.environment,
+        timeout_s=c.timeout_s,
+        env=c.env,
+        baseline=c.env_baseline,
     ),
     GateId.LINT_TYPECHECK: lambda c: gate_lint_typecheck(
-        c.task, c.worktree, environment=c.environment, timeout_s=c.timeout_s, env=c.env
+        c.task, c.worktree, environment=c.environment, timeout_s=c.timeout_s, env=c.env, baseline=c.env_baseline
     ),
     GateId.NO_ORPHAN_TODOS: lambda c: gate_no_orphan_todos(
         c.worktree, c.base, changes=c.changes, known_task_ids=c.known_task_ids

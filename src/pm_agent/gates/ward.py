@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 TAIL_LINES = 60
 MAX_LINE_CHARS = 2000
@@ -61,6 +61,9 @@ class CommandResult(BaseModel):
     output_bytes: int = 0  # total output size, kept or not
     truncated: bool = False  # True when output_tail is not the whole output
     test_counts: TestCounts | None = None
+    # The whole output up to `keep_output_bytes`, for parsing findings; in memory only, never stored.
+    output: str | None = Field(default=None, exclude=True, repr=False)
+    output_complete: bool = True  # False when `output` was cut at `keep_output_bytes`
 
     @property
     def ok(self) -> bool:
@@ -91,8 +94,10 @@ def parse_pytest_summary(output: str) -> TestCounts | None:
 class _Tail:
     """A rolling tail of decoded lines with a per-line cap; counts everything it sees."""
 
-    def __init__(self, max_lines: int, max_line_chars: int) -> None:
+    def __init__(self, max_lines: int, max_line_chars: int, keep_bytes: int = 0) -> None:
         self.lines: deque[str] = deque(maxlen=max_lines)
+        self.keep_bytes = keep_bytes
+        self.kept = bytearray()
         self.partial = ""
         self.max_line_chars = max_line_chars
         self.total_bytes = 0
@@ -108,6 +113,9 @@ class _Tail:
 
     def feed(self, data: bytes) -> None:
         self.total_bytes += len(data)
+        room = self.keep_bytes - len(self.kept)
+        if room > 0:
+            self.kept += data[:room]
         text = self.partial + data.decode("utf-8", errors="replace")
         *complete, self.partial = text.split("\n")
         if len(self.partial) > 2 * self.max_line_chars:  # an endless line: keep its ends
@@ -170,10 +178,13 @@ def run_command(
     tail_lines: int = TAIL_LINES,
     kill_grace_s: float = KILL_GRACE_S,
     kill_leftovers: bool = True,
+    keep_output_bytes: int = 0,
 ) -> CommandResult:
-    """Run `cmd` through the shell in `cwd`; `env` adds to (overrides) the inherited environment."""
+    """Run `cmd` through the shell in `cwd`; `env` adds to (overrides) the inherited environment.
+
+    With `keep_output_bytes`, the result's `output` holds the first that many bytes of the whole output."""
     full_env = {**os.environ, **(env or {})}
-    tail = _Tail(tail_lines, MAX_LINE_CHARS)
+    tail = _Tail(tail_lines, MAX_LINE_CHARS, keep_output_bytes)
     read_fd, write_fd = os.pipe()
     start = time.monotonic()
     try:
@@ -219,6 +230,8 @@ def run_command(
         output_bytes=tail.total_bytes,
         truncated=tail.truncated(),
         test_counts=parse_pytest_summary(output),
+        output=tail.kept.decode("utf-8", errors="replace") if keep_output_bytes else None,
+        output_complete=tail.total_bytes <= keep_output_bytes if keep_output_bytes else False,
     )
 
 

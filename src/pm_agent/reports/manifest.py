@@ -32,6 +32,18 @@ class ManifestRisk(_Strict):
     description: str
 
 
+class EnvironmentCheck(_Strict):
+    """One environment command at the baseline and at release (pm-agent's addition to seed 001's fields)."""
+
+    name: str
+    command: str
+    baseline: str  # "exit 1, 12 finding(s) (ruff)", "exit 0", "not run"
+    final: str
+    rule: Literal["clean", "findings", "exit-status", "strict", "environment"]
+    new_findings: int = 0
+    preexisting_findings: int = 0
+
+
 class ReleaseManifest(_Strict):
     """docs/releases/<plan-id>-release.yaml."""
 
@@ -50,6 +62,9 @@ class ReleaseManifest(_Strict):
     migration_steps: list[str]
     rollback_plan: str
     recommended_next: list[str]
+    # pm-agent's addition after seed 001's fields: each command at the baseline and at release, so findings
+    # that were there before the run are listed as such, not passed off as clean.
+    environment: list[EnvironmentCheck] = []
 
 
 def manifest_path(release_dir: str, plan_id: str) -> str:
@@ -88,6 +103,12 @@ def render_handoff(
             "Open risks: " + (", ".join(open_risks) or "none — all mitigated/accepted"),
             "Migration: " + ("; ".join(manifest.migration_steps) or "none required"),
             "Rollback: see release manifest",
+            *[
+                f"Pre-existing: {c.name}: baseline {c.baseline}; final {c.final} ({c.preexisting_findings} "
+                f"pre-existing finding(s) left, {c.new_findings} new)"
+                for c in manifest.environment
+                if c.preexisting_findings or c.rule in ("findings", "exit-status")
+            ],
             "Recommended next: " + ("; ".join(manifest.recommended_next) or "none"),
             "",
             "Artifacts:",

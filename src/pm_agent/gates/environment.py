@@ -1,0 +1,196 @@
+"""Environment-contract commands against their baseline: what ran there, and whether a run is worse.
+
+The baseline is every configured command run once on the run's baseline commit (see preflight/). A gate
+in ratchet mode fails only on what a task made worse: new findings, or, where the output cannot be
+parsed, an exit status worse than the baseline's. The verdict always says which rule decided it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from pm_agent.gates.findings import parse_findings, ratchet, render_findings
+from pm_agent.gates.ward import CommandResult
+
+# (config key, name used in gates, reports and the final gate), in the order they run.
+ENVIRONMENT_COMMANDS: tuple[tuple[str, str], ...] = (
+    ("test_command", "tests"),
+    ("lint_command", "lint"),
+    ("typecheck_command", "typecheck"),
+    ("build_command", "build"),
+    ("migration_dry_run_command", "migration dry-run"),
+    ("migration_rollback_command", "migration rollback"),
+)
+KEEP_OUTPUT_BYTES = 512 * 1024  # enough for the findings of any sane lint run; more falls back to exit status
+
+_NO_MODULE = re.compile(r"python[\w.]*: No module named ([\w.]+)")  # `python -m X` without X, not an import error
+_NPM_SCRIPT = re.compile(r"npm (?:ERR!|error) Missing script: \"?([\w:.-]+)")
+_MAKE_TARGET = re.compile(r"make: \*\*\* No rule to make target '([^']+)'")
+_NO_SUBCOMMAND = re.compile(r"error: no such (?:sub)?command:? [`']?([\w-]+)")
+
+
+class BaselineCommand(BaseModel):
+    """One environment command as it ran on the baseline commit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    key: str
+    name: str
+    command: str
+    cwd: str = ""  # where it ran; stripped from paths in the output so another worktree compares equal
+    exit_code: int
+    duration_ms: int
+    timed_out: bool = False
+    output_tail: str = ""
+    output: str = ""  # the whole output up to KEEP_OUTPUT_BYTES, for comparing findings
+    output_complete: bool = True
+    parser: str | None = None
+    findings: int = 0
+    cannot_run: str | None = None  # why the command cannot run at all; None when it ran
+
+    @property
+    def ok(self) -> bool:
+        """Exit 0 and not timed out."""
+        return self.exit_code == 0 and not self.timed_out
+
+    def summary(self) -> str:
+        """`exit 1, 12 findings (ruff)` or `exit 0`."""
+        if self.cannot_run:
+            return f"cannot run: {self.cannot_run}"
+        found = f", {self.findings} finding(s) ({self.parser})" if self.parser and not self.ok else ""
+        return f"exit {self.exit_code}{found}"
+
+
+class Baseline(BaseModel):
+    """The results of every configured environment command on the baseline commit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sha: str
+    mode: Literal["ratchet", "strict"] = "ratchet"
+    commands: tuple[BaselineCommand, ...] = ()
+
+    def get(self, key: str) -> BaselineCommand | None:
+        """The baseline run of a config key (`lint_command`), if it was configured."""
+        return next((c for c in self.commands if c.key == key), None)
+
+    def for_command(self, command: str) -> BaselineCommand | None:
+        """The baseline run of exactly this command line."""
+        return next((c for c in self.commands if c.command == command), None)
+
+
+def cannot_run_reason(result: CommandResult, timeout_s: float) -> str | None:
+    """Why a command could not run at all, None when it ran (whatever its exit code)."""
+    text = result.output if result.output is not None else result.output_tail
+    if result.timed_out:
+        return f"timed out after {timeout_s:g}s"
+    if result.exit_code in (126, 127):
+        last = next((line for line in reversed(text.splitlines()) if line.strip()), "")
+        return f"exit {result.exit_code}: {last.strip()}"
+    for pattern, what in (
+        (_NO_MODULE, "No module named {}"),
+        (_NPM_SCRIPT, 'package.json has no script "{}"'),
+        (_MAKE_TARGET, "the Makefile has no target {}"),
+        (_NO_SUBCOMMAND, "no such command: {}"),
+    ):
+        found = pattern.search(text)
+        if found:
+            return what.format(found.group(1))
+    return None
+
+
+def relative_output(result: CommandResult) -> str:
+    """The command's output with its working directory's absolute path removed from the paths in it."""
+    output = result.output if result.output is not None else result.output_tail
+    return output.replace(result.cwd.rstrip("/") + "/", "") if result.cwd else output
+
+
+def baseline_entry(key: str, name: str, result: CommandResult, timeout_s: float) -> BaselineCommand:
+    """A command's baseline record: exit status, output, and the findings pm-agent could parse."""
+    output = relative_output(result)
+    found = parse_findings(result.cmd, output, result.exit_code)
+    return BaselineCommand(
+        key=key,
+        name=name,
+        command=result.cmd,
+        cwd=result.cwd,
+        exit_code=result.exit_code,
+        duration_ms=result.duration_ms,
+        timed_out=result.timed_out,
+        output_tail=result.output_tail,
+        output=output[:KEEP_OUTPUT_BYTES],
+        output_complete=result.output_complete,
+        parser=found.parser,
+        findings=len(found.findings),
+        cannot_run=cannot_run_reason(result, timeout_s),
+    )
+
+
+class Verdict(BaseModel):
+    """How one command's run in a task compares with the baseline; `rule` says what decided it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    passed: bool
+    rule: Literal["clean", "findings", "exit-status", "strict", "environment"]
+    lines: tuple[str, ...] = ()
+    new: int = 0
+    preexisting: int = 0
+    fixed: int = 0
+    environment_failure: str | None = None  # the command could not run: a human's problem, not the fixer's
+
+
+def judge(
+    result: CommandResult,
+    baseline: BaselineCommand | None,
+    *,
+    mode: Literal["ratchet", "strict"],
+    timeout_s: float,
+) -> Verdict:
+    """Ratchet: fail only on what is worse than the baseline. Strict, or no baseline: exit 0 or fail."""
+    failure = cannot_run_reason(result, timeout_s)
+    if failure is not None:
+        return Verdict(
+            passed=False,
+            rule="environment",
+            lines=(f"ENVIRONMENT: `{result.cmd}` cannot run: {failure} (not the task's doing: escalated)",),
+            environment_failure=failure,
+        )
+    ran_before = baseline is not None and baseline.cannot_run is None and not baseline.ok
+    if result.ok:
+        fixed = f"; fixed {baseline.findings} pre-existing finding(s)" if ran_before and baseline else ""
+        return Verdict(passed=True, rule="clean", lines=(f"`{result.cmd}`: exit 0 (rule: clean){fixed}",))
+    if baseline is None or mode == "strict" or not ran_before:
+        why = "environment.baseline is strict" if mode == "strict" else "it passed on the baseline"
+        if baseline is None:
+            why = "no baseline run to compare with"
+        return Verdict(passed=False, rule="strict", lines=(f"`{result.cmd}`: exit {result.exit_code} ({why})",))
+    current = relative_output(result)
+    if not (baseline.output_complete and result.output_complete):
+        return Verdict(
+            passed=True,
+            rule="exit-status",
+            lines=(
+                f"`{result.cmd}`: exit {result.exit_code}, baseline exit {baseline.exit_code} (rule: exit-status: "
+                "the output was too large to compare findings; no worse than the baseline)",
+            ),
+        )
+    verdict = ratchet(result.cmd, baseline.output, baseline.exit_code, current, result.exit_code)
+    lines = [f"`{result.cmd}`: exit {result.exit_code} (rule: {verdict.rule}) {verdict.explanation}"]
+    if verdict.new:
+        lines.append(f"NEW findings ({len(verdict.new)}), made by this change:")
+        lines += [f"  {line}" for line in render_findings(verdict.new)]
+    if verdict.preexisting:
+        lines.append(f"pre-existing findings ({len(verdict.preexisting)}), on the baseline already (not this task's):")
+        lines += [f"  {line}" for line in render_findings(verdict.preexisting, limit=10)]
+    return Verdict(
+        passed=verdict.passed,
+        rule=verdict.rule,
+        lines=tuple(lines),
+        new=len(verdict.new),
+        preexisting=len(verdict.preexisting),
+        fixed=len(verdict.fixed),
+    )

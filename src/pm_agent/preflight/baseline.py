@@ -1,0 +1,180 @@
+"""The environment checked before any agent starts: every configured command run on the baseline commit.
+
+A command that cannot run at all (not installed, exit 126/127, the interpreter's own `No module named X`,
+a missing npm script or make target, a time-out) stops the run before anything is dispatched, with the
+config key, the command, the error and the fix. A command that runs but already fails is the baseline the
+gates compare with (the ratchet), unless `environment.baseline: strict` demands a clean tree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Literal
+
+from pm_agent.errors import InputError
+from pm_agent.gates.environment import (
+    ENVIRONMENT_COMMANDS,
+    KEEP_OUTPUT_BYTES,
+    Baseline,
+    BaselineCommand,
+    baseline_entry,
+)
+from pm_agent.gates.ward import run_command
+from pm_agent.vcs import Git
+
+PREFLIGHT_DIR = "preflight"
+
+
+class PreflightError(InputError):
+    """An environment command that cannot run, or a strict baseline that already fails (exit 2)."""
+
+
+def fix_hint(key: str, command: str, reason: str, timeout_s: float) -> str:
+    """What the user can do about a command that cannot run."""
+    unset = f"set environment.{key}: null"
+    if reason.startswith("timed out"):
+        return f"raise environment.gate_timeout_s (now {timeout_s:g}), make the command faster, or {unset}"
+    if reason.startswith("package.json has no script"):
+        return f"add the script to package.json, or set environment.{key} to the right command, or {unset}"
+    if reason.startswith("the Makefile has no target"):
+        return f"add the target to the Makefile, or set environment.{key} to the right command, or {unset}"
+    module = re.search(r"No module named ([\w.]+)", reason)
+    tool = module.group(1) if module else _tool_word(command)
+    if reason.startswith("exit 126"):
+        return f"make {tool} executable, or {unset}"
+    return f"install {tool}, or {unset}"
+
+
+def _tool_word(command: str) -> str:
+    """The program a shell command line starts (skipping `VAR=x` assignments)."""
+    for word in command.split():
+        if "=" not in word:
+            return word
+    return command
+
+
+def _key_line(config_path: Path | None, key: str) -> int | None:
+    if config_path is None or not config_path.exists():
+        return None
+    for number, line in enumerate(config_path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        if line.strip().startswith(f"{key}:"):
+            return number
+    return None
+
+
+@contextlib.contextmanager
+def scratch_worktree(git: Git, state_dir: Path, sha: str) -> Iterator[Path]:
+    """A detached worktree of `sha` under `.pm-agent/preflight/`, removed afterwards (and stale ones first)."""
+    remove_stale_preflight(git, state_dir)
+    path = state_dir / PREFLIGHT_DIR / "baseline"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git.worktree_add_detached(path, sha)
+    try:
+        yield path
+    finally:
+        remove_stale_preflight(git, state_dir)
+
+
+def remove_stale_preflight(git: Git, state_dir: Path) -> None:
+    """Remove preflight worktrees a killed pm-agent left behind."""
+    root = state_dir / PREFLIGHT_DIR
+    for info in git.worktree_list():
+        if Path(info.path).resolve().is_relative_to(root.resolve()):
+            with contextlib.suppress(Exception):
+                git.worktree_remove(info.path, force=True)
+    shutil.rmtree(root, ignore_errors=True)
+    git.try_run("worktree", "prune")
+
+
+def run_baseline(
+    git: Git,
+    state_dir: Path,
+    sha: str,
+    commands: Mapping[str, str | None],
+    *,
+    timeout_s: float,
+    mode: Literal["ratchet", "strict"] = "ratchet",
+    progress: Callable[[str], None] | None = None,
+) -> Baseline:
+    """Run each configured command (`{config key: command}`) on `sha` in a clean worktree."""
+    names = dict(ENVIRONMENT_COMMANDS)
+    wanted = [(key, cmd) for key, cmd in commands.items() if cmd]
+    entries: list[BaselineCommand] = []
+    if wanted:
+        with scratch_worktree(git, state_dir, sha) as path:
+            for key, command in wanted:
+                if progress is not None:
+                    progress(f"baseline: {names.get(key, key)}: `{command}` ...")
+                result = run_command(command, path, timeout_s, keep_output_bytes=KEEP_OUTPUT_BYTES)
+                entry = baseline_entry(key, names.get(key, key), result, timeout_s)
+                entries.append(entry)
+                if progress is not None:
+                    progress(f"baseline: {entry.name}: {entry.summary()} in {entry.duration_ms / 1000:.1f}s")
+    return Baseline(sha=sha, mode=mode, commands=tuple(entries))
+
+
+def check_baseline(baseline: Baseline, *, timeout_s: float, config_path: Path | None = None) -> None:
+    """Raise PreflightError for every command that cannot run (and, in strict mode, every failing one)."""
+    problems: list[str] = []
+    first_line: int | None = None
+    for entry in baseline.commands:
+        if entry.cannot_run:
+            problems += [
+                f"environment.{entry.key} cannot run on the baseline commit {baseline.sha[:12]}:",
+                f"  `{entry.command}` -> {entry.cannot_run}",
+                f"  fix: {fix_hint(entry.key, entry.command, entry.cannot_run, timeout_s)}",
+            ]
+        elif baseline.mode == "strict" and not entry.ok:
+            problems += [
+                f"environment.{entry.key} already fails on the baseline commit {baseline.sha[:12]} "
+                f"and environment.baseline is strict:",
+                f"  `{entry.command}` -> {entry.summary()}",
+                *[f"    {line}" for line in entry.output_tail.splitlines()[-8:]],
+                "  fix: make it pass on the baseline first, or set environment.baseline: ratchet "
+                "(gates then fail only on what a task makes worse)",
+            ]
+        else:
+            continue
+        first_line = first_line or _key_line(config_path, entry.key)
+    if problems:
+        path = config_path if config_path is not None and config_path.exists() else None
+        raise PreflightError("\n".join(problems), path=path, line=first_line)
+
+
+def preflight(
+    git: Git,
+    state_dir: Path,
+    sha: str,
+    commands: Mapping[str, str | None],
+    *,
+    timeout_s: float,
+    mode: Literal["ratchet", "strict"],
+    config_path: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Baseline:
+    """Run the baseline and check it; on failure leave no trace (a `.pm-agent/` it created is removed)."""
+    existed = state_dir.exists()
+    try:
+        baseline = run_baseline(git, state_dir, sha, commands, timeout_s=timeout_s, mode=mode, progress=progress)
+        check_baseline(baseline, timeout_s=timeout_s, config_path=config_path)
+    except BaseException:
+        if not existed:
+            shutil.rmtree(state_dir, ignore_errors=True)
+        raise
+    return baseline
+
+
+__all__ = [
+    "Baseline",
+    "BaselineCommand",
+    "PreflightError",
+    "check_baseline",
+    "fix_hint",
+    "preflight",
+    "remove_stale_preflight",
+    "run_baseline",
+]

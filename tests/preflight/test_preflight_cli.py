@@ -1,0 +1,152 @@
+"""The preflight as a user meets it: `pm-agent run` on a repository whose environment cannot run.
+
+Every case stops before any agent session with exit 2, names the config key, the command, the error
+and the fix, and leaves nothing behind: no `.pm-agent/`, no working branch, no worktree.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+PY = sys.executable
+
+PLAN = textwrap.dedent(
+    """\
+    # tiny
+
+    ### Task 1: Greeting
+
+    **Files:**
+    - Create: `src/tiny/greet.py`
+
+    **Acceptance criteria:**
+    - greet() returns hello
+    """
+)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def pm(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("pm-agent", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    # No model server on purpose: a session that starts would fail loudly, not pass silently.
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+    return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, timeout=120, check=False, env=env)
+
+
+def make_repo(tmp_path: Path, config: str) -> Path:
+    repo = tmp_path / "tiny"
+    (repo / "src" / "tiny").mkdir(parents=True)
+    (repo / "src" / "tiny" / "__init__.py").write_text("import os\n", encoding="utf-8")  # one lint finding
+    (repo / "docs").mkdir()
+    (repo / "docs" / "plan.md").write_text(PLAN, encoding="utf-8")
+    (repo / "pm-agent.yaml").write_text(config, encoding="utf-8")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.name", "Test User")
+    git(repo, "config", "user.email", "test@example.com")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "initial")
+    return repo
+
+
+def assert_left_nothing(repo: Path) -> None:
+    assert not (repo / ".pm-agent").exists(), "a failed preflight must leave no state behind"
+    assert git(repo, "branch", "--list", "pm/*").strip() == "", "a failed preflight must create no branch"
+    assert len(git(repo, "worktree", "list").splitlines()) == 1, "a failed preflight must leave no worktree"
+
+
+@pytest.mark.parametrize(
+    ("key", "command", "error", "fix"),
+    [
+        ("lint_command", "ruff-not-installed check .", "exit 127", "install ruff-not-installed, or set"),
+        ("typecheck_command", f"{PY} -m no_such_checker src", "No module named no_such_checker", "install no_such"),
+        ("test_command", "make test", "the Makefile has no target test", "add the target to the Makefile"),
+    ],
+)
+def test_a_command_that_cannot_run_stops_the_run_before_any_session(
+    tmp_path: Path, key: str, command: str, error: str, fix: str
+) -> None:
+    if command == "make test":
+        (tmp_path / "Makefile").write_text("", encoding="utf-8")
+    repo = make_repo(tmp_path, f"environment:\n  {key}: {command}\n")
+    if command == "make test":
+        (repo / "Makefile").write_text("all:\n\ttrue\n", encoding="utf-8")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "makefile")
+    result = pm("run", "docs/plan.md", cwd=repo)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"pm-agent.yaml:2: environment.{key} cannot run on the baseline commit" in result.stderr
+    assert f"`{command}`" in result.stderr
+    assert error in result.stderr
+    assert f"fix: {fix}" in result.stderr
+    assert f"set environment.{key}: null" in result.stderr or "Makefile" in fix
+    assert "session" not in result.stdout.lower()
+    assert_left_nothing(repo)
+
+
+def test_a_command_that_times_out_on_the_baseline_stops_the_run(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, "environment:\n  gate_timeout_s: 1\n  build_command: sleep 30\n")
+    result = pm("run", "docs/plan.md", cwd=repo)
+    assert result.returncode == 2, result.stderr
+    assert "environment.build_command cannot run" in result.stderr
+    assert "timed out after 1s" in result.stderr
+    assert "raise environment.gate_timeout_s (now 1)" in result.stderr
+    assert_left_nothing(repo)
+
+
+def test_strict_mode_refuses_a_baseline_that_already_fails(tmp_path: Path) -> None:
+    lint = f"{PY} -m ruff check --no-cache src"
+    repo = make_repo(tmp_path, f"environment:\n  lint_command: {lint}\n  baseline: strict\n")
+    result = pm("run", "docs/plan.md", cwd=repo)
+    assert result.returncode == 2, result.stderr
+    assert "environment.lint_command already fails on the baseline commit" in result.stderr
+    assert "environment.baseline is strict" in result.stderr
+    assert "F401" in result.stderr, "the failing output's tail is shown"
+    assert "set environment.baseline: ratchet" in result.stderr
+    assert_left_nothing(repo)
+
+
+def test_a_failing_baseline_is_not_a_blocker_in_ratchet_mode(tmp_path: Path) -> None:
+    """The same repository under the default (ratchet) passes the preflight: the failure is the baseline."""
+    lint = f"{PY} -m ruff check --no-cache src"
+    # runner: command with a command that fails at once: the run gets past the preflight, then the task fails.
+    config = f"environment:\n  lint_command: {lint}\nagent:\n  runner: command\n  command: [false]\n"
+    repo = make_repo(tmp_path, config)
+    result = pm("run", "docs/plan.md", cwd=repo)
+    assert "cannot run" not in result.stderr
+    assert "already failing, gates compare with it (ratchet): lint (exit 1, 1 finding(s) (ruff))" in result.stdout
+    assert (repo / ".pm-agent" / "state.db").exists()
+
+
+def test_a_kill_during_the_baseline_leaves_no_worktree_after_resume(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, "environment:\n  build_command: sleep 60\n")
+    exe = shutil.which("pm-agent", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    proc = subprocess.Popen([exe, "run", "docs/plan.md"], cwd=repo, env=env, stdout=subprocess.DEVNULL)
+    try:
+        scratch = repo / ".pm-agent" / "preflight" / "baseline"
+        for _ in range(600):  # the baseline worktree appears, then `sleep 60` runs in it
+            if (scratch / "pm-agent.yaml").exists():
+                break
+            time.sleep(0.05)
+        assert (scratch / "pm-agent.yaml").exists()
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert len(git(repo, "worktree", "list").splitlines()) == 2, "the kill left the baseline worktree"
+    result = pm("resume", cwd=repo)
+    assert result.returncode == 2
+    assert "no run to resume" in result.stderr
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+    assert not (repo / ".pm-agent" / "preflight").exists()
