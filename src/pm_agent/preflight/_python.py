@@ -27,7 +27,7 @@ VENVS = (".venv", "venv")
 _SKIP_DIRS = {"node_modules", "venv", "env", "build", "dist", "site-packages", "__pycache__", "target", "vendor"}
 _MAX_TEST_FILES = 200
 _MAX_DIRS = 5000
-_SECTION = re.compile(r"^\s*\[([^\]]+)\]", re.MULTILINE)
+_SECTION = re.compile(r"^[ \t]*\[([^\]]+)\]", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class _Files:
     def has_key(self, name: str, key: str) -> bool:
         """Whether the ini-style file `name` sets `key` (in any section; used for mypy/pytest settings)."""
         path = self.repo / name
-        return path.is_file() and re.search(rf"^\s*{key}\s*=", _read(path), re.MULTILINE) is not None
+        return path.is_file() and re.search(rf"^[ \t]*{key}[ \t]*=", _read(path), re.MULTILINE) is not None
 
 
 def detect_python(probe: Probe) -> Finding | None:
