@@ -285,6 +285,21 @@ def test_pyright_when_configured(
     assert "not installed" in chosen.problem
 
 
+def test_mypy_before_pyright_when_both_are_configured(repo: Path, machine: Machine, tooled_python: Path) -> None:
+    write(repo, {"pyproject.toml": "[tool.mypy]\n[tool.pyright]\n", "tool.py": "tool: str = 'x'\n"})
+    machine.script("pyright", "exit 0")
+    detection = machine.add("python", tooled_python).detect(repo)
+    assert detection.environment.typecheck_command == "python -m mypy ."
+    assert rejected_for(detection, Slot.TYPECHECK)["python -m pyright"].startswith("python -m mypy . is preferred")
+
+
+def test_malformed_tool_table_is_ignored_not_fatal(repo: Path, machine: Machine, tooled_python: Path) -> None:
+    write(repo, {"pyproject.toml": "tool = 3\n", "src/pkg/__init__.py": "", "tests/test_a.py": PYTEST_STYLE})
+    detection = machine.add("python", tooled_python).detect(repo)
+    assert detection.environment.test_command == "PYTHONPATH=src python -m pytest -q"
+    assert detection.environment.lint_command is None
+
+
 @pytest.mark.parametrize("target", ["typecheck", "mypy"])
 def test_makefile_typecheck_target_wins(repo: Path, machine: Machine, tooled_python: Path, target: str) -> None:
     write(repo, {"pyproject.toml": "[tool.mypy]\n", "Makefile": f"{target}:\n\tmypy --strict src\n"})

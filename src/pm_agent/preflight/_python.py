@@ -38,14 +38,16 @@ class _Files:
     pyproject: dict[str, Any]
     notes: list[Rejected]
 
+    def table(self, *keys: str) -> dict[str, Any] | None:
+        """pyproject.toml's table [tool.<keys>], or None."""
+        node: Any = self.pyproject.get("tool")
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        return node if isinstance(node, dict) else None
+
     def tool(self, *keys: str) -> bool:
         """Whether pyproject.toml has the table [tool.<keys>]."""
-        node: Any = self.pyproject.get("tool", {})
-        for key in keys:
-            if not isinstance(node, dict) or key not in node:
-                return False
-            node = node[key]
-        return isinstance(node, dict)
+        return self.table(*keys) is not None
 
     def section(self, name: str, section: str) -> str | None:
         """`[section] in name line N` when the ini-style file `name` has that section."""
@@ -176,13 +178,9 @@ def _src_prefix(files: _Files) -> tuple[str, str]:
     src = files.repo / "src"
     if not src.is_dir() or not any(p.suffix == ".py" or (p / "__init__.py").is_file() for p in src.iterdir()):
         return "", ""
-    pytest_ini = files.pyproject.get("tool", {}).get("pytest", {})
-    ini_options = pytest_ini.get("ini_options", {}) if isinstance(pytest_ini, dict) else {}
-    if (
-        "pythonpath" in ini_options
-        or "pythonpath" in pytest_ini
-        or any(files.has_key(name, "pythonpath") for name in ("pytest.ini", "tox.ini", "setup.cfg"))
-    ):
+    tables = (files.table("pytest", "ini_options") or {}, files.table("pytest") or {})
+    ini_files = ("pytest.ini", "tox.ini", "setup.cfg")
+    if any("pythonpath" in t for t in tables) or any(files.has_key(name, "pythonpath") for name in ini_files):
         return "", ""
     why = "; PYTHONPATH=src: src layout, so the worktree's code is imported, not an installed copy"
     return "PYTHONPATH=src ", why
@@ -228,10 +226,7 @@ def _typecheck_configs(files: _Files) -> tuple[str | None, str | None]:
 
 def _mypy_args(files: _Files) -> str:
     """No argument when the config names its files; else `src` for a src layout, else `.`."""
-    mypy = files.pyproject.get("tool", {}).get("mypy", {})
-    if (isinstance(mypy, dict) and "files" in mypy) or any(
-        files.has_key(name, "files") for name in ("mypy.ini", ".mypy.ini")
-    ):
+    if "files" in (files.table("mypy") or {}) or any(files.has_key(n, "files") for n in ("mypy.ini", ".mypy.ini")):
         return ""
     return " src" if (files.repo / "src").is_dir() else " ."
 

@@ -91,7 +91,9 @@ def _choose(slot: Slot, findings: list[tuple[Source, Finding]]) -> tuple[Candida
         winner = (source, pick)
         for c in own:
             if c is not pick:
-                why = c.problem or f"{pick.command} is preferred ({pick.reason})"
+                # Lost for being broken only when the winner works; otherwise it lost on order.
+                broken = c.problem is not None and pick.problem is None
+                why = c.problem if broken and c.problem else f"{pick.command} is preferred ({pick.reason})"
                 dropped.append(Rejected(c.command, why, slot))
     return (winner[1] if winner else None), dropped
 
