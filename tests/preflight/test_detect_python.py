@@ -290,7 +290,7 @@ def test_mypy_before_pyright_when_both_are_configured(repo: Path, machine: Machi
     machine.script("pyright", "exit 0")
     detection = machine.add("python", tooled_python).detect(repo)
     assert detection.environment.typecheck_command == "python -m mypy ."
-    assert rejected_for(detection, Slot.TYPECHECK)["python -m pyright"].startswith("python -m mypy . is preferred")
+    assert rejected_for(detection, Slot.TYPECHECK)["pyright"].startswith("python -m mypy . is preferred")
 
 
 def test_malformed_tool_table_is_ignored_not_fatal(repo: Path, machine: Machine, tooled_python: Path) -> None:
