@@ -45,7 +45,7 @@ def detect_rust(probe: Probe) -> Finding | None:
     missing = None if probe.which("cargo") else "not installed: cargo is not on PATH"
     clippy = missing or (None if probe.which("cargo-clippy") else "not installed: rustup component add clippy")
     found.candidates += [
-        Candidate(Slot.TEST, f"cargo test{flag}", scope, missing),
+        Candidate(Slot.TEST, f"cargo test{flag}", f"{scope}: cargo's test runner", missing),
         Candidate(
             Slot.LINT,
             f"cargo clippy{flag}",
@@ -53,7 +53,7 @@ def detect_rust(probe: Probe) -> Finding | None:
             " do not fail every task",
             clippy,
         ),
-        Candidate(Slot.BUILD, f"cargo build{flag}", scope, missing),
+        Candidate(Slot.BUILD, f"cargo build{flag}", f"{scope}: compiles the crates (the typecheck of rust)", missing),
     ]
     found.rejected.append(
         Rejected(

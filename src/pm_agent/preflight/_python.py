@@ -125,7 +125,7 @@ def _tool(probe: Probe, python: PythonInfo, module: str, exe: str, args: str) ->
     if on_path:
         return f"{exe}{args}", f"{exe} on PATH ({module} is not importable by {python.label})", None
     problem = f"not installed: {module} is not importable by {python.label} and {exe} does not run from PATH"
-    return f"{python.command} -m {module}{args}", f"{module} to be installed for {python.label}", problem
+    return f"{python.command} -m {module}{args}", "not installed yet", problem
 
 
 def _test(
