@@ -78,11 +78,15 @@ def test_workflow_check_default_passes_and_seed003_fails() -> None:
         assert f"{state}: unreachable" in bad.stderr
 
 
-def test_init_writes_config_and_refuses_to_overwrite(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\n", encoding="utf-8")
-    assert pm("init", "-C", str(tmp_path)).returncode == 0
+def test_init_writes_config_prints_why_and_refuses_to_overwrite(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\n[tool.pytest.ini_options]\n", encoding="utf-8")
+    (tmp_path / "Makefile").write_text("build:\n\t@echo built\n", encoding="utf-8")
+    first = pm("init", "-C", str(tmp_path))
+    assert first.returncode == 0, first.stderr
     text = (tmp_path / "pm-agent.yaml").read_text(encoding="utf-8")
-    assert "test_command: python -m pytest -q" in text
+    assert "-m pytest -q" in text
+    assert "      why: pytest: [tool.pytest.ini_options] in pyproject.toml" in first.stdout
+    assert "  make test: Makefile has no test target (make -n test failed)" in first.stdout
     again = pm("init", "-C", str(tmp_path))
     assert again.returncode == 2
     assert "exists" in again.stderr

@@ -7,6 +7,7 @@ import pytest
 from pm_agent.config import PmConfig, detect_defaults, load_config, parse_config, render_config
 from pm_agent.errors import ConfigError
 from pm_agent.plan.models import Tier
+from pm_agent.preflight.detect import detect_environment
 
 
 def test_defaults_follow_seed_001_section_9(tmp_path: Path) -> None:
@@ -20,12 +21,15 @@ def test_defaults_follow_seed_001_section_9(tmp_path: Path) -> None:
     assert config.parallel_tiers == [Tier.LOW]
 
 
-def test_rendered_config_parses_back_to_the_same(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\n[tool.mypy]\n", encoding="utf-8")
+def test_detected_defaults_render_and_parse_back_to_the_same(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n[tool.ruff]\n[tool.mypy]\n", encoding="utf-8")
     config = detect_defaults(tmp_path)
-    assert config.environment.test_command == "python -m pytest -q"
-    assert config.environment.lint_command == "ruff check ."
-    assert config.environment.typecheck_command == "mypy ."
+    assert config.environment == detect_environment(tmp_path).environment
+    assert load_config(tmp_path) == config, "without pm-agent.yaml the detected commands apply"
+    env = config.environment
+    assert (env.test_command or "").endswith(" -m pytest -q")  # python or python3: whichever runs here
+    assert (env.lint_command or "").endswith("ruff check .")
+    assert (env.typecheck_command or "").endswith("mypy .")
     text = render_config(config)
     assert "# Fix attempts before escalation." in text
     assert parse_config(text, tmp_path / "pm-agent.yaml") == config

@@ -231,16 +231,38 @@ def init_cmd(
     repo: RepoOption = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing pm-agent.yaml.")] = False,
 ) -> None:
-    """Write pm-agent.yaml with defaults detected from the repository (test, lint, typecheck commands)."""
-    from pm_agent.config import CONFIG_FILE, detect_defaults, render_config
+    """Write pm-agent.yaml with the lint, typecheck, test and build commands detected in the repository."""
+    from pm_agent.config import CONFIG_FILE, PmConfig, render_config
+    from pm_agent.preflight.detect import detect_environment
 
     root = _repo(repo)
     target = root / CONFIG_FILE
     if target.exists() and not force:
         err.print(f"[bold red]error:[/] {target} exists; use --force to overwrite", highlight=False)
         raise typer.Exit(2)
-    target.write_text(render_config(detect_defaults(root)), encoding="utf-8")
-    out.print(f"wrote {target}")
+    detection = detect_environment(root)
+    target.write_text(render_config(PmConfig(environment=detection.environment)), encoding="utf-8")
+    out.print(f"wrote {target}", highlight=False)
+    _print_detection(detection)
+    # Issue 8 part 1 hooks in here: run the preflight on detection.environment and print its result.
+
+
+def _print_detection(detection: Any) -> None:
+    from pm_agent.preflight.detect import Slot
+
+    for slot in Slot:
+        chosen = detection.chosen.get(slot)
+        if chosen is None:
+            out.print(f"  {slot.value}: none", highlight=False)
+            continue
+        out.print(f"  {slot.value}: {chosen.command}", markup=False, highlight=False)
+        out.print(f"      why: {chosen.reason}", markup=False, highlight=False)
+        if chosen.problem:
+            out.print(f"      NOT READY: {chosen.problem}", markup=False, highlight=False)
+    if detection.rejected:
+        out.print("not chosen:", highlight=False)
+    for rejected in detection.rejected:
+        out.print(f"  {rejected.command}: {rejected.why}", markup=False, highlight=False)
 
 
 # ---------------------------------------------------------------- run, resume, humans

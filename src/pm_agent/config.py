@@ -161,29 +161,10 @@ def load_config(repo: Path) -> PmConfig:
 
 
 def detect_defaults(repo: Path) -> PmConfig:
-    """Defaults with environment commands guessed from the files the repository has."""
-    env = EnvironmentConfig()
-    if (repo / "pyproject.toml").exists() or (repo / "setup.py").exists():
-        env.test_command = "python -m pytest -q"
-        pyproject = repo / "pyproject.toml"
-        text = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
-        if "[tool.ruff" in text:
-            env.lint_command = "ruff check ."
-        if "[tool.mypy" in text:
-            env.typecheck_command = "mypy ."
-    elif (repo / "package.json").exists():
-        env.test_command = "npm test --silent"
-        env.lint_command = "npm run lint --if-present"
-    elif (repo / "Cargo.toml").exists():
-        env.test_command = "cargo test -q"
-        env.lint_command = "cargo clippy -q"
-        env.build_command = "cargo build -q"
-    elif (repo / "go.mod").exists():
-        env.test_command = "go test ./..."
-        env.lint_command = "go vet ./..."
-    if (repo / "Makefile").exists() and env.test_command is None:
-        env.test_command = "make test"
-    return PmConfig(environment=env)
+    """Defaults with the environment commands `pm-agent init` would write (`preflight.detect`)."""
+    from pm_agent.preflight.detect import detect_environment  # imported here: detect imports this module
+
+    return PmConfig(environment=detect_environment(repo).environment)
 
 
 def render_config(config: PmConfig) -> str:

@@ -1,1 +1,1 @@
-"""Checks before any agent starts: what the repository is set up to run, and how it runs on the baseline."""
+"""Preflight: what pm-agent can run in a repository before a run starts (`detect` for pm-agent init)."""

@@ -1,0 +1,68 @@
+"""Go (go.mod) and Rust (Cargo.toml): their toolchains' own test, vet/clippy and build commands."""
+
+from __future__ import annotations
+
+import tomllib
+
+from pm_agent.preflight._findings import Candidate, Finding, Rejected, Slot
+from pm_agent.preflight._probe import Probe
+
+GOLANGCI_CONFIGS = (".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json")
+
+
+def detect_go(probe: Probe) -> Finding | None:
+    """`go test ./...`, `go vet ./...` (or golangci-lint when configured), `go build ./...`; None without go.mod."""
+    if not (probe.repo / "go.mod").is_file():
+        return None
+    missing = None if probe.which("go") else "not installed: go is not on PATH"
+    found = Finding()
+    config = next((name for name in GOLANGCI_CONFIGS if (probe.repo / name).is_file()), None)
+    if config is not None:
+        why = probe.runs("golangci-lint")
+        problem = f"not installed: {why}" if why else None
+        found.candidates.append(Candidate(Slot.LINT, "golangci-lint run", f"golangci-lint: {config}", problem))
+    found.candidates += [
+        Candidate(Slot.TEST, "go test ./...", "go.mod: every package of the module", missing),
+        Candidate(Slot.LINT, "go vet ./...", "go.mod: go vet ships with the go toolchain", missing),
+        Candidate(Slot.BUILD, "go build ./...", "go.mod: compiles every package (the typecheck of go)", missing),
+    ]
+    return found
+
+
+def detect_rust(probe: Probe) -> Finding | None:
+    """`cargo test`, `cargo clippy`, `cargo build` (with --workspace for workspaces); None without Cargo.toml."""
+    manifest = probe.repo / "Cargo.toml"
+    if not manifest.is_file():
+        return None
+    found = Finding()
+    try:
+        data = tomllib.loads(manifest.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        found.rejected.append(Rejected("Cargo.toml", f"not valid TOML ({exc}); read as a single package"))
+        data = {}
+    flag = " --workspace" if "workspace" in data else ""
+    scope = "every workspace member ([workspace] in Cargo.toml)" if flag else "Cargo.toml"
+    missing = None if probe.which("cargo") else "not installed: cargo is not on PATH"
+    clippy = missing or (None if probe.which("cargo-clippy") else "not installed: rustup component add clippy")
+    found.candidates += [
+        Candidate(Slot.TEST, f"cargo test{flag}", f"{scope}: cargo's test runner", missing),
+        Candidate(
+            Slot.LINT,
+            f"cargo clippy{flag}",
+            f"{scope}; without -D warnings: clippy exits 0 on warnings, so warnings already in the code"
+            " do not fail every task",
+            clippy,
+        ),
+        Candidate(Slot.BUILD, f"cargo build{flag}", f"{scope}: compiles the crates (the typecheck of rust)", missing),
+    ]
+    found.rejected.append(
+        Rejected(
+            f"cargo clippy{flag} -- -D warnings",
+            "turns every warning already in the code into a failure of every task's lint gate",
+            Slot.LINT,
+        )
+    )
+    return found
+
+
+__all__ = ["detect_go", "detect_rust"]

@@ -1,0 +1,126 @@
+"""Node: package.json scripts run by the package manager the lockfile names, in its own syntax.
+
+npm's placeholder test script (`echo "Error: no test specified" && exit 1`) is not a test command.
+Without a typecheck script, a tsconfig.json gives `tsc --noEmit` only when typescript is a dependency:
+otherwise `npx tsc` fetches the unrelated `tsc` package from the registry.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pm_agent.preflight._findings import Candidate, Finding, Rejected, Slot
+from pm_agent.preflight._probe import Probe
+
+LOCKFILES = (
+    ("package-lock.json", "npm"),
+    ("npm-shrinkwrap.json", "npm"),
+    ("pnpm-lock.yaml", "pnpm"),
+    ("yarn.lock", "yarn"),
+    ("bun.lockb", "bun"),
+    ("bun.lock", "bun"),
+)
+SCRIPTS: dict[Slot, tuple[str, ...]] = {
+    Slot.TEST: ("test",),
+    Slot.LINT: ("lint",),
+    Slot.TYPECHECK: ("typecheck", "type-check", "tsc"),
+    Slot.BUILD: ("build",),
+}
+"""package.json script names per slot, in order of preference."""
+# How each manager runs a binary of node_modules/.bin.
+_EXEC = {"npm": "npx", "pnpm": "pnpm exec", "yarn": "yarn", "bun": "bunx"}
+
+
+def run_script(manager: str, script: str) -> str:
+    """The manager's own way to run `script`: `npm test`, `npm run lint`, `pnpm test`, `yarn lint`, `bun run test`."""
+    if manager == "bun":
+        return f"bun run {script}"  # `bun test` is bun's own test runner, not the script
+    if script == "test":
+        return f"{manager} test"
+    return f"yarn {script}" if manager == "yarn" else f"{manager} run {script}"
+
+
+def detect_node(probe: Probe) -> Finding | None:
+    """Script commands for a package.json at the root; None without one."""
+    path = probe.repo / "package.json"
+    if not path.is_file():
+        return None
+    found = Finding()
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        line = f" line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        found.rejected.append(Rejected("package.json", f"not valid JSON{line} ({exc}); its scripts were not read"))
+        return found
+    if not isinstance(data, dict):
+        found.rejected.append(Rejected("package.json", "not a JSON object; its scripts were not read"))
+        return found
+    manager, how = _manager(probe.repo, data, found)
+    problem = _problem(probe, manager)
+    raw_scripts = data.get("scripts")
+    scripts = {k: v for k, v in raw_scripts.items() if isinstance(v, str)} if isinstance(raw_scripts, dict) else {}
+    for slot, names in SCRIPTS.items():
+        name = next((n for n in names if n in scripts), None)
+        if name is None:
+            if slot is Slot.TYPECHECK:
+                _tsc(probe.repo, data, manager, how, problem, found)
+            elif slot is Slot.TEST:
+                found.rejected.append(Rejected(run_script(manager, "test"), "package.json has no test script", slot))
+            continue
+        command = run_script(manager, name)
+        if slot is Slot.TEST and "no test specified" in scripts[name]:
+            found.rejected.append(Rejected(command, "the test script is npm's placeholder that always fails", slot))
+            continue
+        reason = f"package.json scripts.{name} ({scripts[name]}); {how}"
+        found.candidates.append(Candidate(slot, command, reason, problem))
+    return found
+
+
+def _manager(repo: Path, data: dict[str, Any], found: Finding) -> tuple[str, str]:
+    """The package manager and why: the packageManager field, else the lockfile, else npm."""
+    locks = [(name, manager) for name, manager in LOCKFILES if (repo / name).is_file()]
+    field = data.get("packageManager")
+    if isinstance(field, str) and field.split("@", 1)[0] in _EXEC:
+        manager = field.split("@", 1)[0]
+        for name, other in locks:
+            if other != manager:
+                found.rejected.append(Rejected(other, f"{name} present, but package.json packageManager is {field}"))
+        return manager, f"{manager} from package.json packageManager ({field})"
+    if not locks:
+        return "npm", "npm: no lockfile"
+    name, manager = locks[0]
+    for other_name, other in locks[1:]:
+        if other != manager:
+            found.rejected.append(Rejected(other, f"{other_name} present too; {name} comes first"))
+    return manager, f"{manager} from {name}"
+
+
+def _problem(probe: Probe, manager: str) -> str | None:
+    if probe.which(manager) is None:
+        hint = " (corepack enable)" if manager in ("pnpm", "yarn") else ""
+        return f"not installed: {manager} is not on PATH{hint}"
+    if not (probe.repo / "node_modules").is_dir():
+        return f"dependencies not installed: no node_modules/ (run `{manager} install`)"
+    return None
+
+
+def _tsc(repo: Path, data: dict[str, Any], manager: str, how: str, problem: str | None, found: Finding) -> None:
+    """`tsc --noEmit` for a tsconfig.json without a typecheck script, when typescript is a dependency."""
+    if not (repo / "tsconfig.json").is_file():
+        return
+    command = f"{_EXEC[manager]} tsc --noEmit"
+    deps = {key: data.get(key) for key in ("devDependencies", "dependencies")}
+    where = next((key for key, table in deps.items() if isinstance(table, dict) and "typescript" in table), None)
+    if where is None:
+        why = "tsconfig.json, but typescript is not in devDependencies (npx would fetch the unrelated tsc package)"
+        found.rejected.append(Rejected(command, why, Slot.TYPECHECK))
+        return
+    if problem is None and not (repo / "node_modules" / ".bin" / "tsc").exists():
+        problem = f"not installed: node_modules/.bin/tsc is missing (run `{manager} install`)"
+    reason = f"tsconfig.json without a typecheck script; typescript in {where}; {how}"
+    found.candidates.append(Candidate(Slot.TYPECHECK, command, reason, problem))
+
+
+__all__ = ["LOCKFILES", "SCRIPTS", "detect_node", "run_script"]

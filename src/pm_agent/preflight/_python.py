@@ -1,0 +1,274 @@
+"""Python: the interpreter to use, pytest or unittest, ruff or flake8, mypy or pyright.
+
+The interpreter: the repository's own `.venv/bin/python` (by absolute path: task worktrees are fresh
+checkouts without the untracked venv), else `python`, else `python3` on PATH, each only if it runs
+Python 3 (a pyenv shim without a version does not). Tools run as `<python> -m tool` when that
+interpreter imports them, else as the executable on PATH, else as `<python> -m tool` marked not
+installed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pm_agent.preflight._findings import Candidate, Finding, Rejected, Slot
+from pm_agent.preflight._probe import Probe, PythonInfo
+
+MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile", "tox.ini", "pytest.ini")
+"""Any of these at the root makes a Python project (so do the lint/typecheck configs below and test files)."""
+VENVS = (".venv", "venv")
+# Directories never searched for tests: environments, dependencies, build output, VCS and caches.
+_SKIP_DIRS = {"node_modules", "venv", "env", "build", "dist", "site-packages", "__pycache__", "target", "vendor"}
+_MAX_TEST_FILES = 200
+_MAX_DIRS = 5000
+_SECTION = re.compile(r"^[ \t]*\[([^\]]+)\]", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class _Files:
+    """The configuration files detection reads, parsed once."""
+
+    repo: Path
+    pyproject: dict[str, Any]
+    notes: list[Rejected]
+
+    def table(self, *keys: str) -> dict[str, Any] | None:
+        """pyproject.toml's table [tool.<keys>], or None."""
+        node: Any = self.pyproject.get("tool")
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        return node if isinstance(node, dict) else None
+
+    def tool(self, *keys: str) -> bool:
+        """Whether pyproject.toml has the table [tool.<keys>]."""
+        return self.table(*keys) is not None
+
+    def section(self, name: str, section: str) -> str | None:
+        """`[section] in name line N` when the ini-style file `name` has that section."""
+        path = self.repo / name
+        if not path.is_file():
+            return None
+        text = _read(path)
+        for match in _SECTION.finditer(text):
+            if match.group(1).strip() == section:
+                return f"[{section}] in {name} line {text.count(chr(10), 0, match.start()) + 1}"
+        return None
+
+    def has_key(self, name: str, key: str) -> bool:
+        """Whether the ini-style file `name` sets `key` (in any section; used for mypy/pytest settings)."""
+        path = self.repo / name
+        return path.is_file() and re.search(rf"^[ \t]*{key}[ \t]*=", _read(path), re.MULTILINE) is not None
+
+
+def detect_python(probe: Probe) -> Finding | None:
+    """Test, lint and typecheck commands for a Python project; None when the repository is not one."""
+    repo = probe.repo
+    files = _load(repo)
+    tests = _test_files(repo)
+    mypy_config, pyright_config = _typecheck_configs(files)
+    configs = [_pytest_config(files), _ruff_config(files), _flake8_config(files), mypy_config, pyright_config]
+    if not any((repo / m).is_file() for m in MARKERS) and not tests and not any(configs):
+        return None
+    found = Finding(rejected=list(files.notes))
+    python, problem = _interpreter(probe, found)
+    _test(probe, files, python, problem, tests, found)
+    lint = [("ruff", "ruff", " check .", _ruff_config(files)), ("flake8", "flake8", "", _flake8_config(files))]
+    for module, exe, args, config in lint:
+        if config is not None:
+            command, how, missing = _tool(probe, python, module, exe, args)
+            found.candidates.append(Candidate(Slot.LINT, command, f"{module}: {config}; {how}", problem or missing))
+    if mypy_config is not None:
+        command, how, missing = _tool(probe, python, "mypy", "mypy", _mypy_args(files))
+        found.candidates.append(Candidate(Slot.TYPECHECK, command, f"mypy: {mypy_config}; {how}", problem or missing))
+    if pyright_config is not None:
+        command, how, missing = _tool(probe, python, "pyright", "pyright", "")
+        reason = f"pyright: {pyright_config}; {how}"
+        found.candidates.append(Candidate(Slot.TYPECHECK, command, reason, problem or missing))
+    return found
+
+
+def _interpreter(probe: Probe, found: Finding) -> tuple[PythonInfo, str | None]:
+    """The first of the repository venv, `python`, `python3` that runs Python 3; else python3 with a problem."""
+    for venv in VENVS:
+        exe = probe.repo / venv / "bin" / "python"
+        if exe.exists():
+            info = probe.python(str(exe))
+            label = f"{venv}/bin/python"
+            if isinstance(info, PythonInfo):
+                return PythonInfo(shlex.quote(str(exe)), f"{label} (the repository's own)", info.modules), None
+            found.rejected.append(Rejected(label, info))
+    for name in ("python", "python3"):
+        if probe.which(name) is None:
+            found.rejected.append(Rejected(name, "not on PATH"))
+            continue
+        info = probe.python(name)
+        if isinstance(info, PythonInfo):
+            return info, None
+        found.rejected.append(Rejected(name, info))
+    problem = "no Python 3 interpreter: no .venv/bin/python, and neither python nor python3 on PATH runs Python 3"
+    return PythonInfo("python3", "python3", frozenset()), problem
+
+
+def _tool(probe: Probe, python: PythonInfo, module: str, exe: str, args: str) -> tuple[str, str, str | None]:
+    """(command, how it runs, problem) for a Python tool: `-m module`, else `exe` on PATH, else not installed."""
+    if module in python.modules:
+        return f"{python.command} -m {module}{args}", f"importable by {python.label}", None
+    # `--version` catches pyenv shims that exist for every tool of every version; not for pyright,
+    # whose PyPI wrapper downloads node on first run.
+    on_path = probe.which(exe) is not None if exe == "pyright" else probe.runs(exe) is None
+    if on_path:
+        return f"{exe}{args}", f"{exe} on PATH ({module} is not importable by {python.label})", None
+    problem = f"not installed: {module} is not importable by {python.label} and {exe} does not run from PATH"
+    return f"{python.command} -m {module}{args}", "not installed yet", problem
+
+
+def _test(
+    probe: Probe, files: _Files, python: PythonInfo, problem: str | None, tests: list[str], found: Finding
+) -> None:
+    """pytest when configured or importable, unittest for unittest-only suites without pytest, none without tests."""
+    config = _pytest_config(files)
+    prefix, layout = _src_prefix(files)
+    pytest = f"{python.command} -m pytest -q"
+    if config is None and not tests:
+        why = "no tests: no test_*.py or *_test.py files and no pytest configuration"
+        found.rejected.append(Rejected(pytest, why, Slot.TEST))
+        return
+    where = config or _sample(tests)
+    if config is not None and not tests:
+        where += " (no test files yet: pytest exits 5 until the first test exists)"
+    if "pytest" in python.modules:
+        reason = f"pytest: {where}; importable by {python.label}{layout}"
+        found.candidates.append(Candidate(Slot.TEST, prefix + pytest, reason, problem))
+        return
+    unittest_why = "pytest is configured" if config else _unittest_blocker(probe.repo, tests)
+    if unittest_why is None:
+        command = f"{prefix}{python.command} -m unittest"
+        reason = f"unittest discovery: {_sample(tests)} use unittest; pytest is not importable by {python.label}"
+        found.candidates.append(Candidate(Slot.TEST, command, reason + layout, problem))
+        found.rejected.append(Rejected(pytest, f"pytest is not importable by {python.label}", Slot.TEST))
+        return
+    found.rejected.append(Rejected(f"{python.command} -m unittest", unittest_why, Slot.TEST))
+    command, how, missing = _tool(probe, python, "pytest", "pytest", " -q")
+    reason = f"pytest: {where}; {how}{layout}"
+    found.candidates.append(Candidate(Slot.TEST, prefix + command, reason, problem or missing))
+
+
+def _unittest_blocker(repo: Path, tests: list[str]) -> str | None:
+    """Why a bare `python -m unittest` would not run exactly these tests (it must also take file paths)."""
+    for rel in tests:
+        text = _read(repo / rel)
+        if "unittest" not in text and "TestCase" not in text:
+            return f"{rel} is not a unittest test (pytest style)"
+        if not Path(rel).name.startswith("test"):
+            return f"{rel} does not match unittest's default pattern test*.py"
+        for parent in Path(rel).parents:
+            if parent != Path() and not (repo / parent / "__init__.py").is_file():
+                return f"{parent}/ has no __init__.py, so unittest discovery from the root does not enter it"
+    return None
+
+
+def _src_prefix(files: _Files) -> tuple[str, str]:
+    """`PYTHONPATH=src ` for a src layout whose pytest config does not set pythonpath, and why."""
+    src = files.repo / "src"
+    if not src.is_dir() or not any(p.suffix == ".py" or (p / "__init__.py").is_file() for p in src.iterdir()):
+        return "", ""
+    tables = (files.table("pytest", "ini_options") or {}, files.table("pytest") or {})
+    ini_files = ("pytest.ini", "tox.ini", "setup.cfg")
+    if any("pythonpath" in t for t in tables) or any(files.has_key(name, "pythonpath") for name in ini_files):
+        return "", ""
+    why = "; PYTHONPATH=src: src layout, so the worktree's code is imported, not an installed copy"
+    return "PYTHONPATH=src ", why
+
+
+def _pytest_config(files: _Files) -> str | None:
+    if files.tool("pytest", "ini_options"):
+        return "[tool.pytest.ini_options] in pyproject.toml"
+    if files.tool("pytest"):
+        return "[tool.pytest] in pyproject.toml"
+    if (files.repo / "pytest.ini").is_file():
+        return "pytest.ini"
+    for name in ("tox.ini", "setup.cfg"):
+        for section in ("pytest", "tool:pytest"):
+            if where := files.section(name, section):
+                return where
+    for conftest in ("conftest.py", "tests/conftest.py", "test/conftest.py"):
+        if (files.repo / conftest).is_file():
+            return conftest
+    return None
+
+
+def _ruff_config(files: _Files) -> str | None:
+    if files.tool("ruff"):
+        return "[tool.ruff] in pyproject.toml"
+    return next((name for name in ("ruff.toml", ".ruff.toml") if (files.repo / name).is_file()), None)
+
+
+def _flake8_config(files: _Files) -> str | None:
+    if (files.repo / ".flake8").is_file():
+        return ".flake8"
+    return files.section("setup.cfg", "flake8") or files.section("tox.ini", "flake8")
+
+
+def _typecheck_configs(files: _Files) -> tuple[str | None, str | None]:
+    mypy = "[tool.mypy] in pyproject.toml" if files.tool("mypy") else None
+    mypy = mypy or next((name for name in ("mypy.ini", ".mypy.ini") if (files.repo / name).is_file()), None)
+    mypy = mypy or files.section("setup.cfg", "mypy")
+    pyright = "pyrightconfig.json" if (files.repo / "pyrightconfig.json").is_file() else None
+    pyright = pyright or ("[tool.pyright] in pyproject.toml" if files.tool("pyright") else None)
+    return mypy, pyright
+
+
+def _mypy_args(files: _Files) -> str:
+    """No argument when the config names its files; else `src` for a src layout, else `.`."""
+    if "files" in (files.table("mypy") or {}) or any(files.has_key(n, "files") for n in ("mypy.ini", ".mypy.ini")):
+        return ""
+    return " src" if (files.repo / "src").is_dir() else " ."
+
+
+def _load(repo: Path) -> _Files:
+    notes: list[Rejected] = []
+    pyproject: dict[str, Any] = {}
+    path = repo / "pyproject.toml"
+    if path.is_file():
+        try:
+            pyproject = tomllib.loads(_read(path))
+        except tomllib.TOMLDecodeError as exc:
+            notes.append(Rejected("pyproject.toml", f"not valid TOML ({exc}); its [tool.*] tables were not read"))
+    return _Files(repo=repo, pyproject=pyproject, notes=notes)
+
+
+def _test_files(repo: Path) -> list[str]:
+    """test_*.py and *_test.py files, relative and sorted, outside environments, dependencies and dot dirs."""
+    found: list[str] = []
+    for dirs, (root, subdirs, names) in enumerate(os.walk(repo), start=1):
+        subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d not in _SKIP_DIRS)
+        rel = Path(root).relative_to(repo)
+        found += [(rel / n).as_posix() for n in names if n.endswith(".py") and _is_test_name(n)]
+        if len(found) >= _MAX_TEST_FILES or dirs >= _MAX_DIRS:
+            break
+    return sorted(found)
+
+
+def _is_test_name(name: str) -> bool:
+    return name.startswith("test_") or name.endswith("_test.py")
+
+
+def _sample(tests: list[str]) -> str:
+    more = f" and {len(tests) - 2} more" if len(tests) > 2 else ""
+    return ", ".join(tests[:2]) + more
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+__all__ = ["MARKERS", "VENVS", "detect_python"]

@@ -1,0 +1,113 @@
+"""What `pm-agent init` writes as the environment contract, and why: `detect_environment(repo)`.
+
+Detection never suggests a command that cannot work: it asks the machine (`make -n`, what the
+interpreter imports, PATH) instead of trusting file names, and says for every command why it was
+chosen and for every candidate it dropped why not. A command whose tool is missing is still suggested
+when the repository configures it, with a `problem` the preflight turns into a fix message.
+
+Sources per slot, first source with a candidate wins:
+- lint, typecheck: Makefile target, Python, Node, Go, Rust. A `make lint` that dry-runs is the
+  project's own entry point with its own flags and paths.
+- test, build: Python, Node, Go, Rust, Makefile. pm-agent narrows a pytest command to the changed test
+  files; `make test` cannot be narrowed, so it is the fallback of Makefile-only repositories.
+Within one source the first candidate without a problem wins, else the first (ruff over flake8).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pm_agent.config import EnvironmentConfig
+from pm_agent.preflight._findings import Candidate, Finding, Rejected, Slot, Source
+from pm_agent.preflight._make import detect_make
+from pm_agent.preflight._native import detect_go, detect_rust
+from pm_agent.preflight._node import detect_node
+from pm_agent.preflight._probe import Probe
+from pm_agent.preflight._python import detect_python
+
+
+@dataclass(frozen=True)
+class Detection:
+    """The environment pm-agent init writes, with the reason for each command and the rejected ones."""
+
+    environment: EnvironmentConfig
+    chosen: Mapping[Slot, Candidate]
+    rejected: tuple[Rejected, ...]
+
+    @property
+    def problems(self) -> dict[Slot, str]:
+        """Slots whose chosen command is known not to work yet, with what to fix."""
+        return {slot: c.problem for slot, c in self.chosen.items() if c.problem is not None}
+
+
+_FIRST_MAKE = (Source.MAKE, Source.PYTHON, Source.NODE, Source.GO, Source.RUST)
+_LAST_MAKE = (Source.PYTHON, Source.NODE, Source.GO, Source.RUST, Source.MAKE)
+ORDER: dict[Slot, tuple[Source, ...]] = {
+    Slot.LINT: _FIRST_MAKE,
+    Slot.TYPECHECK: _FIRST_MAKE,
+    Slot.TEST: _LAST_MAKE,
+    Slot.BUILD: _LAST_MAKE,
+}
+
+
+def detect_environment(repo: Path, *, path: str | None = None) -> Detection:
+    """The environment contract for `repo`, looking tools up on `path` (default: this process's PATH)."""
+    probe = Probe(repo=repo.resolve(), path=os.environ.get("PATH", os.defpath) if path is None else path)
+    detectors: dict[Source, Callable[[Probe], Finding | None]] = {
+        Source.MAKE: detect_make,
+        Source.PYTHON: detect_python,
+        Source.NODE: detect_node,
+        Source.GO: detect_go,
+        Source.RUST: detect_rust,
+    }
+    findings = {source: found for source, detect in detectors.items() if (found := detect(probe)) is not None}
+    rejected = [r for found in findings.values() for r in found.rejected]
+    chosen: dict[Slot, Candidate] = {}
+    for slot in Slot:
+        winner, dropped = _choose(slot, [(s, findings[s]) for s in ORDER[slot] if s in findings])
+        if winner is not None:
+            chosen[slot] = winner
+        rejected += dropped
+    environment = EnvironmentConfig(**{slot.value: c.command for slot, c in chosen.items()})
+    return Detection(environment=environment, chosen=chosen, rejected=tuple(rejected))
+
+
+def _choose(slot: Slot, findings: list[tuple[Source, Finding]]) -> tuple[Candidate | None, list[Rejected]]:
+    """The winner for `slot` across sources in order, and every other candidate with why it lost."""
+    winner: tuple[Source, Candidate] | None = None
+    dropped: list[Rejected] = []
+    for source, found in findings:
+        own = [c for c in found.candidates if c.slot == slot]
+        if not own:
+            continue
+        if winner is not None:
+            why = _why_first(slot, winner, source)
+            dropped += [Rejected(c.command, why, slot) for c in own]
+            continue
+        pick = next((c for c in own if c.problem is None), own[0])
+        winner = (source, pick)
+        for c in own:
+            if c is not pick:
+                # Lost for being broken only when the winner works; otherwise it lost on order.
+                broken = c.problem is not None and pick.problem is None
+                why = c.problem if broken and c.problem else f"{pick.command} is preferred ({pick.reason})"
+                dropped.append(Rejected(c.command, why, slot))
+    return (winner[1] if winner else None), dropped
+
+
+def _why_first(slot: Slot, winner: tuple[Source, Candidate], loser: Source) -> str:
+    source, chosen = winner
+    if source is Source.MAKE:
+        return f"{chosen.command} comes first: the Makefile target is the project's own entry point, with its flags"
+    if loser is Source.MAKE and slot is Slot.TEST:
+        return f"{chosen.command} comes first: pm-agent narrows it to a task's tests; make cannot be narrowed"
+    return (
+        f"{chosen.command} ({source.value}) comes first and pm-agent runs one {slot.label} command"
+        " (join them with && in pm-agent.yaml to run both)"
+    )
+
+
+__all__ = ["ORDER", "Candidate", "Detection", "Finding", "Rejected", "Slot", "Source", "detect_environment"]

@@ -1,0 +1,156 @@
+"""Detection table rows for Makefile-only, Go and Rust repositories, and repositories with several."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pm_agent.preflight.detect import Slot, detect_environment
+
+from .conftest import Machine, package_json, rejected_for, write
+
+MAKEFILE = ".PHONY: test build\n\ntest:\n\t@echo ran > ran.txt\n\nbuild:\n\t@echo built\n"
+
+
+# ---------------------------------------------------------------- Makefile only
+
+
+def test_make_test_when_make_n_test_succeeds(repo: Path, machine: Machine) -> None:
+    write(repo, {"Makefile": MAKEFILE})
+    detection = machine.real("make").detect(repo)
+    assert (detection.environment.test_command, detection.environment.build_command) == ("make test", "make build")
+    assert detection.chosen[Slot.TEST].reason == "Makefile: make -n test succeeds"
+    assert not (repo / "ran.txt").exists(), "make -n must not run the recipe"
+    assert machine.run("make test", repo).ok
+    assert (repo / "ran.txt").exists()
+
+
+def test_no_make_test_without_a_test_target(repo: Path, machine: Machine) -> None:
+    write(repo, {"Makefile": "build:\n\t@echo built\n"})
+    detection = machine.real("make").detect(repo)
+    assert detection.environment.test_command is None
+    assert rejected_for(detection, Slot.TEST) == {"make test": "Makefile has no test target (make -n test failed)"}
+    assert (
+        "none of the targets typecheck, type-check, mypy"
+        in rejected_for(detection, Slot.TYPECHECK)["make typecheck/type-check/mypy"]
+    )
+
+
+def test_a_test_directory_is_not_a_test_target(repo: Path, machine: Machine) -> None:
+    write(repo, {"Makefile": "build:\n\t@echo built\n", "test/check.sh": "exit 0\n"})
+    machine.real("make")
+    assert machine.run("make test", repo).ok, "the trap: make test 'succeeds' with nothing to do"
+    detection = machine.detect(repo)
+    assert detection.environment.test_command is None
+    assert rejected_for(detection, Slot.TEST)["make test"].startswith("make -n test runs nothing")
+
+
+def test_a_target_whose_prerequisite_cannot_be_made_is_refused_with_makes_words(repo: Path, machine: Machine) -> None:
+    write(repo, {"Makefile": "test: .stamp\n\t./run-tests\n\n.stamp: requirements.lock\n\ttouch .stamp\n"})
+    detection = machine.real("make").detect(repo)
+    assert detection.environment.test_command is None
+    why = rejected_for(detection, Slot.TEST)["make test"]
+    assert why.startswith("make -n test failed:")
+    assert "requirements.lock" in why
+
+
+def test_gnumakefile_and_missing_make(repo: Path, machine: Machine) -> None:
+    write(repo, {"GNUmakefile": MAKEFILE})
+    assert machine.real("make").detect(repo).chosen[Slot.TEST].reason == "GNUmakefile: make -n test succeeds"
+    (machine.bindir / "make").unlink()
+    detection = machine.detect(repo)
+    assert detection.environment.test_command is None
+    assert rejected_for(detection, None) == {"make": "GNUmakefile present but make is not on PATH"}
+
+
+# ---------------------------------------------------------------- Go
+
+
+def test_go_module(repo: Path, machine: Machine) -> None:
+    write(repo, {"go.mod": "module example.com/demo\n\ngo 1.22\n"})
+    detection = machine.real("go").detect(repo)
+    env = detection.environment
+    assert (env.test_command, env.lint_command, env.build_command) == (
+        "go test ./...",
+        "go vet ./...",
+        "go build ./...",
+    )
+    assert env.typecheck_command is None
+    assert detection.problems == {}
+
+
+def test_go_without_go_on_path_is_marked(repo: Path, machine: Machine) -> None:
+    write(repo, {"go.mod": "module example.com/demo\n"})
+    problems = machine.detect(repo).problems
+    assert set(problems) == {Slot.TEST, Slot.LINT, Slot.BUILD}
+    assert problems[Slot.TEST] == "not installed: go is not on PATH"
+
+
+def test_golangci_config_without_golangci_lint_keeps_go_vet(repo: Path, machine: Machine) -> None:
+    write(repo, {"go.mod": "module example.com/demo\n", ".golangci.yml": "linters:\n  enable: [errcheck]\n"})
+    detection = machine.real("go").detect(repo)
+    assert detection.environment.lint_command == "go vet ./..."
+    assert rejected_for(detection, Slot.LINT) == {"golangci-lint run": "not installed: golangci-lint is not on PATH"}
+    machine.script("golangci-lint", "exit 0")
+    assert machine.detect(repo).environment.lint_command == "golangci-lint run"
+
+
+# ---------------------------------------------------------------- Rust
+
+
+def test_rust_crate_with_clippy_that_does_not_fail_on_old_warnings(repo: Path, machine: Machine) -> None:
+    write(repo, {"Cargo.toml": '[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n'})
+    detection = machine.real("cargo", "cargo-clippy").detect(repo)
+    env = detection.environment
+    assert (env.test_command, env.lint_command, env.build_command) == ("cargo test", "cargo clippy", "cargo build")
+    assert "without -D warnings" in detection.chosen[Slot.LINT].reason
+    assert "every warning already in the code" in rejected_for(detection, Slot.LINT)["cargo clippy -- -D warnings"]
+    assert detection.problems == {}
+
+
+def test_rust_workspace_and_missing_clippy(repo: Path, machine: Machine) -> None:
+    write(repo, {"Cargo.toml": '[workspace]\nmembers = ["a", "b"]\n'})
+    detection = machine.real("cargo").detect(repo)
+    env = detection.environment
+    assert (env.test_command, env.lint_command) == ("cargo test --workspace", "cargo clippy --workspace")
+    assert detection.problems == {Slot.LINT: "not installed: rustup component add clippy"}
+
+
+# ---------------------------------------------------------------- several ecosystems, none
+
+
+def test_python_and_node_one_test_command_and_the_other_named(
+    repo: Path, machine: Machine, tooled_python: Path
+) -> None:
+    write(
+        repo,
+        {
+            "pyproject.toml": "[tool.pytest.ini_options]\n",
+            "tests/test_a.py": "def test_a():\n    pass\n",
+            "package.json": package_json({"test": "vitest run", "lint": "eslint web"}),
+            "package-lock.json": "",
+            "node_modules/.keep": "",
+        },
+    )
+    detection = machine.add("python", tooled_python).real("npm").detect(repo)
+    assert detection.environment.test_command == "python -m pytest -q"
+    assert detection.environment.lint_command == "npm run lint"
+    why = rejected_for(detection, Slot.TEST)["npm test"]
+    assert why.startswith("python -m pytest -q (python) comes first")
+    assert "&&" in why
+
+
+def test_pytest_comes_before_make_test(repo: Path, machine: Machine, tooled_python: Path) -> None:
+    write(repo, {"pytest.ini": "[pytest]\n", "Makefile": MAKEFILE})
+    detection = machine.add("python", tooled_python).real("make").detect(repo)
+    assert detection.environment.test_command == "python -m pytest -q"
+    assert "make cannot be narrowed" in rejected_for(detection, Slot.TEST)["make test"]
+
+
+@pytest.mark.parametrize("files", [{}, {"README.md": "# notes\n"}])
+def test_nothing_to_run_detects_nothing(repo: Path, files: dict[str, str]) -> None:
+    write(repo, files)
+    detection = detect_environment(repo)
+    assert detection.chosen == {}
+    assert detection.rejected == ()

@@ -1,0 +1,132 @@
+"""The Node rows of the `pm-agent init` detection table: scripts, the lockfile's manager, tsc."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pm_agent.preflight.detect import Slot
+
+from .conftest import Machine, package_json, rejected_for, write
+
+SCRIPTS = {"test": "node test.js", "lint": "eslint .", "typecheck": "tsc --noEmit", "build": "tsc -p ."}
+NPM_PLACEHOLDER = 'echo "Error: no test specified" && exit 1'
+
+
+def node_repo(repo: Path, lockfile: str | None, scripts: dict[str, str], **fields: object) -> Path:
+    files = {"package.json": package_json(scripts, **fields), "node_modules/.keep": ""}
+    if lockfile:
+        files[lockfile] = ""
+    return write(repo, files)
+
+
+@pytest.mark.parametrize(
+    ("lockfile", "manager", "commands"),
+    [
+        ("package-lock.json", "npm", ["npm test", "npm run lint", "npm run typecheck", "npm run build"]),
+        ("pnpm-lock.yaml", "pnpm", ["pnpm test", "pnpm run lint", "pnpm run typecheck", "pnpm run build"]),
+        ("yarn.lock", "yarn", ["yarn test", "yarn lint", "yarn typecheck", "yarn build"]),
+        ("bun.lockb", "bun", ["bun run test", "bun run lint", "bun run typecheck", "bun run build"]),
+        (None, "npm", ["npm test", "npm run lint", "npm run typecheck", "npm run build"]),
+    ],
+)
+def test_scripts_run_with_the_lockfiles_manager(
+    repo: Path, machine: Machine, lockfile: str | None, manager: str, commands: list[str]
+) -> None:
+    node_repo(repo, lockfile, SCRIPTS)
+    detection = machine.script(manager, "exit 0").detect(repo)
+    env = detection.environment
+    assert [env.test_command, env.lint_command, env.typecheck_command, env.build_command] == commands
+    test = detection.chosen[Slot.TEST]
+    how = f"{manager} from {lockfile}" if lockfile else "npm: no lockfile"
+    assert test.reason == f"package.json scripts.test (node test.js); {how}"
+    assert test.problem is None
+
+
+def test_npm_test_really_runs_the_script(repo: Path, machine: Machine) -> None:
+    node_repo(repo, "package-lock.json", {"test": "node -e \"require('fs').writeFileSync('ran', 'yes')\""})
+    detection = machine.real("npm", "node", "sh").detect(repo)
+    command = detection.environment.test_command
+    assert command == "npm test"
+    result = machine.run(command, repo)
+    assert result.ok, result.output_tail
+    assert (repo / "ran").read_text() == "yes"
+
+
+def test_npm_placeholder_test_script_is_not_a_test_command(repo: Path, machine: Machine) -> None:
+    node_repo(repo, "package-lock.json", {"test": NPM_PLACEHOLDER})
+    detection = machine.real("npm").detect(repo)
+    assert detection.environment.test_command is None
+    assert "placeholder" in rejected_for(detection, Slot.TEST)["npm test"]
+
+
+def test_no_test_script(repo: Path, machine: Machine) -> None:
+    node_repo(repo, "yarn.lock", {"lint": "eslint ."})
+    detection = machine.script("yarn", "exit 0").detect(repo)
+    assert detection.environment.test_command is None
+    assert detection.environment.lint_command == "yarn lint"
+    assert rejected_for(detection, Slot.TEST) == {"yarn test": "package.json has no test script"}
+
+
+@pytest.mark.parametrize("name", ["type-check", "tsc"])
+def test_other_typecheck_script_names(repo: Path, machine: Machine, name: str) -> None:
+    node_repo(repo, "package-lock.json", {name: "tsc --noEmit"})
+    assert machine.real("npm").detect(repo).environment.typecheck_command == f"npm run {name}"
+
+
+@pytest.mark.parametrize(
+    ("lockfile", "manager", "command"),
+    [("package-lock.json", "npm", "npx tsc --noEmit"), ("pnpm-lock.yaml", "pnpm", "pnpm exec tsc --noEmit")],
+)
+def test_tsconfig_without_script_uses_tsc_when_typescript_is_a_dev_dependency(
+    repo: Path, machine: Machine, lockfile: str, manager: str, command: str
+) -> None:
+    node_repo(repo, lockfile, {}, devDependencies={"typescript": "^5.4.0"})
+    write(repo, {"tsconfig.json": "{}", "node_modules/.bin/tsc": ""})
+    chosen = machine.script(manager, "exit 0").detect(repo).chosen[Slot.TYPECHECK]
+    assert chosen.command == command
+    assert "typescript in devDependencies" in chosen.reason
+    assert chosen.problem is None
+
+
+def test_tsconfig_without_typescript_dependency_gives_no_typecheck(repo: Path, machine: Machine) -> None:
+    node_repo(repo, "package-lock.json", {}, dependencies={"react": "^18.0.0"})
+    write(repo, {"tsconfig.json": "{}"})
+    detection = machine.real("npm").detect(repo)
+    assert detection.environment.typecheck_command is None
+    assert "typescript is not in devDependencies" in rejected_for(detection, Slot.TYPECHECK)["npx tsc --noEmit"]
+
+
+def test_typescript_declared_but_not_installed_is_marked(repo: Path, machine: Machine) -> None:
+    node_repo(repo, "package-lock.json", {}, devDependencies={"typescript": "^5.4.0"})
+    write(repo, {"tsconfig.json": "{}"})
+    chosen = machine.real("npm").detect(repo).chosen[Slot.TYPECHECK]
+    assert chosen.problem == "not installed: node_modules/.bin/tsc is missing (run `npm install`)"
+
+
+def test_manager_not_on_path_is_marked(repo: Path, machine: Machine) -> None:
+    node_repo(repo, "pnpm-lock.yaml", SCRIPTS)
+    chosen = machine.detect(repo).chosen[Slot.TEST]
+    assert chosen.command == "pnpm test"
+    assert chosen.problem == "not installed: pnpm is not on PATH (corepack enable)"
+
+
+def test_missing_node_modules_is_marked(repo: Path, machine: Machine) -> None:
+    write(repo, {"package.json": package_json(SCRIPTS), "package-lock.json": ""})
+    chosen = machine.real("npm").detect(repo).chosen[Slot.LINT]
+    assert chosen.problem == "dependencies not installed: no node_modules/ (run `npm install`)"
+
+
+def test_package_manager_field_beats_a_stray_lockfile(repo: Path, machine: Machine) -> None:
+    node_repo(repo, "package-lock.json", SCRIPTS, packageManager="pnpm@9.1.0")
+    detection = machine.script("pnpm", "exit 0").detect(repo)
+    assert detection.environment.test_command == "pnpm test"
+    assert "packageManager is pnpm@9.1.0" in rejected_for(detection, None)["npm"]
+
+
+def test_broken_package_json_is_reported_with_its_line(repo: Path, machine: Machine) -> None:
+    write(repo, {"package.json": '{\n  "scripts": {\n    "test": "jest",\n  }\n}\n'})
+    detection = machine.real("npm").detect(repo)
+    assert detection.environment.test_command is None
+    assert "not valid JSON line 4" in rejected_for(detection, None)["package.json"]
