@@ -244,7 +244,50 @@ def init_cmd(
     target.write_text(render_config(PmConfig(environment=detection.environment)), encoding="utf-8")
     out.print(f"wrote {target}", highlight=False)
     _print_detection(detection)
-    # Issue 8 part 1 hooks in here: run the preflight on detection.environment and print its result.
+    _print_preflight(root, PmConfig(environment=detection.environment))
+
+
+def _print_preflight(root: Path, config: Any) -> None:
+    """What `pm-agent run` will find: each command run once on HEAD, as the run's preflight does."""
+    from pm_agent.errors import VcsError
+    from pm_agent.gates.environment import ENVIRONMENT_COMMANDS
+    from pm_agent.preflight.baseline import fix_hint, preflight
+    from pm_agent.store import default_store_path
+    from pm_agent.vcs import Git
+
+    env = config.environment
+    commands = {key: getattr(env, key) for key, _ in ENVIRONMENT_COMMANDS}
+    if not any(commands.values()):
+        return
+    git = Git(root)
+    try:
+        sha = git.head_sha()
+    except VcsError:
+        out.print("preflight: skipped (the repository has no commit yet)", highlight=False)
+        return
+    out.print(f"preflight on {sha[:12]} (what `pm-agent run` checks before any agent starts):", highlight=False)
+    baseline = preflight(
+        git,
+        default_store_path(root).parent,
+        sha,
+        commands,
+        timeout_s=env.gate_timeout_s,
+        mode=env.baseline,
+        check=False,
+        progress=None,
+    )
+    for entry in baseline.commands:
+        if entry.cannot_run:
+            fix = fix_hint(entry.key, entry.command, entry.cannot_run, env.gate_timeout_s)
+            out.print(f"  {entry.name}: CANNOT RUN: {entry.cannot_run}\n      fix: {fix}", markup=False)
+        elif entry.ok:
+            out.print(f"  {entry.name}: passes ({entry.duration_ms / 1000:.1f}s)", markup=False)
+        else:
+            out.print(
+                f"  {entry.name}: {entry.summary()}: already failing; gates will fail only on new findings "
+                "(environment.baseline: ratchet)",
+                markup=False,
+            )
 
 
 def _print_detection(detection: Any) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pm_agent.preflight._findings import Candidate, Finding, Rejected, Slot
+from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
 from pm_agent.preflight._probe import Probe
 
 TARGETS: dict[Slot, tuple[str, ...]] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tomllib
 
-from pm_agent.preflight._findings import Candidate, Finding, Rejected, Slot
+from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
 from pm_agent.preflight._probe import Probe
 
 GOLANGCI_CONFIGS = (".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json")

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pm_agent.preflight._findings import Candidate, Finding, Rejected, Slot
+from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
 from pm_agent.preflight._probe import Probe
 
 LOCKFILES = (

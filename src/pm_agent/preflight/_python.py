@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pm_agent.preflight._findings import Candidate, Finding, Rejected, Slot
+from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
 from pm_agent.preflight._probe import Probe, PythonInfo
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile", "tox.ini", "pytest.ini")

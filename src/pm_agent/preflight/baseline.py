@@ -155,16 +155,21 @@ def preflight(
     mode: Literal["ratchet", "strict"],
     config_path: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    check: bool = True,
 ) -> Baseline:
-    """Run the baseline and check it; on failure leave no trace (a `.pm-agent/` it created is removed)."""
+    """Run the baseline and (with `check`) refuse what cannot run; a `.pm-agent/` it had to create is removed
+    again when it fails, or when it only looked (`check=False`, for `pm-agent init`)."""
     existed = state_dir.exists()
     try:
         baseline = run_baseline(git, state_dir, sha, commands, timeout_s=timeout_s, mode=mode, progress=progress)
-        check_baseline(baseline, timeout_s=timeout_s, config_path=config_path)
+        if check:
+            check_baseline(baseline, timeout_s=timeout_s, config_path=config_path)
     except BaseException:
         if not existed:
             shutil.rmtree(state_dir, ignore_errors=True)
         raise
+    if not check and not existed:
+        shutil.rmtree(state_dir, ignore_errors=True)
     return baseline
 
 
