@@ -194,6 +194,8 @@ def run_parsers(command: str, output: str, exit_code: int, root: str | None) -> 
         return ParseResult(None, [], f"{what}: exit {exit_code} but no findings parsed (a crash or config error?)")
     if not used:
         return ParseResult(None, [], "no parser recognised the output")
+    if len(used) > 1:
+        raws.sort(key=lambda r: r.at)  # in the order the output printed them
     return ParseResult("+".join(used), raws, "", capped)
 
 
