@@ -164,6 +164,22 @@ def test_pytest_without_short_summary_uses_verbose_lines_then_section_titles() -
     ]
 
 
+def test_pytest_printing_only_counts_is_not_parsed_and_says_why() -> None:
+    fs = parse("pytest-tbno-rN-base")  # -q --tb=no -rN: progress dots and the closing counts, no test ids
+    assert not fs.parsed
+    assert "reports 5 but 0" in fs.note
+
+
+def test_pytest_crash_or_missing_closing_line_is_not_parsed() -> None:
+    run = load("pytest-q-base")
+    crashed = run.output + "\nINTERNALERROR> Traceback (most recent call last):\n"
+    assert "INTERNALERROR" in parse_findings(run.command, crashed, 3).note
+    killed = "\n".join(line for line in run.output.split("\n") if " in 0." not in line)
+    fs = parse_findings(run.command, killed, 1)
+    assert not fs.parsed
+    assert "closing counts line is missing" in fs.note
+
+
 def test_pytest_collection_error_is_a_finding_and_no_tests_is_not_parsed() -> None:
     fs = parse("pytest-collect-error")
     assert [(f.code, f.test_id) for f in fs.findings] == [("ERROR", "tests_bad/test_imp.py")]
@@ -216,6 +232,13 @@ def test_eslint_formats_keep_errors_not_warnings(name: str) -> None:
     assert fs.parser == "eslint"
     assert where(fs) == ESLINT_ERRORS
     assert all("console statement" not in f.message for f in fs.findings)
+
+
+def test_eslint_warnings_count_under_max_warnings() -> None:
+    run = load("eslint-stylish-base")
+    fs = parse_findings("npx eslint --max-warnings 0 src", run.output, 1, root=run.root)
+    assert len(fs.findings) == 7
+    assert ("src/a.js", 5, "no-console") in where(fs)
 
 
 def test_eslint_crash_is_not_parsed() -> None:

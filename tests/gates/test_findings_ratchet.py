@@ -174,6 +174,17 @@ def test_unparsed_baseline_compares_exit_codes() -> None:
     assert "baseline output not parsed" in result.explanation
 
 
+def test_a_tool_that_fell_silent_in_a_shape_read_output_does_not_hide_a_new_finding() -> None:
+    ruff_base, ruff_new, mypy = load("ruff-concise-base"), load("ruff-concise-new"), load("mypy-base")
+    # `make lint` names no tool: the baseline reads as mypy+ruff, the current (mypy now clean) as ruff only.
+    result = ratchet("make lint", ruff_base.output + "\n" + mypy.output, 2, ruff_new.output, 2)
+    assert not result.passed
+    assert result.rule == "findings"
+    assert render_findings(result.new) == ["pkg/mod.py:31: F401 `json` imported but unused"]
+    assert result.fixed_count == 4
+    assert "baseline read as mypy+ruff" in result.explanation
+
+
 def _concise(*lines: int) -> str:
     return "".join(f"a.py:{n}:1: E501 Line too long (130 > 120)\n" for n in lines) + f"Found {len(lines)} errors.\n"
 

@@ -44,6 +44,8 @@ class Out:
     counted: int | None = None
     """What to compare with `expected` when it is not len(raws) (e.g. eslint's total counts warnings too)."""
     capped: bool = False
+    problem: str | None = None
+    """Why this output cannot be trusted even though it parsed (a crash report, a missing closing line)."""
 
     def add(self, raw: Raw) -> None:
         """Keep `raw` unless the hard cap is reached."""
@@ -54,6 +56,8 @@ class Out:
 
     def mismatch(self) -> str | None:
         """A sentence when the parsed count disagrees with the tool's own summary."""
+        if self.problem is not None:
+            return self.problem
         if self.expected is None or self.capped:
             return None
         got = len(self.raws) if self.counted is None else self.counted
@@ -64,10 +68,14 @@ class Out:
 
 @dataclass(frozen=True)
 class Ctx:
-    """How to clean paths and messages: `root` is the directory the command ran in, when known."""
+    """How to clean paths and messages: `root` is the directory the command ran in, when known.
+
+    `command` lets a parser see options that change what fails (eslint's --max-warnings).
+    """
 
     tool: str
     root: str | None = None
+    command: str = ""
 
     def path(self, raw_path: str) -> str:
         """Forward slashes, no leading "./", relative to `root` when under it."""

@@ -104,8 +104,10 @@ def ratchet(
     if current_exit == 0:
         fixed = base.raws if baseline_exit != 0 and base.parser is not None else []
         explanation = "rule clean: exit 0"
-        if baseline_exit != 0:
+        if baseline_exit != 0 and base.parser is not None:
             explanation += f" (baseline exit {baseline_exit}; {len(fixed)} baseline findings fixed)"
+        elif baseline_exit != 0:
+            explanation += f" (baseline exit {baseline_exit}, its output not parsed)"
         return Ratchet(
             passed=True,
             rule="clean",

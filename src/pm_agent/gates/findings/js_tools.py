@@ -1,7 +1,7 @@
 """JavaScript and TypeScript: eslint (stylish, unix, compact formats) and tsc (plain and --pretty).
 
-eslint warnings do not make eslint fail, so only errors are findings; its summary count is checked
-against errors and warnings parsed together.
+eslint warnings do not make eslint fail, so only errors are findings (warnings too under
+--max-warnings); its summary count is checked against errors and warnings parsed together.
 """
 
 from __future__ import annotations
@@ -27,13 +27,14 @@ _PROBLEMS = re.compile(r"^(?P<n>\d+) problems?$")
 def parse_eslint(lines: Sequence[str], ctx: Ctx) -> Out:
     """eslint's default stylish format (a file line, then `  3:5  error  message  rule`), unix and compact."""
     out = Out(counted=0)
+    failing = ("error", "warning") if "--max-warnings" in ctx.command else ("error",)
     path: str | None = None
     seen = 0  # errors and warnings, to check against eslint's own count
     for index, line in enumerate(lines):
         row = _STYLISH_ROW.match(line) if line[:1].isspace() else None
         if row:
             seen += 1
-            if row.group("sev") == "error":
+            if row.group("sev") in failing:
                 rest = row.group("rest")
                 rule = _STYLISH_RULE.match(rest)
                 msg, code = (rule.group("msg"), rule.group("rule")) if rule else (rest, None)
@@ -42,7 +43,7 @@ def parse_eslint(lines: Sequence[str], ctx: Ctx) -> Out:
         flat = _UNIX.match(line) or _COMPACT.match(line) if ":" in line else None
         if flat:
             seen += 1
-            if flat.group("sev") == "Error":
+            if flat.group("sev").lower() in failing:
                 file_path = ctx.path(flat.group("path"))
                 code, msg = flat.group("rule"), ctx.message(flat.group("msg"))
                 out.add(Raw(ctx.tool, file_path, int(flat.group("line")), code, msg, at=index))

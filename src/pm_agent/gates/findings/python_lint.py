@@ -1,6 +1,7 @@
 """Python linters and type checkers: mypy, pyright, ruff (concise and full), flake8, pylint.
 
-Only what makes the tool fail is a finding: mypy notes, pyright warnings and informations are skipped.
+Only what makes the tool fail is a finding: mypy notes, pyright informations and warnings (unless
+`--warnings` makes them fail) are skipped.
 Where the tool prints its own count (mypy, pyright, ruff) the parsed count is checked against it.
 """
 
@@ -84,6 +85,7 @@ _PYRIGHT_COUNT = re.compile(r"^(\d+) errors?, \d+ warnings?, \d+ informations?")
 def parse_pyright(lines: Sequence[str], ctx: Ctx) -> Out:
     """`  /abs/a.py:3:5 - error: message` with detail lines below; the `(reportX)` rule ends the block."""
     out = Out()
+    failing = ("error", "warning") if "--warnings" in ctx.command else ("error",)
     current: Raw | None = None
     for index, line in enumerate(lines):
         match = _PYRIGHT.match(line) if " - " in line else None
@@ -91,7 +93,7 @@ def parse_pyright(lines: Sequence[str], ctx: Ctx) -> Out:
             if current is not None:
                 out.add(current)
             current = None
-            if match.group("sev") != "error":
+            if match.group("sev") not in failing:
                 continue
             msg, code = match.group("msg"), None
             rule = _PYRIGHT_RULE.match(msg)

@@ -56,7 +56,11 @@ def parse_pytest(lines: Sequence[str], ctx: Ctx) -> Out:
     titles: list[Raw] = []
     section = ""
     expected: int | None = None
+    crashed = False
     for index, line in enumerate(lines):
+        if line.startswith("INTERNALERROR>"):
+            crashed = True
+            continue
         if line.startswith("="):
             sec = _PYTEST_SECTION.match(line)
             if sec:
@@ -84,6 +88,10 @@ def parse_pytest(lines: Sequence[str], ctx: Ctx) -> Out:
     out = Out(expected=expected)
     for raw in summary or verbose or titles:
         out.add(raw)
+    if crashed:
+        out.problem = "pytest reported an INTERNALERROR"
+    elif expected is None and out.raws:
+        out.problem = "pytest's closing counts line is missing (killed, or output cut at the end?)"
     return out
 
 

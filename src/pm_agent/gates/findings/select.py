@@ -175,7 +175,7 @@ def run_parsers(command: str, output: str, exit_code: int, root: str | None) -> 
     claimed: set[int] = set()
     capped = False
     for name in named:
-        out: Out = PARSERS[ALIASES.get(name, name)].parse(lines, Ctx(tool=name, root=norm_root(root)))
+        out: Out = PARSERS[ALIASES.get(name, name)].parse(lines, Ctx(tool=name, root=norm_root(root), command=command))
         if by_shape and not out.raws:
             continue  # its signature matched by chance (or its lines were cut): not this parser's output
         capped = capped or out.capped
