@@ -1,0 +1,219 @@
+"""Pick the parsers for a command and run them: `parse_findings`.
+
+The command's words choose first (`ruff check . && mypy src` -> ruff+mypy, `.venv/bin/python -m pytest`
+-> pytest, `cargo clippy` -> clippy); a command that names no known tool (`make lint`, `tox -e lint`) is
+read by the output's shape: each parser whose signature appears in the output runs, and an output line
+claimed by one parser is not counted again by a later one (ruff's concise lines also look like flake8's).
+A non-zero exit with nothing parsed, or a count that disagrees with the tool's own summary, is "not
+parsed": the ratchet then falls back to comparing exit codes, and says so.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pm_agent.gates.findings._common import Ctx, Out, ParseFn, Raw, norm_root, split_lines
+from pm_agent.gates.findings.go_rust import parse_cargo, parse_cargo_test, parse_go_test, parse_go_vet
+from pm_agent.gates.findings.js_tools import parse_eslint, parse_tsc
+from pm_agent.gates.findings.models import MAX_FINDINGS, Finding, FindingSet
+from pm_agent.gates.findings.python_lint import parse_flake8, parse_mypy, parse_pylint, parse_pyright, parse_ruff
+from pm_agent.gates.findings.python_tests import parse_pytest, parse_unittest
+
+
+@dataclass(frozen=True)
+class Parser:
+    """A named parser; `shape` is a line signature that lets it run on a command that does not name it."""
+
+    name: str
+    parse: ParseFn
+    shape: re.Pattern[str]
+
+
+def _shape(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.MULTILINE)
+
+
+# Order matters in shape mode: earlier parsers claim their lines first.
+PARSERS: dict[str, Parser] = {
+    p.name: p
+    for p in (
+        Parser("pytest", parse_pytest, _shape(r"^=+ (?:short test summary info|FAILURES|ERRORS) =+$")),
+        Parser("unittest", parse_unittest, _shape(r"^Ran \d+ tests? in ")),
+        Parser("go-test", parse_go_test, _shape(r"^(?:FAIL|ok) *\t\S+|^\s*--- FAIL: ")),
+        Parser("cargo-test", parse_cargo_test, _shape(r"^test result: ")),
+        Parser(
+            "mypy",
+            parse_mypy,
+            _shape(r"^\S[^:\n]*:\d+(?::\d+)?: error: .*  \[[a-z-]+\]$|^Found \d+ errors? in \d+ files? \("),
+        ),
+        Parser("pyright", parse_pyright, _shape(r"^\s+\S.*:\d+:\d+ - error: ")),
+        Parser("tsc", parse_tsc, _shape(r"\(\d+,\d+\): error TS\d+: |:\d+:\d+ - error TS\d+: ")),
+        Parser(
+            "eslint",
+            parse_eslint,
+            _shape(r"^✖ \d+ problems? \(|\[(?:Error|Warning)/[\w@/-]+\]$|, (?:Error|Warning) - "),
+        ),
+        Parser("pylint", parse_pylint, _shape(r"^\*{13} Module |^\S.*:\d+:\d+: [CRWEF]\d{4}: ")),
+        Parser(
+            "ruff", parse_ruff, _shape(r"^\S.*:\d+:\d+: [A-Z]+\d+ \[\*\] |^Found \d+ errors?\.$|^\s*--> \S+:\d+:\d+$")
+        ),
+        Parser("flake8", parse_flake8, _shape(r"^\S.*:\d+:\d+: [A-Z]{1,4}\d{1,4} ")),
+        Parser("go-vet", parse_go_vet, _shape(r"^(?:vet: )?\S+\.go:\d+:\d+: ")),
+        Parser("cargo", parse_cargo, _shape(r"^error(?:\[E\d+\])?: .*\n\s*--> ")),
+    )
+}
+# Parsers that share another's code under their own tool name (picked by command words only).
+ALIASES: dict[str, str] = {"clippy": "cargo", "go-build": "go-vet"}
+
+_TOOL_WORDS: dict[str, tuple[str, ...]] = {
+    "pytest": ("pytest",),
+    "py.test": ("pytest",),
+    "unittest": ("unittest",),
+    "ruff": ("ruff",),
+    "flake8": ("flake8",),
+    "pylint": ("pylint",),
+    "mypy": ("mypy",),
+    "dmypy": ("mypy",),
+    "pyright": ("pyright",),
+    "basedpyright": ("pyright",),
+    "eslint": ("eslint",),
+    "tsc": ("tsc",),
+    "vue-tsc": ("tsc",),
+}
+_SUBCOMMANDS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("go", "vet"): ("go-vet",),
+    ("go", "build"): ("go-build",),
+    ("go", "test"): ("go-test",),
+    ("cargo", "clippy"): ("clippy",),
+    ("cargo", "build"): ("cargo",),
+    ("cargo", "check"): ("cargo",),
+    ("cargo", "b"): ("cargo",),
+    ("cargo", "c"): ("cargo",),
+    ("cargo", "test"): ("cargo", "cargo-test"),
+    ("cargo", "t"): ("cargo", "cargo-test"),
+    ("cargo", "nextest"): ("cargo", "cargo-test"),
+    ("manage.py", "test"): ("unittest",),
+}
+
+
+def _words(command: str) -> list[str]:
+    try:
+        tokens = shlex.split(command, comments=False, posix=True)
+    except ValueError:  # unbalanced quotes: plain words are good enough to spot tool names
+        tokens = command.split()
+    words: list[str] = []
+    for token in tokens:
+        for part in re.split(r"[;&|()]+", token):
+            if part:
+                words.append(part.rsplit("/", 1)[-1])
+    return words
+
+
+def parsers_for_command(command: str) -> list[str]:
+    """The parser names the command's words call for, in order, without repeats."""
+    words = _words(command)
+    names: list[str] = []
+    for i, word in enumerate(words):
+        after = _next_word(words, i)
+        if word == "ruff" and after == "format":
+            continue  # `ruff format --check` lists files to reformat, not findings: left to the exit status
+        found = _TOOL_WORDS.get(word) or _SUBCOMMANDS.get((word, after), ())
+        names.extend(n for n in found if n not in names)
+    return names
+
+
+def _next_word(words: Sequence[str], i: int) -> str:
+    """The next word after `words[i]` that is not an option (`cargo +nightly clippy`, `go -C dir vet`)."""
+    for word in words[i + 1 : i + 4]:
+        if not word.startswith(("-", "+")):
+            return word
+    return ""
+
+
+@dataclass
+class ParseResult:
+    """The internal result: raw findings (up to the hard cap) and how the output was understood."""
+
+    parser: str | None
+    raws: list[Raw]
+    note: str = ""
+    capped: bool = False
+
+    def to_set(self) -> FindingSet:
+        shown = self.raws[:MAX_FINDINGS]
+        note = self.note
+        if len(self.raws) > MAX_FINDINGS and not note:
+            note = f"{len(self.raws)} findings, the first {MAX_FINDINGS} kept"
+        return FindingSet(
+            parser=self.parser,
+            findings=tuple(to_finding(r) for r in shown),
+            total=len(self.raws),
+            truncated=len(self.raws) > MAX_FINDINGS or self.capped,
+            note=note,
+        )
+
+
+def to_finding(raw: Raw) -> Finding:
+    """The pydantic model of a raw finding."""
+    return Finding(tool=raw.tool, path=raw.path, line=raw.line, code=raw.code, message=raw.message, test_id=raw.test_id)
+
+
+def run_parsers(command: str, output: str, exit_code: int, root: str | None) -> ParseResult:
+    """Parse `output` with the parsers its command calls for, else with those its shape calls for."""
+    lines = split_lines(output)
+    named = parsers_for_command(command)
+    by_shape = not named
+    if by_shape:
+        text = "\n".join(lines)
+        named = [p.name for p in PARSERS.values() if p.shape.search(text)]
+    raws: list[Raw] = []
+    used: list[str] = []
+    problems: list[str] = []
+    claimed: set[int] = set()
+    capped = False
+    for name in named:
+        out: Out = PARSERS[ALIASES.get(name, name)].parse(lines, Ctx(tool=name, root=norm_root(root), command=command))
+        if by_shape and not out.raws:
+            continue  # its signature matched by chance (or its lines were cut): not this parser's output
+        capped = capped or out.capped
+        mismatch = out.mismatch()
+        if mismatch:
+            problems.append(f"{name}: {mismatch}")
+        found = [r for r in out.raws if r.at not in claimed] if by_shape else out.raws
+        claimed.update(r.at for r in found)
+        raws.extend(found)
+        if found or not by_shape:
+            used.append(name)
+    if problems:
+        return ParseResult(None, raws, "; ".join(problems), capped)
+    if exit_code != 0 and not raws:
+        what = "+".join(used) if used else "no known tool"
+        return ParseResult(None, [], f"{what}: exit {exit_code} but no findings parsed (a crash or config error?)")
+    if not used:
+        return ParseResult(None, [], "no parser recognised the output")
+    if len(used) > 1:
+        raws.sort(key=lambda r: r.at)  # in the order the output printed them
+    return ParseResult("+".join(used), raws, "", capped)
+
+
+def parse_findings(command: str, output: str, exit_code: int, *, root: str | None = None) -> FindingSet:
+    """Pick the parser by the command's words and the output's shape; FindingSet(parser=None) when none fits.
+
+    `root` is the directory the command ran in: absolute paths under it (pyright, eslint) become relative.
+    """
+    return run_parsers(command, output, exit_code, root).to_set()
+
+
+__all__ = [
+    "ALIASES",
+    "PARSERS",
+    "ParseResult",
+    "Parser",
+    "parse_findings",
+    "parsers_for_command",
+    "run_parsers",
+    "to_finding",
+]
