@@ -350,6 +350,7 @@ def test_a_count_that_disagrees_with_the_summary_means_not_parsed() -> None:
     cut = run.output.split("\n", 1)[1]  # the first error line lost, "Found 4 errors" kept
     fs = parse_findings(run.command, cut, run.exit_code)
     assert not fs.parsed
+    assert fs.findings == ()
     assert "reports 4 but 3" in fs.note
 
 
@@ -362,6 +363,7 @@ def test_huge_output_is_capped_and_parsed_in_linear_time() -> None:
     assert fs.truncated
     assert len(fs.findings) == 10_000
     assert fs.total == 100_000
+    assert fs.note == "over 100000 findings, the first 10000 kept"
     started = time.monotonic()
     endless = parse_findings("ruff check .", "x.py" + ":1" * 2_000_000, 1)
     assert time.monotonic() - started < 5

@@ -146,7 +146,8 @@ class ParseResult:
         shown = self.raws[:MAX_FINDINGS]
         note = self.note
         if len(self.raws) > MAX_FINDINGS and not note:
-            note = f"{len(self.raws)} findings, the first {MAX_FINDINGS} kept"
+            many = f"over {len(self.raws)}" if self.capped else str(len(self.raws))
+            note = f"{many} findings, the first {MAX_FINDINGS} kept"
         return FindingSet(
             parser=self.parser,
             findings=tuple(to_finding(r) for r in shown),
@@ -188,7 +189,7 @@ def run_parsers(command: str, output: str, exit_code: int, root: str | None) -> 
         if found or not by_shape:
             used.append(name)
     if problems:
-        return ParseResult(None, raws, "; ".join(problems), capped)
+        return ParseResult(None, [], "; ".join(problems))
     if exit_code != 0 and not raws:
         what = "+".join(used) if used else "no known tool"
         return ParseResult(None, [], f"{what}: exit {exit_code} but no findings parsed (a crash or config error?)")
