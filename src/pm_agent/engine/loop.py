@@ -157,6 +157,9 @@ def resume_run(
     runner: AgentRunner | None = None,
 ) -> RunContext:
     """Rebuild the context of a stopped or crashed run from the store."""
+    state_dir = default_store_path(repo).parent
+    if state_dir.exists():
+        remove_stale_preflight(Git(repo), state_dir)  # a kill during a baseline run left its worktree
     store = open_store(default_store_path(repo))
     run = store.get_run(run_id) if run_id else store.latest_run()
     if run is None:
@@ -165,7 +168,6 @@ def resume_run(
     store.set_run_status(run.id, RunStatus.RUNNING)
     listener.emit("run.resumed", f"run {run.id} resumed ({run.plan_id})")
     rc = _context(repo, store, config, run.id, listener, channel, runner)
-    remove_stale_preflight(rc.git, rc.state_dir)  # a kill during a baseline run left its worktree
     rc.env_baseline = load_baseline(store, run.id)
     return rc
 
