@@ -100,7 +100,7 @@ def test_pre_existing_findings_are_the_baseline_and_only_new_ones_fail(target: C
         fixes = [e.payload["evidence"] for e in store.events(rc.run_id, "2") if e.kind == "fix.requested"]
         assert fixes == [fixes[0]], "exactly one fix round, for the one new finding"
         task1_gates = {g.gate: g.passed for g in store.gate_results(rc.run_id, "1")}
-        assert task1_gates["lint-typecheck"] is True
+        assert task1_gates["4-lint-typecheck"] is True
     finally:
         store.close()
     evidence = fixes[0]

@@ -55,6 +55,11 @@ class Check:
             return True
         return self.verdict.passed if self.verdict is not None else self.result.ok
 
+    @property
+    def clean(self) -> bool:
+        """Exit 0 (or not configured): what the manifest's `*_clean` fields say, findings of the baseline or not."""
+        return self.result is None or self.result.ok
+
 
 @dataclass
 class FinalResult:
@@ -274,9 +279,9 @@ def build_manifest(rc: RunContext, records: list[TaskRecord], checks: list[Check
         tasks=tasks,
         tests_run=(counts.passed + counts.failed + counts.errors) if counts else 0,
         tests_passed=counts.passed if counts else 0,
-        lint_clean=by_name["lint"].passed,
-        typecheck_clean=by_name["typecheck"].passed,
-        build_clean=by_name["build"].passed,
+        lint_clean=by_name["lint"].clean,
+        typecheck_clean=by_name["typecheck"].clean,
+        build_clean=by_name["build"].clean,
         risks=risks,
         breaking_changes=breaking,
         migration_steps=migrations,
