@@ -10,13 +10,15 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import yaml
 
 from pm_agent.engine.api import drive_run
+from pm_agent.human.channels import ScriptedChannel
 from pm_agent.reports.manifest import parse_manifest
-from pm_agent.store import default_store_path, open_store
+from pm_agent.store import EscalationRecord, default_store_path, open_store
 from pm_agent.testing.team import signal
 
 from .conftest import Target, git
@@ -131,3 +133,51 @@ def test_pre_existing_findings_are_the_baseline_and_only_new_ones_fail(target: C
     assert "Pre-existing: lint" in (result.final.handoff or "")
     assert yaml.safe_load(git(t.repo, "show", f"{branch}:{manifest_file}"))["environment"][0]["name"]
 
+
+
+def test_an_environment_failure_in_a_gate_is_escalated_at_once_not_sent_to_the_fixer(
+    target: Callable[[str], Target], tmp_path: Path
+) -> None:
+    """The type checker starts hanging mid-run (the environment changed, not the code): a human is asked,
+    no fixer attempt is spent, and `retry` re-runs the gates once the environment is fixed."""
+    t = target(PLAN.split("### Task 2")[0])
+    add = {"src/calc/add.py": ADD, "tests/test_add.py": pytest_source("add", "add", "add(2, 3)", "5")}
+    t.team.scripts.update(
+        {
+            ("task-1", "developer"): work(add, [("add(a, b) returns the sum", "src/calc/add.py", "return")]),
+            ("*", "reviewer"): [signal({"signal": "complete", "summary": "approved", "reviewNote": NOTE})],
+        }
+    )
+    broken = tmp_path / "environment-broken"
+    hang = f"import os, time; time.sleep(120 if os.path.exists({str(broken)!r}) else 0)"
+    asked: list[EscalationRecord] = []
+
+    def answer(esc: EscalationRecord) -> str:
+        asked.append(esc)
+        broken.unlink()  # the human fixes the environment, then says retry
+        return "retry"
+
+    environment = {
+        **t.config().environment.model_dump(),
+        "typecheck_command": f'{PY} -c "{hang}"',
+        "gate_timeout_s": 20,
+    }
+    rc = t.start(channel=ScriptedChannel(answer), environment=environment)
+    broken.touch()  # after the baseline: the environment breaks during the run
+    result = asyncio.run(drive_run(rc, 0.2))
+
+    assert result.final is not None
+    assert result.final.passed, result.outcome
+    assert [e.source for e in asked] == ["environment"]
+    assert "timed out after 20s" in asked[0].problem
+    assert [role for task, role, _ in t.team.log if task == "task-1" and role == "fixer"] == []
+    store = open_store(default_store_path(t.repo))
+    try:
+        assert [e for e in store.events(rc.run_id, "1") if e.kind == "fix.requested"] == []
+        record = store.get_task(rc.run_id, "1")
+        assert (record.state, record.retry_count) == ("completed", 0)
+        moves = [(x.from_state, x.to_state) for x in store.transitions(rc.run_id, "1")]
+        assert ("running_tests", "waiting_for_human_input") in moves
+        assert ("human_input_received", "running_tests") in moves
+    finally:
+        store.close()
