@@ -19,14 +19,16 @@ from mcp.types import CallToolResult, TextContent
 
 from pm_agent.errors import PmAgentError
 from pm_agent.lifecycle.roles import ALLOWED_SIGNALS, Role, resolve_role
+from pm_agent.signals.forms import read_id
+from pm_agent.signals.limits import MAX_PAYLOAD_BYTES, kept_payload, payload_bytes, problem_lines
 from pm_agent.signals.models import (
     SIGNAL_KINDS,
     AnySignal,
     NeedsRoleFollowupSignal,
     SignalPayloadError,
-    parse_signal,
     signal_payload,
 )
+from pm_agent.signals.reading import SignalReading, read_signal, signal_kind
 from pm_agent.signals.tokens import DB_ENV, RUN_ENV, TASK_ENV, TOKEN_ENV
 from pm_agent.store import open_store
 from pm_agent.store.records import SessionRecord, SessionStatus, SignalRecord, TaskRecord
@@ -39,6 +41,7 @@ __all__ = [
     "SignalStore",
     "allowed_kinds",
     "desk_from_env",
+    "normalised_reason",
     "role_of",
     "same_task",
     "task_key",
@@ -48,7 +51,6 @@ log = logging.getLogger(__name__)
 
 LIVE_STATUSES: Final[frozenset[SessionStatus]] = frozenset({SessionStatus.STARTING, SessionStatus.RUNNING})
 STOP: Final = "Stop now: end your turn without further tool calls."
-
 
 class SignalStore(Protocol):
     """What the server needs from the store (pm_agent.store's SqliteStore provides it)."""
@@ -86,8 +88,6 @@ class Reply:
         """As an MCP tool result (an error result when refused)."""
         return CallToolResult(content=[TextContent(type="text", text=self.text)], is_error=not self.accepted)
 
-
-# ---- checks ------------------------------------------------------------------------------------
 
 _TASK_PREFIX = re.compile(r"^(?:task|step)[\s_\-#:]*", re.IGNORECASE)
 
@@ -199,24 +199,35 @@ class SignalDesk:
                 f"but pm-agent has moved on to attempt {task.attempt}",
                 advice=STOP,
             )
-        problems = self._problems(session, arguments)
-        signal: AnySignal | None = None
-        try:
-            signal = parse_signal(arguments)
-        except SignalPayloadError as exc:
-            problems = [*exc.problems, *(p for p in problems if p not in exc.problems)]
-        if problems or signal is None:
-            what = (
-                f"{arguments.get('signal')} signal" if arguments.get("signal") in SIGNAL_KINDS else "signal"
-            )
-            listed = "\n".join(f"- {p}" for p in problems)
+        size = payload_bytes(arguments)
+        if size > MAX_PAYLOAD_BYTES:
             return self._refuse(
                 session,
                 earlier,
                 arguments,
-                f"invalid {what}:\n{listed}",
+                f"the payload is {size:,} bytes, over the limit of {MAX_PAYLOAD_BYTES:,} bytes "
+                f"({MAX_PAYLOAD_BYTES // 1024} KB)",
+                advice="Send the key lines of long outputs, not whole logs, and call signal_back again.",
+            )
+        problems = self._problems(session, arguments)
+        reading: SignalReading | None = None
+        try:
+            reading = read_signal(arguments)
+        except SignalPayloadError as exc:
+            problems = [*exc.problems, *(p for p in problems if p not in exc.problems)]
+        if problems or reading is None:
+            kind = signal_kind(arguments.get("signal"))
+            return self._refuse(
+                session,
+                earlier,
+                arguments,
+                f"invalid {f'{kind} signal' if kind else 'signal'}:\n{problem_lines(problems)}",
                 advice="Correct these and call signal_back again.",
             )
+        signal = reading.signal
+        notes = list(reading.normalised)
+        if signal.step_id != session.task_id:
+            notes.append(f"stepId: {signal.step_id!r} read as {session.task_id!r}")
         payload = {**signal_payload(signal), "stepId": session.task_id}  # canonical, like targetRole
         record = self.store.record_signal(
             run_id=session.run_id,
@@ -227,7 +238,7 @@ class SignalDesk:
             kind=signal.signal,
             payload=payload,
             accepted=True,
-            reason="",
+            reason=normalised_reason(notes),
         )
         if not record.accepted or record.payload != payload:
             # The store is idempotent on (session, seq): another call took this seq first.
@@ -240,18 +251,16 @@ class SignalDesk:
     def _problems(self, session: SessionRecord, arguments: dict[str, Any]) -> list[str]:
         """Problems that need the session: the task named by stepId, and what the role may send."""
         problems: list[str] = []
-        step_id = arguments.get("stepId")
-        if isinstance(step_id, int) and not isinstance(step_id, bool):
-            step_id = str(step_id)
+        step_id, _ = read_id(arguments.get("stepId"))
         if isinstance(step_id, str) and step_id.strip() and not same_task(step_id, session.task_id):
             problems.append(
-                f"stepId: this session works on task {session.task_id!r}, not {step_id.strip()!r}; "
+                f"stepId: this session works on task {session.task_id!r}, not {_clip(step_id.strip())}; "
                 f'use "{session.task_id}"'
             )
-        kind = arguments.get("signal")
+        kind = signal_kind(arguments.get("signal"))
         role = role_of(session)
         may_send = allowed_kinds(role)
-        if isinstance(kind, str) and kind in SIGNAL_KINDS and kind not in may_send:
+        if kind is not None and kind not in may_send:
             who = role.value if role is not None else repr(session.role)
             problems.append(
                 f"signal: the {who} role may not send {kind}; it may send: {', '.join(may_send) or 'nothing'}"
@@ -277,7 +286,7 @@ class SignalDesk:
                 attempt=session.attempt,
                 seq=len(earlier) + 1,
                 kind=_kind_text(arguments),
-                payload=arguments,
+                payload=kept_payload(arguments),
                 accepted=False,
                 reason=reason,
             )
@@ -299,7 +308,7 @@ class SignalDesk:
                     attempt=0,
                     seq=0,
                     kind=_kind_text(arguments),
-                    payload=arguments,
+                    payload=kept_payload(arguments),
                     accepted=False,
                     reason=reason,
                 )
@@ -314,7 +323,17 @@ class SignalDesk:
 
 def _kind_text(arguments: dict[str, Any]) -> str:
     kind = arguments.get("signal")
-    return kind[:64] if isinstance(kind, str) else ""
+    return signal_kind(kind) or (kind[:64] if isinstance(kind, str) else "")
+
+
+def _clip(value: str, limit: int = 64) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def normalised_reason(notes: list[str]) -> str:
+    """An accepted signal's `reason`: what was read leniently ("" when it was sent as the schema says)."""
+    return f"normalised: {'; '.join(notes)}" if notes else ""
 
 
 def desk_from_env(environ: dict[str, str] | None = None) -> SignalDesk:
