@@ -120,7 +120,8 @@ def test_a_failing_baseline_is_not_a_blocker_in_ratchet_mode(tmp_path: Path) -> 
     """The same repository under the default (ratchet) passes the preflight: the failure is the baseline."""
     lint = f"{PY} -m ruff check --no-cache src"
     # runner: command with a command that fails at once: the run gets past the preflight, then the task fails.
-    config = f"environment:\n  lint_command: {lint}\nagent:\n  runner: command\n  command: [/bin/false, \"{{prompt}}\"]\n"
+    agent = 'agent:\n  runner: command\n  command: [/bin/false, "{prompt}"]\n'
+    config = f"environment:\n  lint_command: {lint}\n" + agent
     repo = make_repo(tmp_path, config)
     result = pm("run", "docs/plan.md", cwd=repo)
     assert "cannot run" not in result.stderr

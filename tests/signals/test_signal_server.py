@@ -230,3 +230,18 @@ async def test_missing_store_is_reported_to_the_agent(tmp_path: Path, complete: 
     assert result.is_error
     assert f"the store {tmp_path / 'nowhere.db'} does not exist" in text(result)
     assert not (tmp_path / "nowhere.db").exists()  # the server must not create a stray store
+
+
+async def test_a_payload_over_the_limit_crosses_stdio_and_is_refused_with_the_limit(
+    world: World, complete: dict[str, Any]
+) -> None:
+    developer = world.session()
+    big = {**complete, "testEvidence": ["x" * (300 * 1024)]}
+    async with connect(config_for(world, developer)) as client:
+        refused = await client.call_tool("signal_back", big)
+        accepted = await client.call_tool("signal_back", complete)
+    assert refused.is_error
+    assert "over the limit of 262,144 bytes (256 KB)" in text(refused)
+    assert not accepted.is_error, text(accepted)
+    first, second = world.signals(developer)
+    assert (first.accepted, first.payload["truncated"], second.accepted) == (False, True, True)

@@ -306,8 +306,11 @@ class TaskFlow:
         elif signal.kind == "partially-complete":
             self.consume(step)
             done = self._since_state_entry(rec, "partially-complete")
-            if done > self.rc.config.max_continuations:
-                self._budget_escalation(rec, f"{done} partially-complete sessions in {state.value}", step)
+            limit = self.rc.config.max_continuations
+            if done > limit:
+                why = f"{done} partially-complete sessions in {state.value}"
+                hit = f"continuation limit of {limit} (max_continuations) reached"
+                self._budget_escalation(rec, why, step, limit=hit)
                 return
             base = build_prompt(self.rc, rec, step.session.role, state, self)
             self.rc.emit("session.continuation", f"task-{rec.task_id}: a fresh {step.session.role} session continues")
@@ -515,11 +518,13 @@ class TaskFlow:
         )
         self.rc.move(rec, S.WAITING_FOR_HUMAN_INPUT, f"environment failure: {what[:100]}")
 
-    def _budget_escalation(self, rec: TaskRecord, why: str, step: Step | None) -> None:
+    def _budget_escalation(self, rec: TaskRecord, why: str, step: Step | None, *, limit: str | None = None) -> None:
+        """Escalate a task that used up a limit; `limit` names it (default: the retry budget)."""
+        limit = limit or f"retry budget of {self.rc.config.retry_budget} (retry_budget) exhausted"
         self.open_escalation(
             rec,
             source="retry-budget",
-            problem=f"task-{rec.task_id}: {why}; retry budget of {self.rc.config.retry_budget} exhausted",
+            problem=f"task-{rec.task_id}: {why}; {limit}",
             impact=f"task-{rec.task_id} and the tasks that depend on it are blocked",
             options=["retry: <guidance for the fixer>", "skip the task", "abort the run"],
             recommended="retry with guidance after reading `pm-agent log " + rec.task_id + "`",

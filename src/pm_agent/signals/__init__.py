@@ -20,12 +20,12 @@ from pm_agent.signals.models import (
     Signal,
     SignalKind,
     SignalPayloadError,
-    parse_signal,
     required_wire_fields,
     signal_payload,
     target_role_names,
     wire_fields,
 )
+from pm_agent.signals.reading import SignalReading, parse_signal, read_signal, signal_kind
 from pm_agent.signals.tokens import (
     DB_ENV,
     RUN_ENV,
@@ -55,11 +55,14 @@ __all__ = [
     "Signal",
     "SignalKind",
     "SignalPayloadError",
+    "SignalReading",
     "mcp_config",
     "new_token",
     "parse_signal",
+    "read_signal",
     "required_wire_fields",
     "signal_instructions",
+    "signal_kind",
     "signal_payload",
     "target_role_names",
     "tool_name",

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from pm_agent.lifecycle.roles import ALLOWED_SIGNALS, ROLES, Role, resolve_role
-from pm_agent.signals.models import SIGNAL_KINDS, parse_signal, required_wire_fields, target_role_names
+from pm_agent.signals.models import SIGNAL_KINDS, required_wire_fields, target_role_names
+from pm_agent.signals.reading import parse_signal
 from pm_agent.signals.tokens import TOOL_NAME
 
 # Roles whose complete signal goes through the code gates: they must map criteria and write a review note.

@@ -4,14 +4,13 @@ Field names on the wire are exactly seed 004's camelCase names (`signal`, `stepI
 Python code reads them as snake_case attributes. Every model forbids unknown fields, so a typo is
 an error the agent can read and correct, never a silently dropped field.
 
-`parse_signal(data)` is the one entry point: it returns one of the four models or raises
-`SignalPayloadError` whose message lists each problem as `field: problem`, one per line.
+The payloads are read through `pm_agent.signals.reading.read_signal`, which is lenient about form
+and says what it read differently, or raises `SignalPayloadError` listing each problem as
+`field: problem`, one per line.
 """
 
 from __future__ import annotations
 
-import difflib
-import json
 import re
 from typing import Annotated, Any, Final, Literal, get_args
 
@@ -21,13 +20,13 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
-    ValidationError,
     field_validator,
 )
 from pydantic.alias_generators import to_camel
 
 from pm_agent.errors import SignalError
 from pm_agent.lifecycle.roles import AGENT_ROLES, ROLES, resolve_role
+from pm_agent.signals.forms import Lenient, enum_reader, read_id, read_list, read_object, read_text_list
 
 SignalKind = Literal["complete", "partially-complete", "needs-user-input", "needs-role-followup"]
 SIGNAL_KINDS: Final[tuple[str, ...]] = get_args(SignalKind)
@@ -46,39 +45,9 @@ SEED_TARGET_ROLES: Final[tuple[str, ...]] = (
 _LOCATION = re.compile(r"^(?P<path>[^:\s](?:[^:]*[^:\s])?):(?P<line>[1-9][0-9]*)(?:-(?P<end>[1-9][0-9]*))?$")
 
 
-def _json_list(value: Any) -> Any:
-    """Accept a list sent as a JSON string (some clients stringify arrays) or a lone string."""
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("["):
-            try:
-                return json.loads(text)
-            except ValueError:
-                return value
-        return [value] if text else []
-    return value
-
-
-def _json_object(value: Any) -> Any:
-    """Accept an object sent as a JSON string."""
-    if isinstance(value, str) and value.strip().startswith("{"):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-def _number_to_text(value: Any) -> Any:
-    """A task id sent as a number (3) is the string "3"."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return value
-
-
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
-StepId = Annotated[Text, BeforeValidator(_number_to_text)]
-TextList = Annotated[list[Text], BeforeValidator(_json_list)]
+StepId = Annotated[Text, BeforeValidator(Lenient(read_id))]
+TextList = Annotated[list[Text], BeforeValidator(Lenient(read_text_list))]
 
 
 class _Wire(BaseModel):
@@ -106,9 +75,9 @@ class CriterionMapping(_Wire):
         value = value.strip()
         match = _LOCATION.match(value)
         if match is None:
-            raise ValueError(f"must be 'path:line' like 'src/app.py:42' (got {_show(value)})")
+            raise ValueError(f"must be 'path:line' like 'src/app.py:42' (got {show(value)})")
         if match["end"] is not None and int(match["end"]) < int(match["line"]):
-            raise ValueError(f"line range ends before it starts (got {_show(value)})")
+            raise ValueError(f"line range ends before it starts (got {show(value)})")
         return value
 
     @property
@@ -162,13 +131,13 @@ class CompleteSignal(_Evidence):
     signal: Literal["complete"]
     step_id: StepId = Field(description="The task id you were given.")
     summary: Text = Field(description="What was accomplished.")
-    self_assessment: SelfAssessment = Field(
+    self_assessment: Annotated[SelfAssessment, BeforeValidator(Lenient(enum_reader(get_args(SelfAssessment))))] = Field(
         default="confident", description="confident, uncertain or blocked."
     )
-    criteria_mapping: Annotated[list[CriterionMapping], BeforeValidator(_json_list)] = Field(
+    criteria_mapping: Annotated[list[CriterionMapping], BeforeValidator(Lenient(read_list))] = Field(
         default_factory=list, description="Each acceptance criterion mapped to 'path:line'."
     )
-    review_note: Annotated[ReviewNote | None, BeforeValidator(_json_object)] = Field(
+    review_note: Annotated[ReviewNote | None, BeforeValidator(Lenient(read_object))] = Field(
         default=None, description="{summary, risks, rollback}."
     )
     tests_claimed_passing: bool | None = Field(default=None, description="Whether you saw the tests pass.")
@@ -211,11 +180,11 @@ class NeedsRoleFollowupSignal(_Wire):
             role = resolve_role(value).value
         except ValueError as exc:
             raise ValueError(
-                f"unknown role {_show(value)}; use one of {', '.join(target_role_names())}"
+                f"unknown role {show(value)}; use one of {', '.join(target_role_names())}"
             ) from exc
         if role not in _agent_roles():
             raise ValueError(
-                f"{_show(value)} is not a role an agent can play; use one of {', '.join(target_role_names())}"
+                f"{show(value)} is not a role an agent can play; use one of {', '.join(target_role_names())}"
             )
         return role
 
@@ -282,96 +251,28 @@ WIRE_FIELD_ORDER: Final[tuple[str, ...]] = (
 )
 
 
-def _order(name: str) -> int:
+def field_order(name: str) -> int:
+    """Where a wire field comes in WIRE_FIELD_ORDER (unknown ones last)."""
     return WIRE_FIELD_ORDER.index(name) if name in WIRE_FIELD_ORDER else len(WIRE_FIELD_ORDER)
 
 
 def wire_fields(kind: str) -> list[str]:
     """The camelCase field names a signal of this kind accepts, in reading order."""
     model = SIGNAL_MODELS[kind]
-    return sorted((info.alias or name for name, info in model.model_fields.items()), key=_order)
+    return sorted((info.alias or name for name, info in model.model_fields.items()), key=field_order)
 
 
 def required_wire_fields(kind: str) -> list[str]:
     """The camelCase field names a signal of this kind must carry."""
     model = SIGNAL_MODELS[kind]
     names = (info.alias or name for name, info in model.model_fields.items() if info.is_required())
-    return sorted(names, key=_order)
+    return sorted(names, key=field_order)
 
 
-def _show(value: Any, limit: int = 40) -> str:
+def show(value: Any, limit: int = 40) -> str:
+    """A value as messages quote it: its repr, cut to `limit` characters."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _loc(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "(payload)"
-
-
-def _unknown_field(name: str, kind: str) -> str:
-    allowed = wire_fields(kind)
-    camel = to_camel(name) if "_" in name else name
-    close = [camel] if camel in allowed else difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
-    if close:
-        return f"unknown field; did you mean {close[0]!r}?"
-    owners = [k for k in SIGNAL_KINDS if k != kind and camel in wire_fields(k)]
-    if owners:
-        return f"not a field of the {kind} signal (it belongs to {owners[0]})"
-    return f"unknown field; a {kind} signal takes: {', '.join(allowed)}"
-
-
-def _problem(error: Any, kind: str) -> str:
-    loc = tuple(error["loc"])
-    kind_of = error["type"]
-    if kind_of == "extra_forbidden":
-        if len(loc) == 1:
-            return f"{loc[0]}: {_unknown_field(str(loc[0]), kind)}"
-        return f"{_loc(loc)}: unknown field"
-    if kind_of == "missing":
-        return f"{_loc(loc)}: required"
-    if kind_of == "string_too_short":
-        return f"{_loc(loc)}: must not be empty"
-    message = str(error["msg"])
-    if kind_of == "value_error":
-        return f"{_loc(loc)}: {message.removeprefix('Value error, ')}"
-    message = message[:1].lower() + message[1:]
-    if kind_of == "literal_error" or not kind_of.endswith("_type"):
-        return f"{_loc(loc)}: {message} (got {_show(error['input'])})"
-    return f"{_loc(loc)}: {message} (got {type(error['input']).__name__})"
-
-
-def parse_signal(data: Any) -> AnySignal:
-    """Validate a signal_back payload.
-
-    Raises SignalPayloadError (a SignalError) listing every problem as `field: problem`.
-    """
-    if not isinstance(data, dict):
-        raise SignalPayloadError([f"(payload): must be an object, got {type(data).__name__}"])
-    kind = data.get("signal")
-    if kind is None:
-        hint = " (the field is 'signal', not 'type')" if "type" in data else ""
-        raise SignalPayloadError([f"signal: required; one of {', '.join(SIGNAL_KINDS)}{hint}"])
-    if kind not in SIGNAL_MODELS:
-        close = difflib.get_close_matches(str(kind), SIGNAL_KINDS, n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise SignalPayloadError(
-            [f"signal: must be one of {', '.join(SIGNAL_KINDS)} (got {_show(kind)}){hint}"]
-        )
-    model = SIGNAL_MODELS[kind]
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        errors = sorted(
-            exc.errors(include_url=False), key=lambda err: _order(str(err["loc"][0]) if err["loc"] else "")
-        )
-        problems = [_problem(err, kind) for err in errors]
-        raise SignalPayloadError(problems, kind=kind) from None
 
 
 def signal_payload(signal: AnySignal) -> dict[str, Any]:

@@ -165,7 +165,8 @@ class SessionEventRecord(_Record):
 
 
 class SignalRecord(_Record):
-    """One signal_back call, accepted or refused (refused ones keep the reason)."""
+    """One signal_back call, accepted or refused: `reason` says why it was refused, or for an accepted one
+    what pm-agent read leniently ("normalised: ..."; "" when it came as the schema says)."""
 
     id: int
     run_id: str
