@@ -204,6 +204,7 @@ def scripts() -> dict[tuple[str, str], list[Step]]:
     }
 
 
+@pytest.mark.timeout(600)  # 17 real sessions; a hang guard, not a speed check (2 busy cores can take 3+ minutes)
 def test_seven_task_plan(target: Callable[[str], Target]) -> None:
     t = target(PLAN)
     t.team.scripts = scripts()
