@@ -35,9 +35,7 @@ CONTRACT_KEYS = frozenset(
     }
 )
 # Seed 001 contract keys pm-agent fills in itself (budgets, definition of done, context): accepted, unused.
-PM_OWNED_KEYS = frozenset(
-    {"definition_of_done", "context", "retry_budget", "time_budget_ms", "patch_size_limit"}
-)
+PM_OWNED_KEYS = frozenset({"definition_of_done", "context", "retry_budget", "time_budget_ms", "patch_size_limit"})
 _DISTINCTIVE = (
     "task_contract",
     "task_id",
