@@ -70,6 +70,8 @@ _REF_HEAD = re.compile(
 # A reference inside prose: `needs the schema from Task 2`.
 _REF_INSIDE = re.compile(r"\btasks?\s*[-_#]?\s*#?(?P<id>\d[A-Za-z0-9._-]*[A-Za-z0-9]|\d)\b", re.IGNORECASE)
 _REF_SEPARATORS = frozenset(",;&")
+# `and` separates references (`Task 1 and Task 2`, `Tasks 1 and 2`), not prose (`GREEN and committed`).
+_REF_START = re.compile(r"\s*(?:tasks?\b|#|\d)", re.IGNORECASE)
 _NONE = frozenset({"", "none", "nothing", "n/a", "na", "-", "—", "no", "no dependencies", "(none)"})
 _NONE_WORD = re.compile(r"^(?:none|nothing|n/a|no dependencies|no deps|independent)\b", re.IGNORECASE)
 _SPAN = r"\d+(?:\s*[-–]\s*\d+)?"
@@ -151,13 +153,14 @@ def read_refs(value: str) -> list[Ref]:
     only when no reference can be read at all.
     """
     text = value.strip().rstrip(".").strip()
-    if text.lower() in _NONE:
-        return []
+    if text.lower() in _NONE or _NONE_WORD.match(text):
+        return []  # `None (runs beside Task 1 on purpose)`: the prose does not add references
     refs: list[Ref] = []
     pending: list[str] = []  # prose before the first reference
     unread: str | None = None
-    for piece in _split_refs(text):
-        found = _piece_refs(piece)
+    pieces = _split_refs(text)
+    for piece in pieces:
+        found = _piece_refs(piece, alone=len(pieces) == 1)
         if not found:
             prose = piece.strip("`*_ ")
             if not prose or prose.lower() in _NONE:
@@ -174,8 +177,6 @@ def read_refs(value: str) -> list[Ref]:
             pending = []
         refs.extend(found)
     if not refs:
-        if _NONE_WORD.match(text):
-            return []
         raise ValueError(f"cannot read task reference {unread or text!r} (write e.g. 'Task 2, Task 3' or 'none')")
     return refs
 
@@ -203,7 +204,7 @@ def _split_refs(text: str) -> list[str]:
         elif depth == 0 and char in _REF_SEPARATORS:
             pieces.append(text[start:i])
             start = i + 1
-        elif depth == 0 and lowered.startswith(" and ", i):
+        elif depth == 0 and lowered.startswith(" and ", i) and _REF_START.match(text, i + 5):
             pieces.append(text[start:i])
             start = i + 5
             i += 4
@@ -212,13 +213,16 @@ def _split_refs(text: str) -> list[str]:
     return [p.strip() for p in pieces if p.strip()]
 
 
-def _piece_refs(piece: str) -> list[Ref]:
-    """The references one piece holds: a leading one (the rest is its note), else any `Task N` inside."""
+def _piece_refs(piece: str, *, alone: bool) -> list[Ref]:
+    """The references one piece holds: a leading one (the rest is its note), else any `Task N` inside.
+
+    A bare word without a digit is an id only when it is the whole value (`Depends on: login`);
+    otherwise it is prose (`Task 1 GREEN and committed`, `the parser task`).
+    """
     head = _REF_HEAD.match(piece.strip().strip("`").strip())
     if head is not None:
         task_id, note = head.group("id"), _note(head.group("rest"))
-        # A bare word followed by prose ("the parser task") is prose, not a reference.
-        if head.group("prefix") or not note or any(c.isdigit() for c in task_id):
+        if head.group("prefix") or any(c.isdigit() for c in task_id) or (alone and not note):
             return [Ref(normalize_task_id(task_id), note)]
     return [Ref(normalize_task_id(m.group("id")), _note(piece)) for m in _REF_INSIDE.finditer(piece)]
 
@@ -227,9 +231,12 @@ def _note(text: str) -> str:
     """Prose next to a reference, without the brackets, dashes and colons that introduce it."""
     note = text.strip().strip("`").strip()
     if note.startswith("("):
-        close = note.find(")")
-        if close > 0 and "(" not in note[1:close]:
-            note = f"{note[1:close].strip()} {note[close + 1 :].strip()}"
+        depth = 0
+        for index, char in enumerate(note):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if depth == 0:
+                note = f"{note[1:index].strip()} {note[index + 1 :].strip()}"
+                break
     return note.strip().lstrip(":：-–—").strip().rstrip(".").strip()
 
 

@@ -27,6 +27,8 @@ _TASK_KEYS = ("depends_on", "dependencies", "conflicts_with", "parallel", "task_
 _ID_KEYS = ("task_number", "task_id", "id")
 _LEADING_NUMBER = re.compile(r"^(\d+)(?=$|[-_. ])")
 _KEY_LINE = re.compile(r"^(?P<key>[A-Za-z_][\w-]*)\s*:(?:\s+(?P<value>.*)|\s*$)")
+# Files whose title, goal and stack head the plan before any other file's (`epic.md` in a CCPM epic).
+_OVERVIEW_FILES = frozenset({"epic", "readme", "index", "overview", "plan", "00-overview", "_index"})
 _GENERIC_FOLDERS = frozenset({"tasks", "task", "plan", "plans", "epics", "docs"})
 
 
@@ -211,14 +213,14 @@ def read_folder(folder: Path) -> FolderPlan:
     files = markdown_files(folder)
     if not files:
         raise PlanError("plan folder holds no markdown files (*.md)", path=folder)
-    header = PlanHeader()
+    headers: list[tuple[bool, PlanHeader]] = []
     tasks: list[Task] = []
     warnings: list[str] = []
     file_tasks: list[tuple[str, str]] = []  # (task id, file number) of the tasks that are whole files, in order
     conflicts: dict[str, list[str]] = {}
     for path in files:
         read = read_file_plan(path, source=str(path))
-        _merge_header(header, read.parsed.header)
+        headers.append((path.stem.casefold() not in _OVERVIEW_FILES, read.parsed.header))
         warnings.extend(read.parsed.warnings)
         tasks.extend(read.parsed.tasks)
         if read.task_file and read.parsed.tasks:
@@ -226,6 +228,9 @@ def read_folder(folder: Path) -> FolderPlan:
             if read.conflicts:
                 conflicts[read.parsed.tasks[0].id] = read.conflicts
     check_tasks(tasks, folder)
+    header = PlanHeader()
+    for _, part in sorted(headers, key=lambda pair: pair[0]):  # stable: overview files first, then in order
+        _merge_header(header, part)
     tasks = _renumbered_refs(tasks, file_tasks, warnings)
     tasks = _conflict_edges(tasks, conflicts, warnings)
     return FolderPlan(header, tasks, warnings)
