@@ -82,7 +82,9 @@ def _call(fn: Callable[[], T]) -> T:
 
 @app.command("plan")
 def plan_cmd(
-    plan: Annotated[Path, typer.Argument(help="The plan document (Markdown).")],
+    plan: Annotated[
+        Path, typer.Argument(help="The plan document (Markdown), or a folder whose Markdown files are one plan.")
+    ],
     design: Annotated[Path | None, typer.Option("--design", "-d", help="The design document.")] = None,
     repo: RepoOption = None,
     as_json: JsonOption = False,
@@ -339,7 +341,9 @@ NoInput = Annotated[
 
 @app.command("run")
 def run_cmd(
-    plan: Annotated[Path, typer.Argument(help="The plan document (Markdown).")],
+    plan: Annotated[
+        Path, typer.Argument(help="The plan document (Markdown), or a folder whose Markdown files are one plan.")
+    ],
     design: Annotated[Path | None, typer.Option("--design", "-d", help="The design document.")] = None,
     slots: Annotated[int | None, typer.Option("--slots", min=1, max=16, help="Parallel agent slots.")] = None,
     agent: Annotated[

@@ -40,6 +40,7 @@ CONFLICT_PLAN = """\
 
 **Tier:** low
 **Ownership:** usage-docs
+**Depends on:** none (both README edits run side by side, to conflict)
 
 **Files:**
 - Modify: `README.md`

@@ -62,13 +62,21 @@ def test_modify_delete_and_test_of_an_earlier_created_file_infer_edges() -> None
     }
 
 
-def test_independent_tasks_stay_independent() -> None:
+def test_write_after_write_orders_tasks_that_change_the_same_file() -> None:
     tasks = [
         task("1", create=("src/a.py",), modify=("README.md",)),
         task("2", create=("src/b.py",), modify=("README.md",)),  # both modify an existing file
         task("3", modify=("src/c.py",)),
+        task("4", test=("README.md",)),
+        task("5", delete=("README.md",)),
     ]
-    assert edges(resolve_dependencies(tasks)) == {"1": [], "2": [], "3": []}
+    assert edges(resolve_dependencies(tasks)) == {
+        "1": [],
+        "2": [("1", True, "modifies README.md, which Task 1 modifies earlier in the plan")],
+        "3": [],
+        "4": [("2", True, "tests README.md, which Task 2 modifies earlier in the plan")],
+        "5": [("4", True, "deletes README.md, which Task 4 changes earlier in the plan")],
+    }
 
 
 def test_no_edge_to_a_later_creator() -> None:
@@ -76,7 +84,7 @@ def test_no_edge_to_a_later_creator() -> None:
     assert edges(resolve_dependencies(tasks)) == {"1": [], "2": []}
 
 
-def test_one_edge_per_creator_and_explicit_edges_win() -> None:
+def test_one_edge_per_task_and_explicit_edges_win() -> None:
     tasks = [
         task("1", create=("src/a.py", "src/b.py")),
         task("2", modify=("src/a.py", "src/b.py")),
@@ -86,9 +94,9 @@ def test_one_edge_per_creator_and_explicit_edges_win() -> None:
     assert edges(result) == {
         "1": [],
         "2": [("1", True, "modifies src/a.py created by Task 1")],
-        "3": [("1", False, "")],
+        "3": [("1", False, ""), ("2", True, "modifies src/a.py, which Task 2 modifies earlier in the plan")],
     }
-    assert result[2].decision_log == []
+    assert result[1].decision_log == ["depends on Task 1 (inferred: modifies src/a.py created by Task 1)"]
 
 
 def test_resolve_does_not_change_its_input() -> None:

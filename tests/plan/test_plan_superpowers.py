@@ -105,7 +105,8 @@ def test_inferred_dependencies_and_independent_tasks(plan: Plan) -> None:
         "1": [],
         "2": [],
         "3": [("2", True, "modifies src/shorty/storage.py created by Task 2")],
-        "4": [("2", True, "modifies src/shorty/storage.py created by Task 2")],
+        # Task 3 changed storage.py before Task 4 does: plan order is kept (write after write)
+        "4": [("3", True, "modifies src/shorty/storage.py, which Task 3 modifies earlier in the plan")],
         "5": [("4", True, "modifies src/shorty/api.py created by Task 4")],
         "6": [],
         "7": [],

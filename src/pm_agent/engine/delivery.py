@@ -45,10 +45,84 @@ def commit_scope(task: Task) -> str:
     return "core"
 
 
+# Names written capitalised whatever their place in a sentence; a subject keeps them as they are.
+_PROPER_NAMES = frozenset(
+    {
+        "android",
+        "angular",
+        "ansible",
+        "aws",
+        "azure",
+        "bash",
+        "celery",
+        "chrome",
+        "claude",
+        "debian",
+        "django",
+        "docker",
+        "firefox",
+        "flask",
+        "gitlab",
+        "google",
+        "grafana",
+        "graphql",
+        "helm",
+        "homebrew",
+        "ios",
+        "java",
+        "kafka",
+        "kotlin",
+        "kubernetes",
+        "linux",
+        "markdown",
+        "mongo",
+        "mysql",
+        "nginx",
+        "openai",
+        "pandas",
+        "postgres",
+        "prometheus",
+        "pydantic",
+        "python",
+        "rails",
+        "react",
+        "redis",
+        "ruby",
+        "rust",
+        "sentry",
+        "slack",
+        "sqlite",
+        "stripe",
+        "swift",
+        "terraform",
+        "typer",
+        "ubuntu",
+        "unix",
+        "vue",
+        "windows",
+    }
+)
+
+
+def subject_description(title: str) -> str:
+    """A task title as a conventional-commit description: lower-case first word, unless a name.
+
+    `CSV exporter` stays `CSV exporter`, `OAuth login` and `Docker image` keep their capitals;
+    `Add parser` becomes `add parser`.
+    """
+    title = title.strip().rstrip(".")
+    first = title.split(maxsplit=1)[0] if title else ""
+    word = first.strip("`'\"()[]{},:;!?")
+    if not word or any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word):
+        return title  # an acronym (CSV, I/O), a mixed-case name (OAuth, GitHub) or a version (S3, Py3)
+    if word.casefold() in _PROPER_NAMES:
+        return title
+    return title[:1].lower() + title[1:]
+
+
 def commit_message(task: Task, review_artifact: str) -> str:
     """`type(scope): short description` then the Refs and Review trailers (details live in the artifact)."""
-    title = task.title.strip().rstrip(".")
-    description = title[:1].lower() + title[1:]
+    description = subject_description(task.title)
     subject = f"{commit_type(task)}({commit_scope(task)}): {description}"
     if len(subject) > 72:
         subject = subject[:71].rstrip() + "…"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pm_agent.plan.context import build_shared_context
-from pm_agent.plan.deps import check_cycles, execution_queue, resolve_dependencies
+from pm_agent.plan.deps import check_cycles, execution_queue, resolve, resolve_dependencies
 from pm_agent.plan.design import DesignDoc, parse_design_text
-from pm_agent.plan.fields import canonical_id, normalize_task_id, parse_refs, plan_id_from_path
+from pm_agent.plan.fields import Ref, canonical_id, normalize_task_id, parse_refs, plan_id_from_path, read_refs
 from pm_agent.plan.loader import load_plan, read_text
 from pm_agent.plan.models import (
     Dependency,
@@ -34,6 +34,7 @@ __all__ = [
     "Plan",
     "PlanHeader",
     "Presence",
+    "Ref",
     "RepoView",
     "SecurityFlags",
     "SharedContext",
@@ -53,7 +54,9 @@ __all__ = [
     "parse_plan_text",
     "parse_refs",
     "plan_id_from_path",
+    "read_refs",
     "read_text",
+    "resolve",
     "resolve_dependencies",
     "triage",
     "triage_task",

@@ -35,9 +35,7 @@ CONTRACT_KEYS = frozenset(
     }
 )
 # Seed 001 contract keys pm-agent fills in itself (budgets, definition of done, context): accepted, unused.
-PM_OWNED_KEYS = frozenset(
-    {"definition_of_done", "context", "retry_budget", "time_budget_ms", "patch_size_limit"}
-)
+PM_OWNED_KEYS = frozenset({"definition_of_done", "context", "retry_budget", "time_budget_ms", "patch_size_limit"})
 _DISTINCTIVE = (
     "task_contract",
     "task_id",
@@ -108,6 +106,9 @@ class _Reader:
             raise self.error(f"invalid yaml in task contract: {exc.problem or exc.context}", line) from None
         except yaml.YAMLError as exc:
             raise self.error(f"invalid yaml in task contract: {exc}") from None
+        except RecursionError:
+            # PyYAML composes recursively: `[[[[...` a few hundred levels deep overflows the stack.
+            raise self.error("invalid yaml in task contract: nested too deeply") from None
         return node, data
 
     def key_lines(self, node: yaml.Node | None) -> dict[str, int]:

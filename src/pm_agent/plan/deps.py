@@ -1,76 +1,82 @@
-"""The task graph: explicit and inferred dependencies, cycle checks, and the execution queue."""
+"""The task graph: explicit dependencies resolved, inferred ones added (infer.py), cycle checks, the queue."""
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from graphlib import CycleError, TopologicalSorter
 from itertools import pairwise
 from pathlib import Path
 
 from pm_agent.errors import PlanError
 from pm_agent.plan.fields import canonical_id
+from pm_agent.plan.infer import infer_edges
 from pm_agent.plan.models import Dependency, Task, Tier
 
 TIER_PRIORITY: dict[Tier, int] = {Tier.CRITICAL: 0, Tier.NORMAL: 1, Tier.LOW: 2}
 
 
-def _creators(tasks: Sequence[Task]) -> dict[str, int]:
-    """Path -> index of the first task that creates it."""
-    created: dict[str, int] = {}
-    for index, task in enumerate(tasks):
-        for path in task.expected_files.create:
-            created.setdefault(path, index)
-    return created
+_RANGE_REF = re.compile(r"^(\d+)\s*[-–]\s*(\d+)$")
 
 
-def _inferred(tasks: Sequence[Task], index: int, created: dict[str, int]) -> list[Dependency]:
-    """Edges from file overlap: this task modifies, deletes or tests a file an earlier task creates."""
-    task = tasks[index]
-    found: dict[str, Dependency] = {}
-    files = task.expected_files
-    for verb, paths in (("modifies", files.modify), ("deletes", files.delete), ("tests", files.test)):
-        for path in paths:
-            creator = created.get(path)
-            if creator is None or creator >= index:
-                continue
-            dep_id = tasks[creator].id
-            if dep_id not in found:
-                reason = f"{verb} {path} created by Task {dep_id}"
-                found[dep_id] = Dependency(task_id=dep_id, inferred=True, reason=reason)
-    return list(found.values())
+def _targets(ref: str, by_key: Mapping[str, str]) -> list[str] | None:
+    """Task ids a reference names: one, several for a range (`Tasks 1-3`) when no task has that id, or None."""
+    target = by_key.get(canonical_id(ref))
+    if target is not None:
+        return [target]
+    match = _RANGE_REF.match(ref)
+    if match is None:
+        return None
+    low, high = int(match.group(1)), int(match.group(2))
+    ids = [by_key.get(str(n)) for n in range(low, high + 1)] if 0 < high - low <= 500 else []
+    return [i for i in ids if i is not None] if ids and all(ids) else None
+
+
+def _explicit(task: Task, by_key: Mapping[str, str], path: Path | str | None) -> dict[str, Dependency]:
+    deps: dict[str, Dependency] = {}
+    where = task.source or path
+    for dep in task.depends_on:
+        targets = _targets(dep.task_id, by_key)
+        if targets is None:
+            raise PlanError(
+                f"Task {task.id} depends on Task {dep.task_id}, which is not in the plan", path=where, line=task.line
+            )
+        for target in targets:
+            if target == task.id:
+                raise PlanError(f"Task {task.id} depends on itself", path=where, line=task.line)
+            deps.setdefault(target, dep.model_copy(update={"task_id": target}))
+    return deps
+
+
+def resolve(tasks: Sequence[Task], path: Path | str | None = None) -> tuple[list[Task], list[str]]:
+    """Copies of the tasks with references resolved to task ids and ordering edges inferred, plus warnings.
+
+    Warnings (`file:line: ...`) record inferred edges skipped because they would close a cycle. Raises
+    PlanError for a self-dependency, an unknown reference (line of the referring task) or a cycle of
+    explicit edges (message names it, line of its first task in plan order).
+    """
+    by_key = {canonical_id(t.id): t.id for t in tasks}
+    explicit = [_explicit(task, by_key, path) for task in tasks]
+    inferred = infer_edges(tasks, explicit)
+    resolved: list[Task] = []
+    warnings: list[str] = []
+    for task, deps, edges, skipped in zip(tasks, explicit, inferred.edges, inferred.skipped, strict=True):
+        log = list(task.decision_log)
+        by_reason: dict[str, list[str]] = {}
+        for dep in edges:
+            by_reason.setdefault(dep.reason, []).append(f"Task {dep.task_id}")
+        log.extend(f"depends on {', '.join(ids)} (inferred: {reason})" for reason, ids in by_reason.items())
+        log.extend(skipped)
+        warnings.extend(f"{task.source or path}:{task.line}: {note}" for note in skipped)
+        resolved.append(task.model_copy(update={"depends_on": [*deps.values(), *edges], "decision_log": log}))
+    check_cycles(resolved, path)
+    return resolved, warnings
 
 
 def resolve_dependencies(tasks: Sequence[Task], path: Path | str | None = None) -> list[Task]:
-    """Copies of the tasks with references resolved to task ids and inferred edges added.
-
-    Raises PlanError for a self-dependency, an unknown reference (line of the referring task) or a
-    cycle (message names it, line of its first task in plan order).
-    """
-    by_key = {canonical_id(t.id): t.id for t in tasks}
-    created = _creators(tasks)
-    resolved: list[Task] = []
-    for index, task in enumerate(tasks):
-        deps: dict[str, Dependency] = {}
-        for dep in task.depends_on:
-            target = by_key.get(canonical_id(dep.task_id))
-            if target is None:
-                raise PlanError(
-                    f"Task {task.id} depends on Task {dep.task_id}, which is not in the plan",
-                    path=path,
-                    line=task.line,
-                )
-            if target == task.id:
-                raise PlanError(f"Task {task.id} depends on itself", path=path, line=task.line)
-            deps.setdefault(target, dep.model_copy(update={"task_id": target}))
-        log = list(task.decision_log)
-        for dep in _inferred(tasks, index, created):
-            if dep.task_id not in deps:
-                deps[dep.task_id] = dep
-                log.append(f"depends on Task {dep.task_id} (inferred: {dep.reason})")
-        resolved.append(task.model_copy(update={"depends_on": list(deps.values()), "decision_log": log}))
-    check_cycles(resolved, path)
-    return resolved
+    """Copies of the tasks with references resolved to task ids and inferred edges added (see `resolve`)."""
+    return resolve(tasks, path)[0]
 
 
 def _sorter(tasks: Sequence[Task], path: Path | str | None) -> TopologicalSorter[str]:
@@ -81,7 +87,7 @@ def _sorter(tasks: Sequence[Task], path: Path | str | None) -> TopologicalSorter
             if dep.task_id not in known:
                 raise PlanError(
                     f"Task {task.id} depends on Task {dep.task_id}, which is not in the plan",
-                    path=path,
+                    path=task.source or path,
                     line=task.line,
                 )
         sorter.add(task.id, *task.dependency_ids())
@@ -108,7 +114,8 @@ def check_cycles(tasks: Sequence[Task], path: Path | str | None = None) -> None:
         message = "dependency cycle: " + " -> ".join(f"Task {n}" for n in cycle)
         if inferred:
             message += f" ({'; '.join(inferred)})"
-        raise PlanError(message, path=path, line=by_id[cycle[0]].line) from None
+        first = by_id[cycle[0]]
+        raise PlanError(message, path=first.source or path, line=first.line) from None
 
 
 def execution_queue(tasks: Sequence[Task], path: Path | str | None = None) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from pm_agent.plan.models import ExpectedFiles, Tier
@@ -61,14 +62,43 @@ _TASK_HEADING = re.compile(
     r"(?:\s*[:：]\s*|\s+[-–—]+\s+|\.\s+)(?P<title>\S.*)$",
     re.IGNORECASE,
 )
-_REF = re.compile(
-    r"^(?:tasks?\s*[-_#]?\s*)?#?(?P<id>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)"
-    r"(?P<rest>\s*(?:[(:：\-–—].*)?)$",
-    re.IGNORECASE,
+# A reference at the start of a piece: `Task 2`, `task-2`, `Tasks 2`, `#2`, `2`, `T-3a`; the rest is prose.
+_REF_HEAD = re.compile(
+    r"^(?P<prefix>tasks?\s*[-_#]?\s*|#)?(?P<id>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?P<rest>.*)$",
+    re.IGNORECASE | re.DOTALL,
 )
-_REF_SPLIT = re.compile(r"\s*(?:,|;|&|\band\b)\s*", re.IGNORECASE)
+# A reference inside prose: `needs the schema from Task 2`.
+_REF_INSIDE = re.compile(r"\btasks?\s*[-_#]?\s*#?(?P<id>\d[A-Za-z0-9._-]*[A-Za-z0-9]|\d)\b", re.IGNORECASE)
+_REF_SEPARATORS = frozenset(",;&")
+# `and` separates references (`Task 1 and Task 2`, `Tasks 1 and 2`), not prose (`GREEN and committed`).
+_REF_START = re.compile(r"\s*(?:tasks?\b|#|\d)", re.IGNORECASE)
 _NONE = frozenset({"", "none", "nothing", "n/a", "na", "-", "—", "no", "no dependencies", "(none)"})
-_RANGE = re.compile(r"^(?P<path>.+?):(?P<range>\d+(?:\s*[-–]\s*\d+)?)$")
+_NONE_WORD = re.compile(r"^(?:none|nothing|n/a|no dependencies|no deps|independent)\b", re.IGNORECASE)
+_SPAN = r"\d+(?:\s*[-–]\s*\d+)?"
+_RANGE = re.compile(rf"^(?P<path>.+?):(?P<range>{_SPAN}(?:\s*,\s*{_SPAN})*)$")  # `a.py:12-40`, `a.py:94,100`
+# Between two paths of one entry only separators may stand (`a.py`, `b.py` and `c.py`); prose ends the list.
+_PATH_GAP = re.compile(r"^(?:[\s,;&+/]|\band\b|\bor\b)*$", re.IGNORECASE)
+# Files without a dot that plans name bare; any other dotless word ("any", "PR") is prose, not a path.
+_BARE_FILES = frozenset(
+    {
+        "Makefile",
+        "Dockerfile",
+        "Containerfile",
+        "Procfile",
+        "Gemfile",
+        "Rakefile",
+        "Justfile",
+        "justfile",
+        "Jenkinsfile",
+        "Vagrantfile",
+        "Brewfile",
+        "README",
+        "LICENSE",
+        "CHANGELOG",
+        "NOTICE",
+        "CODEOWNERS",
+    }
+)
 _DATE_PREFIX = re.compile(r"^\d{4}-\d{2}-\d{2}[-_ .]*")
 
 
@@ -108,21 +138,110 @@ def canonical_id(task_id: str) -> str:
     return match.group(1) + match.group(2) if match else folded
 
 
-def parse_refs(value: str) -> list[str]:
-    """`Task 2, Task 3` / `task-2 and 3` / `none` -> task ids; ValueError on text that is no reference."""
-    text = value.strip().rstrip(".")
-    if text.lower() in _NONE:
-        return []
-    refs: list[str] = []
-    for piece in _REF_SPLIT.split(text):
-        piece = piece.strip().strip("`")
-        if not piece or piece.lower() in _NONE:
+@dataclass(frozen=True)
+class Ref:
+    """One task reference as written: the id, and any prose around it (`Task 2 (for the schema)`)."""
+
+    task_id: str
+    note: str = ""
+
+
+def read_refs(value: str) -> list[Ref]:
+    """References in a `Depends on` value, each with the prose next to it; [] for `none`.
+
+    Prose is kept, not refused: `Task 1 GREEN passing` -> Ref("1", "GREEN passing"). ValueError
+    only when no reference can be read at all.
+    """
+    text = value.strip().rstrip(".").strip()
+    if text.lower() in _NONE or _NONE_WORD.match(text):
+        return []  # `None (runs beside Task 1 on purpose)`: the prose does not add references
+    refs: list[Ref] = []
+    pending: list[str] = []  # prose before the first reference
+    unread: str | None = None
+    pieces = _split_refs(text)
+    for piece in pieces:
+        found = _piece_refs(piece, alone=len(pieces) == 1)
+        if not found:
+            prose = piece.strip("`*_ ")
+            if not prose or prose.lower() in _NONE:
+                continue
+            unread = unread or prose
+            if refs:
+                last = refs[-1]
+                refs[-1] = Ref(last.task_id, _join(last.note, prose))
+            else:
+                pending.append(prose)
             continue
-        match = _REF.match(piece)
-        if match is None:
-            raise ValueError(f"cannot read task reference {piece!r} (write e.g. 'Task 2, Task 3' or 'none')")
-        refs.append(normalize_task_id(match.group("id")))
+        if pending:
+            found[0] = Ref(found[0].task_id, _join(" ".join(pending), found[0].note))
+            pending = []
+        refs.extend(found)
+    if not refs:
+        raise ValueError(f"cannot read task reference {unread or text!r} (write e.g. 'Task 2, Task 3' or 'none')")
     return refs
+
+
+def parse_refs(value: str) -> list[str]:
+    """`Task 2, Task 3` / `task-2 and 3` / `none` -> task ids; ValueError on text with no reference at all."""
+    return [ref.task_id for ref in read_refs(value)]
+
+
+def _split_refs(text: str) -> list[str]:
+    """Split at `,` `;` `&` and the word `and`, but not inside parentheses, brackets or code spans."""
+    pieces: list[str] = []
+    depth, code, start, i = 0, False, 0, 0
+    lowered = text.lower()
+    while i < len(text):
+        char = text[i]
+        if char == "`":
+            code = not code
+        elif code:
+            pass
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and char in _REF_SEPARATORS:
+            pieces.append(text[start:i])
+            start = i + 1
+        elif depth == 0 and lowered.startswith(" and ", i) and _REF_START.match(text, i + 5):
+            pieces.append(text[start:i])
+            start = i + 5
+            i += 4
+        i += 1
+    pieces.append(text[start:])
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def _piece_refs(piece: str, *, alone: bool) -> list[Ref]:
+    """The references one piece holds: a leading one (the rest is its note), else any `Task N` inside.
+
+    A bare word without a digit is an id only when it is the whole value (`Depends on: login`);
+    otherwise it is prose (`Task 1 GREEN and committed`, `the parser task`).
+    """
+    head = _REF_HEAD.match(piece.strip().strip("`").strip())
+    if head is not None:
+        task_id, note = head.group("id"), _note(head.group("rest"))
+        if head.group("prefix") or any(c.isdigit() for c in task_id) or (alone and not note):
+            return [Ref(normalize_task_id(task_id), note)]
+    return [Ref(normalize_task_id(m.group("id")), _note(piece)) for m in _REF_INSIDE.finditer(piece)]
+
+
+def _note(text: str) -> str:
+    """Prose next to a reference, without the brackets, dashes and colons that introduce it."""
+    note = text.strip().strip("`").strip()
+    if note.startswith("("):
+        depth = 0
+        for index, char in enumerate(note):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if depth == 0:
+                note = f"{note[1:index].strip()} {note[index + 1 :].strip()}"
+                break
+    return note.strip().lstrip(":：-–—").strip().rstrip(".").strip()
+
+
+def _join(first: str, second: str) -> str:
+    return f"{first}; {second}" if first and second else first or second
 
 
 def parse_tier(value: str) -> Tier:
@@ -151,14 +270,18 @@ def split_range(raw: str) -> tuple[str, str | None]:
 
 
 def add_file_entry(files: ExpectedFiles, text: str, code: tuple[str, ...]) -> bool:
-    """Record one `Create: \\`path\\`` entry; False when the text is not a file entry."""
+    """Record one `Create: \\`path\\`` entry; False when the text is not a file entry.
+
+    Only the paths the entry starts with count: in ``Modify: `a.yaml` (drop `X` from `y`)`` the
+    code spans after the prose are not files.
+    """
     kind_text, sep, rest = text.partition(":")
     if not sep:
         kind_text, sep, rest = text.partition("：")
     kind = FILE_KINDS.get(kind_text.strip().lower())
     if not sep or kind is None:
         return False
-    raws = list(code) if code else [p for p in re.split(r"[,\s]+", rest.strip()) if p][:1]
+    raws = _leading_paths(rest, code)
     for raw in raws:
         path, line_range = split_range(raw)
         path = clean_path(path)
@@ -168,6 +291,32 @@ def add_file_entry(files: ExpectedFiles, text: str, code: tuple[str, ...]) -> bo
         if kind == "modify" and line_range:
             files.modify_ranges[path] = line_range
     return bool(raws)
+
+
+def _leading_paths(rest: str, code: tuple[str, ...]) -> list[str]:
+    """The code spans at the start of an entry, else its first word when that looks like a path."""
+    found: list[str] = []
+    position = 0
+    for span in code:
+        at = rest.find(span, position)
+        if at < 0 or not _PATH_GAP.match(rest[position:at]):
+            break
+        if span.strip() and (looks_like_path(span) or not any(c.isspace() for c in span.strip())):
+            found.append(span)
+        position = at + len(span)
+    if found:
+        return found
+    words = rest.split()
+    first = words[0].strip("`'\"()[],;") if words else ""
+    return [first] if first and looks_like_path(split_range(first)[0]) else []
+
+
+def looks_like_path(text: str) -> bool:
+    """`src/a.py`, `.env`, `Makefile`: yes; `any`, `PR`, `gh pr edit`: no."""
+    word = text.strip().rstrip(",;.")
+    if not word or any(c.isspace() for c in word):
+        return "/" in word and not word.startswith("/ ")
+    return "/" in word or "." in word.lstrip(".")[:-1] or word.startswith(".") or word in _BARE_FILES
 
 
 def add_path(files: ExpectedFiles, kind: str, path: str) -> None:

@@ -6,15 +6,43 @@ import re
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from markdown_it.tree import SyntaxTreeNode
 
 _CHECKBOX = re.compile(r"^\[[ xX]\]\s*")
+# Inline markup nested deeper than this is read as literal text: nobody means 40 levels of
+# emphasis, and the tree builder (and `plain`) recurse once per level.
+MAX_INLINE_DEPTH = 32
+_MD = MarkdownIt("commonmark").enable("table")
 
 
 def parse_tree(text: str) -> SyntaxTreeNode:
     """The document as a syntax tree (CommonMark plus tables); every block node has `.map`."""
-    md = MarkdownIt("commonmark").enable("table")
-    return SyntaxTreeNode(md.parse(text))
+    tokens = _MD.parse(text)
+    try:
+        return SyntaxTreeNode(tokens)
+    except RecursionError:
+        # Deeply nested emphasis (`*a *b *c ... c* b* a*`): flatten it and build the tree again.
+        # Only such input pays for the second pass.
+        for token in tokens:
+            if token.type == "inline" and token.children:
+                _flatten_deep(token.children)
+        return SyntaxTreeNode(tokens)
+
+
+def _flatten_deep(children: list[Token]) -> None:
+    """Turn open/close markup tokens below MAX_INLINE_DEPTH into text tokens holding their markup."""
+    kept: list[bool] = []  # per open token on the stack: still markup?
+    for token in children:
+        if token.nesting == 1:
+            keep = sum(kept) < MAX_INLINE_DEPTH
+            kept.append(keep)
+        elif token.nesting == -1:
+            keep = kept.pop() if kept else False
+        else:
+            continue
+        if not keep:
+            token.type, token.nesting, token.tag, token.content = "text", 0, "", token.markup
 
 
 def inline_of(node: SyntaxTreeNode) -> SyntaxTreeNode | None:

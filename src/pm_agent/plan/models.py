@@ -88,11 +88,13 @@ class EnvironmentContract(_Model):
 
 
 class Dependency(_Model):
-    """An edge in the task graph; `inferred` edges come from file overlap, with the reason."""
+    """An edge in the task graph; `inferred` edges come from the plan's order and files, with the reason."""
 
     task_id: str
     inferred: bool = False
     reason: str = ""
+    # Prose written next to an explicit reference (`Task 2 (for the schema)` -> "for the schema").
+    note: str = ""
 
 
 class Task(_Model):
@@ -100,7 +102,9 @@ class Task(_Model):
 
     id: str
     title: str
-    line: int = 0  # where the task starts in the plan file (1-based)
+    line: int = 0  # where the task starts in its file (1-based)
+    # The file the task comes from when the plan is a folder; "" for a single-file plan.
+    source: str = ""
     description: str = ""
     steps: list[str] = Field(default_factory=list)
     tier: Tier = Tier.NORMAL
@@ -113,6 +117,8 @@ class Task(_Model):
     tests_to_add: list[str] = Field(default_factory=list)
     tests_to_run: list[str] = Field(default_factory=list)
     depends_on: list[Dependency] = Field(default_factory=list)
+    # `**Depends on:** none` written in the plan: no ordering edges are inferred for this task.
+    declared_independent: bool = False
     io_contract: IOContract = Field(default_factory=IOContract)
     environment: EnvironmentContract = Field(default_factory=EnvironmentContract)
     security_flags: SecurityFlags = Field(default_factory=SecurityFlags)
@@ -176,6 +182,8 @@ class Plan(_Model):
     tasks: list[Task]
     queue: list[str] = Field(default_factory=list)  # task ids in execution order
     shared_context: SharedContext = Field(default_factory=SharedContext)
+    # What the parser read leniently or skipped, each as `file:line: message`.
+    warnings: list[str] = Field(default_factory=list)
 
     def task(self, task_id: str) -> Task:
         """The task with this id; KeyError if there is none."""

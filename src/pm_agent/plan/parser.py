@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from markdown_it.tree import SyntaxTreeNode
 
 from pm_agent.errors import PlanError
 from pm_agent.plan import fields
 from pm_agent.plan.contract import Contract, is_contract_block, read_contract
+from pm_agent.plan.draft import TASK_LISTS, Draft, FileTask, ParsedPlan
 from pm_agent.plan.markdown import (
     Line,
     first_line,
@@ -21,50 +20,31 @@ from pm_agent.plan.markdown import (
     lines_of,
     parse_tree,
 )
-from pm_agent.plan.models import Dependency, ExpectedFiles, PlanHeader, Task, Tier
+from pm_agent.plan.models import PlanHeader, Task
+from pm_agent.plan.quotes import find_quote
 
-_TASK_LISTS = ("acceptance_criteria", "non_goals", "tests_to_add", "tests_to_run")
-
-
-@dataclass
-class _Draft:
-    """A task being read: its fields so far and where the reader is inside its section."""
-
-    task_id: str
-    title: str
-    line: int  # 1-based heading (or yaml fence) line
-    level: int  # heading level; a heading at this level or above ends the section
-    explicit_tier: Tier | None = None
-    ownership: str = ""
-    refs: list[str] = field(default_factory=list)
-    lists: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in _TASK_LISTS})
-    steps: list[str] = field(default_factory=list)
-    files: ExpectedFiles = field(default_factory=ExpectedFiles)
-    description: list[str] = field(default_factory=list)
-    contracts: list[Contract] = field(default_factory=list)
-    log: list[str] = field(default_factory=list)
-    pending: str | None = None  # a list label waiting for its list (`**Files:**` then `- Create: ...`)
-    in_steps: bool = False  # after the first step, prose and code belong to steps, not the description
-
-    def add(self, name: str, value: str) -> None:
-        bucket = self.steps if name == "steps" else self.lists[name]
-        if value and value not in bucket:
-            bucket.append(value)
+__all__ = ["FileTask", "ParsedPlan", "check_tasks", "parse_plan_text", "read_plan"]
 
 
 class _Reader:
-    def __init__(self, text: str, path: Path | str | None) -> None:
+    def __init__(self, text: str, path: Path | str | None, source: str = "") -> None:
         self.text = text
         self.path = path
+        self.source = source
         self.lines = text.split("\n")
         self.header = PlanHeader()
         self.tasks: list[Task] = []
-        self.draft: _Draft | None = None
+        self.draft: Draft | None = None
         self.last_heading = ""
         self.header_field: str | None = None
+        self.warnings: list[str] = []
 
     def error(self, message: str, line: int | None) -> PlanError:
         return PlanError(message, path=self.path, line=line)
+
+    def warn(self, message: str, line: int | None) -> None:
+        where = f"{self.path}:{line}" if line else str(self.path or "plan")
+        self.warnings.append(f"{where}: {message}")
 
     def raw(self, node: SyntaxTreeNode) -> str:
         start, end = node.map if node.map else (0, 0)
@@ -72,9 +52,30 @@ class _Reader:
 
     # -- walking ------------------------------------------------------------------------------------
 
-    def run(self) -> tuple[PlanHeader, list[Task]]:
-        for node in parse_tree(self.text).children:
+    def run(self, file_task: FileTask | None = None) -> ParsedPlan:
+        if file_task is not None:
+            self.draft = Draft(
+                task_id=file_task.task_id,
+                title=file_task.title,
+                line=1,
+                level=0,
+                refs=list(file_task.refs),
+                said_none=file_task.said_none,
+                adopt=True,
+                keep_id=file_task.keep_id,
+                keep_title=file_task.keep_title,
+                body_from=0,
+            )
+        nodes = parse_tree(self.text).children
+        index = 0
+        while index < len(nodes):
+            node = nodes[index]
+            index += 1
             if node.type == "heading":
+                quoted = self.quoted_plan(nodes, index - 1)
+                if quoted is not None:
+                    index = quoted
+                    continue
                 self.heading(node)
             elif self.draft is None:
                 self.outside(node)
@@ -89,18 +90,49 @@ class _Reader:
                 if not self.draft.in_steps and node.type not in ("hr", "code_block"):
                     self.draft.description.append(self.raw(node))
         self.close(len(self.lines))
-        return self.header, self.tasks
+        return ParsedPlan(self.header, self.tasks, self.warnings)
+
+    def quoted_plan(self, nodes: list[SyntaxTreeNode], index: int) -> int | None:
+        """Where a plan quoted in the open task ends (its nodes are skipped), or None if this is no quote."""
+        draft, node = self.draft, nodes[index]
+        if draft is None or heading_level(node) != 1 or fields.task_heading(heading_text(node)) is not None:
+            return None
+        taken = {fields.canonical_id(t.id) for t in self.tasks} | {fields.canonical_id(draft.task_id)}
+        quote = find_quote(
+            nodes,
+            index,
+            outer_level=draft.level,
+            taken=taken,
+            lines=self.lines,
+            section_line=draft.line - 1 if draft.body_from is None else draft.body_from,
+        )
+        if quote is None:
+            return None
+        self.warn(
+            f"{quote.title!r} and the {quote.tasks} task heading(s) under it restart the task numbering "
+            f"inside Task {draft.task_id}: read as that task's content (a quoted plan), not as tasks",
+            first_line(node),
+        )
+        draft.pending = None
+        return quote.end
 
     def heading(self, node: SyntaxTreeNode) -> None:
         text = heading_text(node)
         level = heading_level(node)
         parsed = fields.task_heading(text)
         draft = self.draft
+        if parsed is not None and draft is not None and draft.adopt:
+            # The task file's own `# Task 4: Title` heading: it names the front-matter task.
+            draft.adopt = False
+            draft.task_id = draft.task_id if draft.keep_id else parsed[0]
+            draft.title = draft.title if draft.keep_title else parsed[1]
+            draft.line = first_line(node)
+            return
         if parsed is not None or (draft is not None and level <= draft.level):
             self.close(node.map[0] if node.map else len(self.lines))
             draft = None
         if parsed is not None:
-            self.draft = _Draft(task_id=parsed[0], title=parsed[1], line=first_line(node), level=level)
+            self.draft = Draft(task_id=parsed[0], title=parsed[1], line=first_line(node), level=level)
             return
         if draft is None:
             self.last_heading = text
@@ -110,7 +142,7 @@ class _Reader:
             return
         self.sub_heading(draft, text, node)
 
-    def sub_heading(self, draft: _Draft, text: str, node: SyntaxTreeNode) -> None:
+    def sub_heading(self, draft: Draft, text: str, node: SyntaxTreeNode) -> None:
         step = fields.step_title(text)
         name = fields.normalize_label(text)
         draft.pending = None
@@ -128,7 +160,7 @@ class _Reader:
             if contract.task_id is None:
                 raise self.error("a task contract outside a task section needs a task_id", contract.line)
             title = contract.title or self.last_heading or f"Task {contract.task_id}"
-            draft = _Draft(task_id=contract.task_id, title=title, line=contract.line, level=0)
+            draft = Draft(task_id=contract.task_id, title=title, line=contract.line, level=0)
             self.apply_contract(draft, contract)
             self.draft = draft
             self.close(node.map[1] if node.map else len(self.lines), start=(node.map or (0, 0))[0])
@@ -154,7 +186,7 @@ class _Reader:
 
     # -- inside a task ------------------------------------------------------------------------------
 
-    def paragraph(self, draft: _Draft, node: SyntaxTreeNode) -> None:
+    def paragraph(self, draft: Draft, node: SyntaxTreeNode) -> None:
         inline = inline_of(node)
         draft.pending = None
         if inline is None:
@@ -166,7 +198,7 @@ class _Reader:
             if not draft.in_steps:
                 draft.description.append(self.lines[plan_line - 1].rstrip())
 
-    def labelled(self, draft: _Draft, line: Line, plan_line: int) -> bool:
+    def labelled(self, draft: Draft, line: Line, plan_line: int) -> bool:
         """Handle a `**Label:** value` (or plain `Label: value`) line; False if it is prose."""
         label, value = line.label, line.value
         if label is not None:
@@ -189,7 +221,7 @@ class _Reader:
         self.set_field(draft, name, value, plan_line)
         return True
 
-    def set_field(self, draft: _Draft, name: str, value: str, plan_line: int) -> None:
+    def set_field(self, draft: Draft, name: str, value: str, plan_line: int) -> None:
         draft.pending = name if name in fields.LIST_FIELDS else None
         if name == "tier":
             try:
@@ -199,31 +231,54 @@ class _Reader:
         elif name == "ownership":
             draft.ownership = value
         elif name == "depends_on":
-            self.add_refs(draft, value, plan_line)
-        elif value and name in (*_TASK_LISTS, "steps"):
+            if value:  # an empty value announces a list
+                self.add_refs(draft, value, plan_line)
+        elif value and name in (*TASK_LISTS, "steps"):
             draft.add(name, value)
 
-    def add_refs(self, draft: _Draft, value: str, plan_line: int) -> None:
-        try:
-            refs = fields.parse_refs(value)
-        except ValueError as exc:
-            raise self.error(str(exc), plan_line) from None
-        draft.refs.extend(r for r in refs if r not in draft.refs)
+    def add_refs(self, draft: Draft, value: str, plan_line: int, unread: list[tuple[int, str]] | None = None) -> None:
+        """Read a `Depends on` value; prose next to references is kept as notes (with a warning).
 
-    def list_(self, draft: _Draft, node: SyntaxTreeNode) -> None:
+        Text with no reference at all is an error, unless `unread` collects it (list items, judged
+        together once the list ends).
+        """
+        try:
+            refs = fields.read_refs(value)
+        except ValueError as exc:
+            if unread is None:
+                raise self.error(str(exc), plan_line) from None
+            unread.append((plan_line, str(exc)))
+            return
+        if not refs:
+            draft.said_none = True
+            return
+        draft.add_refs(refs)
+        if any(ref.note for ref in refs):
+            read = ", ".join(f"Task {ref.task_id}" for ref in refs)
+            notes = "; ".join(f"Task {ref.task_id}: {ref.note}" for ref in refs if ref.note)
+            self.warn(f"'Depends on' read as {read}; the prose is kept as notes ({notes})", plan_line)
+
+    def list_(self, draft: Draft, node: SyntaxTreeNode) -> None:
+        unread: list[tuple[int, str]] = []
+        before = len(draft.refs)
         for item in node.children:
             para = item_paragraph(item)
             inline = inline_of(para) if para is not None else None
             if inline is None:
                 continue
-            self.list_item(draft, item, lines_of(inline))
+            self.list_item(draft, item, lines_of(inline), unread)
         draft.pending = None
+        if unread and len(draft.refs) == before and not draft.said_none:
+            raise self.error(unread[0][1], unread[0][0])
+        for line, message in unread:
+            self.warn(f"ignored in 'Depends on': {message}", line)
 
-    def list_item(self, draft: _Draft, item: SyntaxTreeNode, lines: list[Line]) -> None:
+    def list_item(self, draft: Draft, item: SyntaxTreeNode, lines: list[Line], unread: list[tuple[int, str]]) -> None:
         first = lines[0]
         text = " ".join(f"{ln.label} {ln.value}" if ln.label else ln.value for ln in lines).strip()
         step = fields.step_title(first.label) if first.label else None
-        if step is None and first.checkbox:
+        # A checklist under `Acceptance criteria:` (or another list label) is that list, not steps.
+        if step is None and first.checkbox and draft.pending in (None, "steps"):
             step = fields.step_title(text)
             step = text if step is None else step
         if step is not None:
@@ -232,18 +287,18 @@ class _Reader:
         elif draft.pending == "files":
             fields.add_file_entry(draft.files, text.replace("：", ":"), first.code)
         elif draft.pending == "depends_on":
-            self.add_refs(draft, text, first_line(item))
+            self.add_refs(draft, text, first_line(item), unread)
         elif draft.pending is not None:
             draft.add(draft.pending, text)
         elif not draft.in_steps:
             draft.description.append(self.raw(item))
 
-    def fence(self, draft: _Draft, node: SyntaxTreeNode) -> None:
+    def fence(self, draft: Draft, node: SyntaxTreeNode) -> None:
         draft.pending = None
         if is_contract_block(node.info, node.content):
             self.apply_contract(draft, read_contract(node.content, first_line(node), self.path))
 
-    def apply_contract(self, draft: _Draft, contract: Contract) -> None:
+    def apply_contract(self, draft: Draft, contract: Contract) -> None:
         if contract.task_id is not None and contract.task_id != draft.task_id:
             if draft.level:
                 draft.log.append(
@@ -256,7 +311,9 @@ class _Reader:
             draft.description.append(contract.description)
         draft.explicit_tier = contract.tier or draft.explicit_tier
         draft.ownership = contract.ownership if contract.ownership is not None else draft.ownership
-        draft.refs.extend(r for r in contract.depends_on or [] if r not in draft.refs)
+        if contract.depends_on is not None:
+            draft.add_refs([fields.Ref(ref) for ref in contract.depends_on])
+            draft.said_none = draft.said_none or not contract.depends_on
         for name, values in contract.lists.items():
             for value in values:
                 draft.add(name, value)
@@ -277,50 +334,27 @@ class _Reader:
         draft, self.draft = self.draft, None
         if draft is None:
             return
-        first = draft.line - 1 if start is None else start
+        first = (draft.line - 1 if draft.body_from is None else draft.body_from) if start is None else start
         body = "\n".join(self.lines[first:end]).strip("\n").rstrip()
         if body.endswith("---"):
             body = body[:-3].rstrip()
-        task = Task(
-            id=draft.task_id,
-            title=draft.title,
-            line=draft.line,
-            description="\n\n".join(d for d in draft.description if d.strip()).strip(),
-            steps=draft.steps,
-            tier=draft.explicit_tier or Tier.NORMAL,
-            explicit_tier=draft.explicit_tier,
-            ownership=draft.ownership,
-            acceptance_criteria=draft.lists["acceptance_criteria"],
-            expected_files=draft.files,
-            non_goals=draft.lists["non_goals"],
-            tests_to_add=draft.lists["tests_to_add"],
-            tests_to_run=draft.lists["tests_to_run"],
-            depends_on=[Dependency(task_id=ref) for ref in draft.refs],
-            io_contract=self.last(draft, "io_contract"),
-            environment=self.last(draft, "environment"),
-            security_flags=self.last(draft, "security_flags"),
-            decision_log=draft.log,
-            body=body,
-        )
-        self.tasks.append(task)
-
-    @staticmethod
-    def last(draft: _Draft, attr: str) -> Any:
-        for contract in reversed(draft.contracts):
-            value = getattr(contract, attr)
-            if value is not None:
-                return value
-        return Task.model_fields[attr].get_default(call_default_factory=True)
+        self.tasks.append(draft.to_task(body, self.source))
 
 
-def parse_plan_text(text: str, path: Path | str | None = None) -> tuple[PlanHeader, list[Task]]:
-    """Read a plan: header fields and tasks in plan order, ids checked for duplicates.
+def read_plan(
+    text: str, path: Path | str | None = None, *, file_task: FileTask | None = None, source: str = ""
+) -> ParsedPlan:
+    """Read one plan file: header, tasks in file order, warnings. An empty result is not an error here.
 
-    Dependencies are references as written (resolve them with `resolve_dependencies`); tiers are the
-    explicit ones or NORMAL (classify with `classify_tier`); test files stay in `expected_files.test`.
+    `file_task` makes the whole file one task (a task file with front matter); `source` is recorded
+    on every task (the file's name within a plan folder).
     """
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    header, tasks = _Reader(text, path).run()
+    return _Reader(text, path, source).run(file_task)
+
+
+def check_tasks(tasks: list[Task], path: Path | str | None = None) -> None:
+    """PlanError for no tasks at all, or for an id used twice (naming both places)."""
     if not tasks:
         raise PlanError(
             "no tasks found (expected headings like '## Task 1: Title' or yaml blocks with task_id)",
@@ -330,11 +364,23 @@ def parse_plan_text(text: str, path: Path | str | None = None) -> tuple[PlanHead
     seen: dict[str, Task] = {}
     for task in tasks:
         key = fields.canonical_id(task.id)
-        if key in seen:
+        first = seen.get(key)
+        if first is not None:
+            where = f"line {first.line}" if first.source == task.source else f"{first.source}:{first.line}"
             raise PlanError(
-                f"duplicate task id {task.id!r} (Task {seen[key].id} is on line {seen[key].line})",
-                path=path,
+                f"duplicate task id {task.id!r} (Task {first.id} is on {where})",
+                path=task.source or path,
                 line=task.line,
             )
         seen[key] = task
-    return header, tasks
+
+
+def parse_plan_text(text: str, path: Path | str | None = None) -> tuple[PlanHeader, list[Task]]:
+    """Read a plan: header fields and tasks in plan order, ids checked for duplicates.
+
+    Dependencies are references as written (resolve them with `resolve_dependencies`); tiers are the
+    explicit ones or NORMAL (classify with `classify_tier`); test files stay in `expected_files.test`.
+    """
+    parsed = read_plan(text, path)
+    check_tasks(parsed.tasks, path)
+    return parsed.header, parsed.tasks

@@ -110,9 +110,7 @@ LOW_RULES: tuple[Rule, ...] = (
         "docs",
         _words("docs? documentation readme changelog docstrings? user_guide tutorials? usage_guide"),
     ),
-    Rule(
-        L, "config", _words("config configs configuration lint(?:ing|er)? pre-commit gitignore editorconfig")
-    ),
+    Rule(L, "config", _words("config configs configuration lint(?:ing|er)? pre-commit gitignore editorconfig")),
 )
 
 # Patterns on expected file paths (the path as written, POSIX separators).

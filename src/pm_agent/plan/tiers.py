@@ -114,8 +114,7 @@ def _decide(task: Task, flags: SecurityFlags, log: list[str]) -> tuple[Tier, str
     if task.explicit_tier is not None:
         if critical and task.explicit_tier is not Tier.CRITICAL:
             log.append(
-                f"explicit tier {task.explicit_tier.value} kept although {critical[0].describe()} "
-                "suggests CRITICAL"
+                f"explicit tier {task.explicit_tier.value} kept although {critical[0].describe()} suggests CRITICAL"
             )
         return task.explicit_tier, "explicit tier in the plan"
     if critical:

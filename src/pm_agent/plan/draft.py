@@ -1,0 +1,102 @@
+"""A task being read (`Draft`), turned into a Task once its section ends; what one plan file yields."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pm_agent.plan import fields
+from pm_agent.plan.contract import Contract
+from pm_agent.plan.models import Dependency, ExpectedFiles, PlanHeader, Task, Tier
+
+TASK_LISTS = ("acceptance_criteria", "non_goals", "tests_to_add", "tests_to_run")
+
+
+@dataclass
+class Draft:
+    """A task being read: its fields so far and where the reader is inside its section."""
+
+    task_id: str
+    title: str
+    line: int  # 1-based heading (or yaml fence) line
+    level: int  # heading level; a heading at this level or above ends the section
+    explicit_tier: Tier | None = None
+    ownership: str = ""
+    refs: list[fields.Ref] = field(default_factory=list)
+    said_none: bool = False  # `**Depends on:** none` (or `depends_on: []`) was written
+    adopt: bool = False  # a task file's front-matter task: the file's first task heading fills it in
+    keep_id: bool = False  # the id came from front matter; a heading does not replace it
+    keep_title: bool = False
+    body_from: int | None = None  # line index the body starts at, when not the heading line
+    lists: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in TASK_LISTS})
+    steps: list[str] = field(default_factory=list)
+    files: ExpectedFiles = field(default_factory=ExpectedFiles)
+    description: list[str] = field(default_factory=list)
+    contracts: list[Contract] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+    pending: str | None = None  # a list label waiting for its list (`**Files:**` then `- Create: ...`)
+    in_steps: bool = False  # after the first step, prose and code belong to steps, not the description
+
+    def add(self, name: str, value: str) -> None:
+        bucket = self.steps if name == "steps" else self.lists[name]
+        if value and value not in bucket:
+            bucket.append(value)
+
+    def add_refs(self, refs: list[fields.Ref]) -> None:
+        known = {ref.task_id for ref in self.refs}
+        self.refs.extend(ref for ref in refs if ref.task_id not in known)
+
+    def to_task(self, body: str, source: str) -> Task:
+        """The finished task; `body` is its section of the plan, verbatim."""
+        return Task(
+            id=self.task_id,
+            title=self.title,
+            line=self.line,
+            source=source,
+            description="\n\n".join(d for d in self.description if d.strip()).strip(),
+            steps=self.steps,
+            tier=self.explicit_tier or Tier.NORMAL,
+            explicit_tier=self.explicit_tier,
+            ownership=self.ownership,
+            acceptance_criteria=self.lists["acceptance_criteria"],
+            expected_files=self.files,
+            non_goals=self.lists["non_goals"],
+            tests_to_add=self.lists["tests_to_add"],
+            tests_to_run=self.lists["tests_to_run"],
+            depends_on=[Dependency(task_id=ref.task_id, note=ref.note) for ref in self.refs],
+            declared_independent=self.said_none and not self.refs,
+            io_contract=self.last("io_contract"),
+            environment=self.last("environment"),
+            security_flags=self.last("security_flags"),
+            decision_log=self.log,
+            body=body,
+        )
+
+    def last(self, attr: str) -> Any:
+        """The value the last contract block that sets `attr` gives it, else the Task default."""
+        for contract in reversed(self.contracts):
+            value = getattr(contract, attr)
+            if value is not None:
+                return value
+        return Task.model_fields[attr].get_default(call_default_factory=True)
+
+
+@dataclass(frozen=True)
+class FileTask:
+    """A file that is one task (front matter with task keys): what the front matter says about it."""
+
+    task_id: str
+    title: str
+    keep_id: bool  # the front matter names the id (`task_number:`); else a `# Task N:` heading may
+    keep_title: bool
+    refs: tuple[fields.Ref, ...] = ()
+    said_none: bool = False
+
+
+@dataclass
+class ParsedPlan:
+    """One plan file read: header, tasks in file order, and what was read leniently (`file:line: ...`)."""
+
+    header: PlanHeader
+    tasks: list[Task]
+    warnings: list[str]
