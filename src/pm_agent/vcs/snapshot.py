@@ -51,8 +51,9 @@ def snapshot(worktree: Git) -> CheckedTree:
 
 
 def has_tree(git: Git, tree: str) -> bool:
-    """Whether `tree` names a tree object in the repository."""
-    return git.try_run("cat-file", "-e", f"{tree}^{{tree}}").returncode == 0
+    """Whether `tree` names a tree object in the repository (a commit is not one)."""
+    proc = git.try_run("cat-file", "-t", tree)
+    return proc.returncode == 0 and proc.stdout.strip() == "tree"
 
 
 def drift(worktree: Git, checked: CheckedTree) -> list[FileChange]:
