@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pm_agent.engine.delivery import CHECKED_TREE, Delivery, deliver
+from pm_agent.engine.delivery import CHECKED_TREE, Delivery, IntegrityError, deliver
 from pm_agent.plan.models import Task
 from pm_agent.vcs import CheckedTree, Git, snapshot
 
@@ -99,16 +99,16 @@ def test_caches_and_a_forged_review_artifact_do_not_block_delivery_and_are_not_c
     assert repo.show_file(WORKING, ARTIFACT) == "# pm-agent's review of task-1\n"
 
 
-def test_a_commit_made_after_the_gates_is_refused(repo: Git, wt: Git) -> None:
+def test_a_commit_made_after_the_gates_stops_the_task_with_an_integrity_error(repo: Git, wt: Git) -> None:
     checked = snapshot(wt)
     wt.run("add", "-A")
     wt.run("-c", "user.name=Agent", "-c", "user.email=agent@x", "commit", "-qm", "reviewer's own commit")
 
-    done = run(repo, wt, checked)
+    with pytest.raises(IntegrityError, match=r"checked-tree: HEAD of .* moved after the gates ran"):
+        run(repo, wt, checked)
 
-    assert done.refused is not None
-    assert "HEAD moved after the gates ran" in done.refused.reason
     assert repo.rev_parse(WORKING) == repo.rev_parse("main")
+    assert wt.log(1)[0].subject == "reviewer's own commit", "nothing is committed on top of it"
 
 
 def test_without_a_recorded_gate_run_nothing_is_committed(repo: Git, wt: Git) -> None:

@@ -2,8 +2,10 @@
 
 What is committed is what the gates checked: the tree recorded before the gate commands ran, plus
 pm-agent's review artifact, on the commit HEAD was on then (`vcs.snapshot`). If the worktree no longer
-matches that tree (a file written during the gates or by the reviewer session, a commit made since),
-nothing is committed and the delivery is refused with the `checked-tree` integrity failure.
+matches that tree (a file written during the gates or by the reviewer session), nothing is committed
+and the delivery is refused with the `checked-tree` integrity failure (the caller sends it to the
+fixer). If the task branch itself moved since the gates (a commit nobody checked), pm-agent cannot
+tell whose it is: `IntegrityError` stops the task with nothing committed, for a human to look at.
 
 Idempotent at every step, keyed on the `Refs: task-<id>` trailer (DESIGN.md crash safety): a commit
 already on the task branch is not made again, one already on the working branch is not integrated
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pm_agent.engine.faults import fault_point
+from pm_agent.errors import VcsError
 from pm_agent.gates.common import is_ignored_path
 from pm_agent.plan.models import Task, Tier
 from pm_agent.vcs import (
@@ -80,6 +83,10 @@ def is_high_blast_radius(task: Task) -> bool:
     return task.tier is Tier.CRITICAL and (task.io_contract.breaking_change or task.security_flags.touches_schema)
 
 
+class IntegrityError(VcsError):
+    """The task branch moved after the gates ran: pm-agent commits nothing on top of an unchecked commit."""
+
+
 @dataclass(frozen=True)
 class Refusal:
     """Why pm-agent did not commit: the worktree is not what the gates checked."""
@@ -102,15 +109,20 @@ def describe_drift(changes: Sequence[FileChange], ignore: Collection[str] = ()) 
 
 
 def integrity_refusal(worktree: Git, checked: CheckedTree | None, ignore: Collection[str] = ()) -> Refusal | None:
-    """None when the worktree is exactly the checked tree on the checked HEAD, else what differs."""
+    """None when the worktree is exactly the checked tree on the checked HEAD, else what differs.
+
+    Raises `IntegrityError` when HEAD is no longer the commit the gates ran on."""
     if checked is None:
         return Refusal("no gate run recorded the tree it checked: nothing is committed before the gates run")
     if not has_tree(worktree, checked.tree):
         return Refusal(f"the checked tree {checked.tree[:12]} is gone from the repository: the gates run again")
     head = worktree.head_sha()
     if head != checked.head:
-        moved = f"HEAD moved after the gates ran, from {checked.head[:12]} to {head[:12]}"
-        return Refusal(f"{moved}: a commit nobody checked")
+        raise IntegrityError(
+            f"{CHECKED_TREE}: HEAD of {worktree.path} moved after the gates ran, from {checked.head[:12]} to"
+            f" {head[:12]}: a commit nobody checked; nothing is committed on top of it (reset the task branch"
+            f" to {checked.head[:12]} to let pm-agent deliver)"
+        )
     paths = describe_drift(drift(worktree, checked), ignore)
     if paths:
         return Refusal("the worktree changed after the gates checked it; these changes were never checked:", paths)
