@@ -5,16 +5,24 @@ Unknown keys and bad values are errors that name the key and its line.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from pm_agent.errors import ConfigError
 from pm_agent.plan.models import EnvironmentContract, Tier
 
 CONFIG_FILE = "pm-agent.yaml"
+_ENV_NAME = re.compile(r"^[A-Za-z_*?][A-Za-z0-9_*?]*$")
+
+
+def _env_name(name: str) -> str:
+    if not _ENV_NAME.match(name):
+        raise ValueError(f"not an environment variable name or glob: {name!r}")
+    return name
 
 
 class _Config(BaseModel):
@@ -34,6 +42,10 @@ class EnvironmentConfig(EnvironmentContract):
     """Longest any gate command may run before its process group is killed."""
     baseline: Literal["ratchet", "strict"] = "ratchet"
     """ratchet: gates fail only on findings a task adds to the baseline's; strict: every command must pass."""
+    pass_env: list[Annotated[str, AfterValidator(_env_name)]] = Field(default_factory=list)
+    """Variables gate commands see although they look secret (names or globs, e.g. [TEST_DB_PASSWORD]).
+
+    Gate commands run without API keys, tokens and pm-agent's own variables; list here what your tests need."""
 
 
 class AgentConfig(_Config):

@@ -202,7 +202,8 @@ def test_the_trailer_check_is_what_makes_resume_safe(
     target: Callable[[str], Target], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Crash right after integrating task 1. Resuming without the trailer lookup fails on task 1
-    (pm-agent tries to commit it again); with the lookup the same resume finishes with one commit."""
+    (pm-agent does not see its own commit and refuses to commit on top of a commit the gates did not
+    check); with the lookup the same resume finishes with one commit."""
     t = target(PLAN)
     t.team.scripts = scripts()
     rc = t.start()
@@ -231,7 +232,7 @@ def test_the_trailer_check_is_what_makes_resume_safe(
         outcome = asyncio.run(PmLoop(blind).drive(poll_s=0.2))
         blind.store.close()
     assert "1" in outcome.errors, outcome
-    assert "nothing to commit" in outcome.errors["1"]
+    assert "checked-tree: HEAD of" in outcome.errors["1"]
 
     again = resume_run(t.repo, rc.run_id, listener=t.listener, channel=PrintOnlyChannel())
     outcome = asyncio.run(PmLoop(again).drive(poll_s=0.2))

@@ -1,5 +1,12 @@
 """Seed 001 phase 4: pm-agent (never the agent) commits a task, integrates it, tags it.
 
+What is committed is what the gates checked: the tree recorded before the gate commands ran, plus
+pm-agent's review artifact, on the commit HEAD was on then (`vcs.snapshot`). If the worktree no longer
+matches that tree (a file written during the gates or by the reviewer session), nothing is committed
+and the delivery is refused with the `checked-tree` integrity failure (the caller sends it to the
+fixer). If the task branch itself moved since the gates (a commit nobody checked), pm-agent cannot
+tell whose it is: `IntegrityError` stops the task with nothing committed, for a human to look at.
+
 Idempotent at every step, keyed on the `Refs: task-<id>` trailer (DESIGN.md crash safety): a commit
 already on the task branch is not made again, one already on the working branch is not integrated
 again, and a tag already in place is left alone.
@@ -8,12 +15,28 @@ again, and a tag already in place is left alone.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pm_agent.engine.faults import fault_point
+from pm_agent.errors import VcsError
+from pm_agent.gates.common import is_ignored_path
 from pm_agent.plan.models import Task, Tier
-from pm_agent.vcs import Git, IntegrationResult, checkpoint_tag, slugify
+from pm_agent.vcs import (
+    CheckedTree,
+    FileChange,
+    Git,
+    IntegrationResult,
+    checkpoint_tag,
+    commit_checked,
+    drift,
+    has_tree,
+    slugify,
+)
+
+CHECKED_TREE = "checked-tree"  # the integrity check's name in gate results, events and escalations
+_STATUS_WORDS = {"A": "new", "M": "modified", "D": "deleted", "T": "type changed"}
 
 _TYPE_WORDS = (
     ("docs", re.compile(r"\b(docs?|documentation|readme|guide|changelog)\b", re.I)),
@@ -134,6 +157,52 @@ def is_high_blast_radius(task: Task) -> bool:
     return task.tier is Tier.CRITICAL and (task.io_contract.breaking_change or task.security_flags.touches_schema)
 
 
+class IntegrityError(VcsError):
+    """The task branch moved after the gates ran: pm-agent commits nothing on top of an unchecked commit."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why pm-agent did not commit: the worktree is not what the gates checked."""
+
+    reason: str
+    paths: tuple[str, ...] = ()
+
+    def evidence(self) -> str:
+        """The reason and one line per path, for the fixer and the escalation."""
+        return "\n".join([f"[{CHECKED_TREE}] {self.reason}", *(f"  {p}" for p in self.paths)])
+
+
+def describe_drift(changes: Sequence[FileChange], ignore: Collection[str] = ()) -> tuple[str, ...]:
+    """`path (new|modified|deleted)` for each change that counts: caches and pm-agent's own files do not."""
+    return tuple(
+        f"{c.path} ({_STATUS_WORDS.get(c.status, c.status)})"
+        for c in changes
+        if not is_ignored_path(c.path) and c.path not in ignore
+    )
+
+
+def integrity_refusal(worktree: Git, checked: CheckedTree | None, ignore: Collection[str] = ()) -> Refusal | None:
+    """None when the worktree is exactly the checked tree on the checked HEAD, else what differs.
+
+    Raises `IntegrityError` when HEAD is no longer the commit the gates ran on."""
+    if checked is None:
+        return Refusal("no gate run recorded the tree it checked: nothing is committed before the gates run")
+    if not has_tree(worktree, checked.tree):
+        return Refusal(f"the checked tree {checked.tree[:12]} is gone from the repository: the gates run again")
+    head = worktree.head_sha()
+    if head != checked.head:
+        raise IntegrityError(
+            f"{CHECKED_TREE}: HEAD of {worktree.path} moved after the gates ran, from {checked.head[:12]} to"
+            f" {head[:12]}: a commit nobody checked; nothing is committed on top of it (reset the task branch"
+            f" to {checked.head[:12]} to let pm-agent deliver)"
+        )
+    paths = describe_drift(drift(worktree, checked), ignore)
+    if paths:
+        return Refusal("the worktree changed after the gates checked it; these changes were never checked:", paths)
+    return None
+
+
 @dataclass(frozen=True)
 class Delivery:
     """What delivering a task did."""
@@ -143,6 +212,7 @@ class Delivery:
     task_commit: str | None  # the commit on the task branch
     tag: str | None = None
     already_done: bool = False
+    refused: Refusal | None = None  # the worktree was not what the gates checked: nothing committed
 
     @property
     def conflict(self) -> bool:
@@ -161,18 +231,22 @@ def deliver(
     artifact_path: str,
     artifact_text: str,
     tag_checkpoint: bool,
+    checked: CheckedTree | None,
 ) -> Delivery:
-    """Write the review artifact, commit the worktree, integrate into the working branch, tag."""
+    """Commit the checked tree with the review artifact, integrate into the working branch, tag.
+
+    Refused (nothing committed) when the worktree differs from `checked`, the tree the gates passed."""
     landed = repo.find_commit_by_trailer(task.ref, working_branch)
     if landed is not None:
         tag = _tag(repo, plan_id, task, landed) if tag_checkpoint else None
         return Delivery(integration=None, commit_sha=landed, task_commit=landed, tag=tag, already_done=True)
     task_commit = worktree.find_commit_by_trailer(task.ref, "HEAD")
     if task_commit is None:
-        target = worktree.path / artifact_path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(artifact_text, encoding="utf-8")
-        task_commit = worktree.commit_all(commit_message(task, artifact_path))
+        refusal = integrity_refusal(worktree, checked, ignore={artifact_path})
+        if refusal is not None or checked is None:
+            return Delivery(integration=None, commit_sha=None, task_commit=None, refused=refusal)
+        message = commit_message(task, artifact_path)
+        task_commit = commit_checked(worktree, checked, message=message, files={artifact_path: artifact_text})
         fault_point("after-task-commit")
     # High-blast-radius CRITICAL tasks keep their branch and land as one merge commit (staged integration).
     integration = repo.integrate(task_branch, working_branch, merge_commit=is_high_blast_radius(task))

@@ -16,6 +16,7 @@ from pm_agent.engine.runctx import RunContext
 from pm_agent.errors import VcsError
 from pm_agent.gates import CommandResult, Verdict, gate_no_orphan_todos, judge, run_command
 from pm_agent.gates.environment import KEEP_OUTPUT_BYTES
+from pm_agent.gates.ward import allowed_env
 from pm_agent.plan.models import Task, Tier
 from pm_agent.reports.escalation import Escalation
 from pm_agent.reports.manifest import (
@@ -90,7 +91,13 @@ def _checks(rc: RunContext, worktree: Path) -> list[Check]:
             out.append(Check(name, command, None))
             rc.emit("final.check", f"{name}: not configured")
             continue
-        result = run_command(command, worktree, timeout_s=env.gate_timeout_s, keep_output_bytes=KEEP_OUTPUT_BYTES)
+        result = run_command(
+            command,
+            worktree,
+            timeout_s=env.gate_timeout_s,
+            env=allowed_env(env.pass_env),
+            keep_output_bytes=KEEP_OUTPUT_BYTES,
+        )
         before = rc.env_baseline.for_command(command) if rc.env_baseline is not None else None
         verdict = judge(result, before, mode=env.baseline, timeout_s=env.gate_timeout_s)
         check = Check(name, command, result, verdict, before.summary() if before is not None else "not run")

@@ -26,6 +26,7 @@ from pm_agent.engine.scheduler import Candidate, Scheduler
 from pm_agent.engine.taskflow import TaskFlow
 from pm_agent.errors import NotFoundError, PmAgentError, VcsError
 from pm_agent.gates import ENVIRONMENT_COMMANDS, Baseline
+from pm_agent.gates.ward import allowed_env
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import IssueState, default_workflow
 from pm_agent.plan import load_plan
@@ -145,6 +146,7 @@ def run_preflight(repo: Path, git: Git, config: PmConfig, sha: str, listener: Li
         mode=env.baseline,
         config_path=repo / CONFIG_FILE,
         progress=lambda message: listener.emit("preflight", message),
+        env=allowed_env(env.pass_env),
     )
 
 

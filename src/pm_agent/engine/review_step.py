@@ -6,9 +6,17 @@ import asyncio
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from pm_agent.engine.delivery import deliver, is_high_blast_radius, rebase_after_conflict
+from pm_agent.engine.delivery import (
+    CHECKED_TREE,
+    Refusal,
+    deliver,
+    describe_drift,
+    is_high_blast_radius,
+    rebase_after_conflict,
+)
 from pm_agent.engine.faults import fault_point
 from pm_agent.engine.prompting import current_task, latest_report, task_base, task_branch_of
+from pm_agent.errors import PmAgentError
 from pm_agent.gates import (
     INTEGRITY_CHECKS,
     MINIMUM_GATES,
@@ -18,16 +26,18 @@ from pm_agent.gates import (
     run_gates,
     sanity_check,
 )
+from pm_agent.gates.ward import allowed_env
 from pm_agent.lifecycle import IssueState
 from pm_agent.plan.models import EnvironmentContract, Tier
 from pm_agent.reports.review import GateLine, ReviewArtifact, render_review, review_artifact_path
 from pm_agent.store import Severity, TaskRecord
-from pm_agent.vcs import Git
+from pm_agent.vcs import ChangeSet, CheckedTree, Git, drift, snapshot
 
 if TYPE_CHECKING:
     from pm_agent.engine.taskflow import TaskFlow
 
 S = IssueState
+CHECKED_TREE_EVENT = "gates.checked_tree"  # the tree a gate run checked; delivery commits exactly it
 
 
 def environment(flow: TaskFlow, rec: TaskRecord) -> EnvironmentContract:
@@ -46,27 +56,69 @@ def _evidence(results: list[GateResult]) -> str:
     return "\n\n".join(f"[{r.gate}] FAILED\n{r.evidence}" for r in results if not r.passed)
 
 
+def _snapshot(git: Git, base: str) -> tuple[CheckedTree | None, ChangeSet | None]:
+    """The tree the gates will check and its change against `base`; (None, None) if git cannot say."""
+    try:
+        checked = snapshot(git)
+        return checked, git.changes(base, checked.tree)
+    except PmAgentError:  # each diff-based gate then fails with the error as its evidence
+        return None, None
+
+
+def _changed_during_gates(git: Git, checked: CheckedTree) -> GateResult | None:
+    """A failed `checked-tree` result when the worktree or HEAD changed while the gate commands ran."""
+    head = git.head_sha()
+    paths = describe_drift(drift(git, checked))
+    if not paths and head == checked.head:
+        return None
+    lines = ["the worktree changed while the gates ran; their results do not hold for these changes:"]
+    lines += [f"  {p}" for p in paths]
+    if head != checked.head:
+        lines.append(f"  HEAD moved from {checked.head[:12]} to {head[:12]}")
+    lines.append("whatever wrote them (a background process, a test writing into the tree) must stop; remove them")
+    evidence = "\n".join(lines)
+    return GateResult(gate=CHECKED_TREE, passed=False, evidence=evidence, details={"paths": list(paths)})
+
+
+def latest_checked_tree(flow: TaskFlow) -> CheckedTree | None:
+    """The tree the task's latest gate run checked (None before any)."""
+    found = flow.events(CHECKED_TREE_EVENT)
+    return CheckedTree.from_payload(found[-1]) if found else None
+
+
 async def run_gates_step(flow: TaskFlow, rec: TaskRecord) -> None:
     """RUNNING_TESTS: the ward. pm-agent runs every gate itself; the agent's claims are only evidence."""
     rc = flow.rc
     task = current_task(rec)
     worktree = rc.worktree_path(rec.task_id)
     base = await asyncio.to_thread(task_base, rc, rec)
+    git = Git(worktree)
+    # Before any gate command runs: the tree they check is the tree delivery commits.
+    checked, changes = await asyncio.to_thread(_snapshot, git, base)
+    if checked is not None:
+        payload = {"attempt": rec.attempt, "base": base, **checked.as_payload()}
+        rc.store.append_event(rc.run_id, CHECKED_TREE_EVENT, payload, task_id=rec.task_id)
     ctx = make_context(
         task,
         worktree,
         base,
         await asyncio.to_thread(latest_report, flow),
         environment=environment(flow, rec),
+        changes=changes,
         timeout_s=rc.config.environment.gate_timeout_s,
+        env=allowed_env(rc.config.environment.pass_env),
         known_task_ids={t.task_id for t in rc.store.list_tasks(rc.run_id)},
         extra_allowed=[rc.config.review_artifacts_dir.rstrip("/") + "/"],
         env_baseline=rc.env_baseline,
     )
     rc.emit("gate.running", f"task-{rec.task_id}: running {len(MINIMUM_GATES) + len(INTEGRITY_CHECKS)} gates")
     results = await asyncio.to_thread(run_gates, ctx, [*MINIMUM_GATES, *INTEGRITY_CHECKS])
+    if checked is not None:
+        moved = await asyncio.to_thread(_changed_during_gates, git, checked)
+        results += [moved] if moved is not None else []
     changes = ctx.change_set()
-    tier, reasons = auto_escalate_tier(changes.names(), Git(worktree).diff_text(base), task.tier)
+    diff = git.diff_text(base, head=checked.tree if checked is not None else None)
+    tier, reasons = auto_escalate_tier(changes.names(), diff, task.tier)
     if tier is not task.tier:
         rec = rc.store.update_task(
             rc.run_id,
@@ -161,6 +213,7 @@ async def deliver_step(flow: TaskFlow, rec: TaskRecord) -> None:
     )
     tag = task.tier is Tier.CRITICAL and rc.config.checkpoint_tags
     branch = task_branch_of(rc, rec)
+    checked = latest_checked_tree(flow)
     async with rc.integrate_lock:
         done = await asyncio.to_thread(
             deliver,
@@ -173,7 +226,11 @@ async def deliver_step(flow: TaskFlow, rec: TaskRecord) -> None:
             artifact_path=artifact_path,
             artifact_text=render_review(artifact),
             tag_checkpoint=tag,
+            checked=checked,
         )
+    if done.refused is not None:
+        _refuse(flow, rec, done.refused)
+        return
     if done.conflict or done.commit_sha is None:
         conflicts = done.integration.conflicts if done.integration else []
         onto = rc.git.rev_parse(rc.run.working_branch)
@@ -206,6 +263,23 @@ async def deliver_step(flow: TaskFlow, rec: TaskRecord) -> None:
     )
     rc.emit("commit.done", f"task-{rec.task_id}: {subject} ({done.commit_sha[:12]})")
     await asyncio.to_thread(_cleanup, rc.git, rc.worktree_path(rec.task_id), branch, is_high_blast_radius(task))
+
+
+def _refuse(flow: TaskFlow, rec: TaskRecord, refusal: Refusal) -> None:
+    """Nothing was committed: record the integrity failure by name, then the fixer gets it, or a human."""
+    rc = flow.rc
+    evidence = refusal.evidence()
+    rc.store.record_gate_result(
+        rc.run_id, rec.task_id, attempt=rec.attempt, gate=CHECKED_TREE, passed=False, evidence=evidence
+    )
+    what = refusal.reason + (" " + ", ".join(refusal.paths) if refusal.paths else "")
+    rc.emit("integrity.refused", f"task-{rec.task_id}: {CHECKED_TREE}: nothing committed; {what}")
+    if rec.retry_count >= rc.config.retry_budget:
+        flow.request_fix(rec, CHECKED_TREE, evidence, {})
+        flow._budget_escalation(rec, f"{CHECKED_TREE}: nothing committed; {what}", None)
+        return
+    flow.request_fix(rec, f"integrity failure ({CHECKED_TREE}) at delivery", evidence, {})
+    rc.move(rec, S.FIXING_ISSUES, f"{CHECKED_TREE}: nothing committed; {what}"[:120], retry_count=rec.retry_count + 1)
 
 
 def _cleanup(repo: Git, worktree: Any, branch: str, keep_branch: bool) -> None:

@@ -1,8 +1,9 @@
 """Secrets check: detect-secrets (default plugins and filters) on the lines the change adds.
 
 Each changed file is scanned whole (so the plugins see its type and context); only findings on added
-lines are reported, as type and `file:line`. The secret itself is never put in evidence or details.
-detect-secrets keeps global settings, so scans are serialised by a lock.
+lines are reported, as type and `file:line`. The secret itself is never put in evidence or details, and
+each value found is remembered (`pm_agent.redaction.remember_secret`), so a transcript or output that
+shows it later is stored redacted. detect-secrets keeps global settings, so scans are serialised by a lock.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from pm_agent.gates.common import changes_for, is_ignored_path
 from pm_agent.gates.models import GateId, GateResult
+from pm_agent.redaction import remember_secret
 from pm_agent.vcs import ChangeSet
 
 _LOCK = threading.Lock()
@@ -27,6 +29,8 @@ def find_secrets(file: Path, lines: set[int]) -> list[tuple[int, str]]:
         for secret in scan_file(str(file)):
             if secret.line_number in lines:
                 found.add((secret.line_number, str(secret.type)))
+                if secret.secret_value:
+                    remember_secret(secret.secret_value, str(secret.type))
     return sorted(found)
 
 

@@ -1,14 +1,17 @@
 """Ward: run an environment-contract command the way pm-agent trusts it (its own, not the agent's).
 
-The command runs through the shell in its own session (process group). On timeout the whole group gets
-SIGTERM, then SIGKILL after a grace period; leftovers (background children) are killed when the command
-ends too. Output (stdout and stderr merged) is read as it comes into a rolling tail with a size cap, so a
-chatty command never holds unbounded output in memory.
+The command runs through the shell in its own session (process group), with pm-agent's environment less
+its secrets (`gate_env`: API keys, tokens, pm-agent's own variables; see `pm_agent.redaction`); the
+variables the configuration lets through (`environment.pass_env`, `allowed_env`) come back as `env`.
+On timeout the whole group gets SIGTERM, then SIGKILL after a grace period; leftovers (background
+children) are killed when the command ends too. Output (stdout and stderr merged) is read as it comes
+into a rolling tail with a size cap, so a chatty command never holds unbounded output in memory.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
 import re
 import signal
@@ -16,10 +19,12 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from pm_agent.redaction import is_secret_env
 
 TAIL_LINES = 60
 MAX_LINE_CHARS = 2000
@@ -169,6 +174,23 @@ def _wait_exit(pid: int, deadline: float) -> bool:
     return True
 
 
+def gate_env(extra: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a gate command: pm-agent's own (`environ`) without its secrets, then `extra`."""
+    source = os.environ if environ is None else environ
+    kept = {name: value for name, value in source.items() if not is_secret_env(name, value)}
+    return {**kept, **(extra or {})}
+
+
+def allowed_env(pass_env: Sequence[str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables of pm-agent's environment that `pass_env` (names, or globs such as `MYAPP_*`) lets through."""
+    source = os.environ if environ is None else environ
+    return {
+        name: value
+        for name, value in source.items()
+        if any(name == pattern or fnmatch.fnmatchcase(name, pattern) for pattern in pass_env)
+    }
+
+
 def run_command(
     cmd: str,
     cwd: Path | str,
@@ -180,10 +202,10 @@ def run_command(
     kill_leftovers: bool = True,
     keep_output_bytes: int = 0,
 ) -> CommandResult:
-    """Run `cmd` through the shell in `cwd`; `env` adds to (overrides) the inherited environment.
+    """Run `cmd` through the shell in `cwd`; `env` adds to (overrides) the inherited one, secrets removed.
 
     With `keep_output_bytes`, the result's `output` holds the first that many bytes of the whole output."""
-    full_env = {**os.environ, **(env or {})}
+    full_env = gate_env(env)
     tail = _Tail(tail_lines, MAX_LINE_CHARS, keep_output_bytes)
     read_fd, write_fd = os.pipe()
     start = time.monotonic()
@@ -235,4 +257,4 @@ def run_command(
     )
 
 
-__all__ = ["CommandResult", "TestCounts", "parse_pytest_summary", "run_command"]
+__all__ = ["CommandResult", "TestCounts", "allowed_env", "gate_env", "parse_pytest_summary", "run_command"]

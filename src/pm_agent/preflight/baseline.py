@@ -99,8 +99,9 @@ def run_baseline(
     timeout_s: float,
     mode: Literal["ratchet", "strict"] = "ratchet",
     progress: Callable[[str], None] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Baseline:
-    """Run each configured command (`{config key: command}`) on `sha` in a clean worktree."""
+    """Run each configured command (`{config key: command}`) on `sha` in a clean worktree (`env`: as for gates)."""
     names = dict(ENVIRONMENT_COMMANDS)
     wanted = [(key, cmd) for key, cmd in commands.items() if cmd]
     entries: list[BaselineCommand] = []
@@ -109,7 +110,7 @@ def run_baseline(
             for key, command in wanted:
                 if progress is not None:
                     progress(f"baseline: {names.get(key, key)}: `{command}` ...")
-                result = run_command(command, path, timeout_s, keep_output_bytes=KEEP_OUTPUT_BYTES)
+                result = run_command(command, path, timeout_s, env, keep_output_bytes=KEEP_OUTPUT_BYTES)
                 entry = baseline_entry(key, names.get(key, key), result, timeout_s)
                 entries.append(entry)
                 if progress is not None:
@@ -156,12 +157,15 @@ def preflight(
     config_path: Path | None = None,
     progress: Callable[[str], None] | None = None,
     check: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> Baseline:
     """Run the baseline and (with `check`) refuse what cannot run; a `.pm-agent/` it had to create is removed
     again when it fails, or when it only looked (`check=False`, for `pm-agent init`)."""
     existed = state_dir.exists()
     try:
-        baseline = run_baseline(git, state_dir, sha, commands, timeout_s=timeout_s, mode=mode, progress=progress)
+        baseline = run_baseline(
+            git, state_dir, sha, commands, timeout_s=timeout_s, mode=mode, progress=progress, env=env
+        )
         if check:
             check_baseline(baseline, timeout_s=timeout_s, config_path=config_path)
     except BaseException:

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
+from pm_agent.redaction import redact
 from pm_agent.store._sql import fetch_all, inserted_id
 from pm_agent.store.records import EventRecord
 from pm_agent.store.schema import events
@@ -21,9 +22,10 @@ def append_event_txn(
     *,
     now: datetime,
 ) -> int:
-    """Append one event inside the caller's transaction; returns its id."""
+    """Append one event inside the caller's transaction, secrets redacted; returns its id."""
+    stored = redact(payload)
     result = conn.execute(
-        events.insert().values(run_id=run_id, task_id=task_id, kind=kind, payload=payload, created_at=now)
+        events.insert().values(run_id=run_id, task_id=task_id, kind=kind, payload=stored, created_at=now)
     )
     return inserted_id(result)
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from sqlalchemy import Connection, select
 
 from pm_agent.errors import NotFoundError, StoreError
+from pm_agent.redaction import redact
 from pm_agent.store._sql import fetch_all, fetch_one, fetch_required, inserted_id
 from pm_agent.store.engine import fault_point
 from pm_agent.store.events import append_event_txn
@@ -39,7 +40,8 @@ def record_gate_result_txn(
     evidence: str,
     now: datetime,
 ) -> GateResultRecord:
-    """Store one gate verdict and a `gate.recorded` event."""
+    """Store one gate verdict (its evidence redacted: command output can print secrets) and a `gate.recorded`
+    event."""
     get_task(conn, run_id, task_id)
     result = conn.execute(
         gate_results.insert().values(
@@ -48,7 +50,7 @@ def record_gate_result_txn(
             attempt=attempt,
             gate=gate,
             passed=passed,
-            evidence=evidence,
+            evidence=redact(evidence),
             created_at=now,
         )
     )
@@ -112,10 +114,10 @@ def open_escalation_txn(
             run_id=run_id,
             task_id=task_id,
             source=source,
-            problem=problem,
-            impact=impact,
-            options=list(options),
-            recommended=recommended,
+            problem=redact(problem),
+            impact=redact(impact),
+            options=[redact(o) for o in options],
+            recommended=redact(recommended),
             blocking=blocking,
             status=EscalationStatus.OPEN.value,
             answer=None,
@@ -313,7 +315,7 @@ def list_commits(conn: Connection, run_id: str) -> list[CommitRecord]:
 def add_report_txn(conn: Connection, run_id: str, kind: str, text: str, *, now: datetime) -> ReportRecord:
     """Store a rendered report with a `report.added` event."""
     get_run(conn, run_id)
-    result = conn.execute(reports.insert().values(run_id=run_id, kind=kind, text=text, created_at=now))
+    result = conn.execute(reports.insert().values(run_id=run_id, kind=kind, text=redact(text), created_at=now))
     report_id = inserted_id(result)
     append_event_txn(conn, run_id, None, "report.added", {"report_id": report_id, "kind": kind}, now=now)
     return fetch_required(conn, select(reports).where(reports.c.id == report_id), ReportRecord, "report")

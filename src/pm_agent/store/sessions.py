@@ -1,5 +1,8 @@
 """Agent sessions, the lines they print, and the signals they send back.
 
+Every line, `last_lines` and signal payload is stored with its secrets redacted (`pm_agent.redaction`):
+agents see API keys and print what they see.
+
 Session events and signals are idempotent on (session_id, seq): a line or a signal stored twice
 (a retried MCP call, a replay after a crash) is stored once, and the second call writes nothing.
 """
@@ -13,6 +16,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from pm_agent.errors import NotFoundError, StoreError
+from pm_agent.redaction import redact
 from pm_agent.store._sql import fetch_all, fetch_one, inserted_id, json_payload, merge
 from pm_agent.store.engine import fault_point
 from pm_agent.store.events import append_event_txn
@@ -127,6 +131,8 @@ def update_session_txn(
 ) -> SessionRecord:
     """Change session fields (validated) and write a `session.updated` event."""
     current = get_session(conn, session_id)
+    if isinstance(fields.get("last_lines"), str):
+        fields = {**fields, "last_lines": redact(fields["last_lines"])}
     _, values = merge(current, fields, SESSION_FIELDS, "session")
     if values:
         conn.execute(sessions.update().where(sessions.c.id == session_id).values(**values))
@@ -145,7 +151,8 @@ def touch_session_txn(conn: Connection, session_id: int, at: datetime) -> None:
 def record_session_event_txn(
     conn: Connection, session_id: int, seq: int, kind: str, payload: Any, *, now: datetime
 ) -> bool:
-    """Store one printed line (text as is, anything else as JSON); False if (session, seq) was there."""
+    """Store one printed line (text as is, anything else as JSON), secrets redacted; False if (session, seq)
+    was there."""
     exists = conn.scalar(
         select(session_events.c.id).where(
             session_events.c.session_id == session_id, session_events.c.seq == seq
@@ -154,7 +161,8 @@ def record_session_event_txn(
     if exists is not None:
         return False
     get_session(conn, session_id)
-    text = payload if isinstance(payload, str) else dump_json(payload)
+    cleaned = redact(payload)
+    text = cleaned if isinstance(cleaned, str) else dump_json(cleaned)
     conn.execute(
         session_events.insert().values(
             session_id=session_id, seq=seq, kind=kind, payload=text, created_at=now
@@ -211,9 +219,9 @@ def record_signal_txn(
             attempt=attempt,
             seq=seq,
             kind=kind,
-            payload=dict(payload),
+            payload=redact(dict(payload)),
             accepted=accepted,
-            reason=reason,
+            reason=redact(reason),
             consumed=False,
             created_at=now,
         )
@@ -227,7 +235,7 @@ def record_signal_txn(
         "seq": seq,
         "attempt": attempt,
         "accepted": accepted,
-        "reason": reason,
+        "reason": reason,  # redacted with the event
     }
     append_event_txn(conn, run_id, task_id, "signal.recorded", event, now=now)
     return get_signal(conn, signal_id), True

@@ -18,6 +18,7 @@ from pm_agent.vcs.git import (
 )
 from pm_agent.vcs.integrate import IntegrationResult, IntegrationStatus, integrate
 from pm_agent.vcs.naming import checkpoint_tag, is_protected_branch, slugify, task_branch, working_branch
+from pm_agent.vcs.snapshot import CheckedTree, commit_checked, drift, has_tree, snapshot, tree_with_files
 from pm_agent.vcs.tampering import (
     SessionBaseline,
     detect_agent_vcs_tampering,
@@ -31,6 +32,7 @@ __all__ = [
     "GENERATED_EXCLUDES",
     "PROTECTED_BRANCHES",
     "ChangeSet",
+    "CheckedTree",
     "DiffLines",
     "FileChange",
     "Git",
@@ -42,14 +44,19 @@ __all__ = [
     "StatusEntry",
     "WorktreeInfo",
     "checkpoint_tag",
+    "commit_checked",
     "detect_agent_vcs_tampering",
     "detect_tampering_since",
+    "drift",
+    "has_tree",
     "integrate",
     "is_protected_branch",
     "parse_unified_diff",
     "record_session_baseline",
     "slugify",
+    "snapshot",
     "task_branch",
+    "tree_with_files",
     "unquote_path",
     "working_branch",
 ]

@@ -37,13 +37,19 @@ DEFAULT_TIMEOUT_S = 120.0
 PROTECTED_BRANCHES: frozenset[str] = frozenset({"main", "master"})
 FALLBACK_NAME = "pm-agent"
 FALLBACK_EMAIL = "pm-agent@localhost"
-# Generated files never staged by pm-agent nor counted as changes (the repository may lack a .gitignore).
+# Generated files never staged by pm-agent nor counted as changes (the repository may lack a .gitignore):
+# caches and bytecode that running tests and linters leave behind, so a gate run does not change the tree.
 GENERATED_EXCLUDES: tuple[str, ...] = (
     ":(exclude,glob)**/__pycache__/**",
     ":(exclude,glob)**/*.pyc",
+    ":(exclude,glob)**/*.pyo",
     ":(exclude,glob)**/.pytest_cache/**",
     ":(exclude,glob)**/.mypy_cache/**",
     ":(exclude,glob)**/.ruff_cache/**",
+    ":(exclude,glob)**/.hypothesis/**",
+    ":(exclude,glob)**/node_modules/.cache/**",
+    ":(exclude,glob)**/.coverage",
+    ":(exclude,glob)**/.coverage.*",
 )
 # Inherited from a parent git process (a hook, `git rebase -x`), these would point git elsewhere.
 _REPO_LOCATING_VARS = frozenset(

@@ -1,0 +1,209 @@
+"""Secrets out of what pm-agent stores and out of the environment of the commands it runs as gates.
+
+Environment: `is_secret_env` names the variables a gate command must not see: API keys, tokens and
+pm-agent's own variables, by name (`ANTHROPIC_*`, `OPENAI_*`, `AWS_*`, `PM_AGENT_*`, `*_TOKEN`,
+`*_SECRET*`, `*_KEY`, `*PASSWORD*`, ...) and URLs that carry a password by value. PATH, HOME, LANG,
+TERM, VIRTUAL_ENV, PYTHONPATH and the like stay.
+
+Storage: `redact` replaces secrets in each string pm-agent stores (agent stream lines, signal payloads,
+gate evidence, events) with `[REDACTED:<kind>]`:
+- exact values: the values of credential variables in pm-agent's environment (`[REDACTED:$NAME]`)
+  and the values the secrets gate found in a worktree (`remember_secret`);
+- detect-secrets' own pattern plugins (AWS, GitHub, Slack, Stripe, private keys, JWTs, passwords in
+  URLs, quoted `password = "..."` assignments, ...), line by line. Its two high-entropy plugins are
+  left out here: in transcripts they match every commit sha, object id and signature.
+A JSON text (an agent's stream line) is redacted in its decoded strings, then encoded again only if
+something changed, so the stored line stays valid JSON.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+__all__ = [
+    "MIN_SECRET_CHARS",
+    "is_secret_env",
+    "is_secret_name",
+    "known_secrets",
+    "redact",
+    "redact_text",
+    "redact_value",
+    "remember_secret",
+]
+
+MIN_SECRET_CHARS = 8  # shorter values ("1", "true", "dev") would blank out ordinary words
+_MAX_REMEMBERED = 1000
+
+_SECRET_PREFIXES = ("ANTHROPIC_", "OPENAI_", "AWS_", "AZURE_", "PM_AGENT_", "CLAUDE_CODE_")
+_SECRET_PARTS = frozenset(
+    {"AUTH", "COOKIE", "CREDS", "KEY", "KEYS", "PASS", "PASSWD", "PASSPHRASE", "PRIVATE", "TOKEN", "TOKENS"}
+)
+_SECRET_STARTS = ("SECRET", "PASSWORD", "CREDENTIAL", "APIKEY")
+_SECRET_ENDS = ("APIKEY", "TOKEN", "SECRET", "PASSWORD")
+# The plugin matches a private key's first line only; the key is the lines up to its END line.
+_PRIVATE_KEY_BLOCK = re.compile(
+    r"-----BEGIN[A-Z ]*PRIVATE KEY( BLOCK)?-----.*?(-----END[A-Z ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.DOTALL
+)
+_URL_WITH_PASSWORD = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@", re.IGNORECASE)
+
+
+def _credential_name(name: str) -> bool:
+    """Names that say they hold a credential: a part like KEY or AUTH, or TOKEN/SECRET/PASSWORD in one."""
+    parts = [p for p in name.upper().split("_") if p]
+    return any(p in _SECRET_PARTS or p.startswith(_SECRET_STARTS) or p.endswith(_SECRET_ENDS) for p in parts)
+
+
+def is_secret_name(name: str) -> bool:
+    """A variable a gate command must not see, by its name."""
+    return name.upper().startswith(_SECRET_PREFIXES) or _credential_name(name)
+
+
+def is_secret_env(name: str, value: str) -> bool:
+    """A variable a gate command must not see: a secret name, or a URL with a password in its value."""
+    return is_secret_name(name) or bool(_URL_WITH_PASSWORD.search(value))
+
+
+# ---------------------------------------------------------------- known values
+
+_remembered: dict[str, str] = {}
+_remembered_lock = threading.Lock()
+
+
+def remember_secret(value: str, kind: str) -> None:
+    """A secret value found somewhere (the secrets gate): redacted wherever it shows up from now on."""
+    value = value.strip()
+    if len(value) < MIN_SECRET_CHARS:
+        return
+    with _remembered_lock:
+        if len(_remembered) < _MAX_REMEMBERED:
+            _remembered.setdefault(value, kind)
+
+
+def known_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """value → kind: credential variables of pm-agent's environment, then the remembered values."""
+    source = os.environ if environ is None else environ
+    found: dict[str, str] = {}
+    for name, value in source.items():
+        text = value.strip()
+        # A path is where a secret lives, not the secret; replacing it would garble every mention of it.
+        if len(text) >= MIN_SECRET_CHARS and not text.startswith("/") and _credential_name(name):
+            found.setdefault(text, f"${name}")
+    with _remembered_lock:
+        for value, kind in _remembered.items():
+            found.setdefault(value, kind)
+    return found
+
+
+# ---------------------------------------------------------------- detect-secrets plugins
+
+Finder = Callable[[str], Iterator[str]]
+
+
+@functools.cache
+def _finders() -> tuple[tuple[str, Finder, re.Pattern[str] | None], ...]:
+    """(kind, find values in a line, quick test on the whole text) for each pattern plugin."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins import keyword
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    finders: list[tuple[str, Finder, re.Pattern[str] | None]] = []
+    plugin_classes: dict[str, Any] = dict(get_mapping_from_secret_type_to_class())
+    for kind, cls in sorted(plugin_classes.items()):
+        name = cls.__name__
+        if "HighEntropy" in name or name == "IPPublicDetector":  # see the module docstring
+            continue
+        plugin = cls()
+        if isinstance(plugin, keyword.KeywordDetector):
+            finders.append((kind, _keyword_finder(plugin), re.compile(keyword.DENYLIST_REGEX, re.IGNORECASE)))
+        elif isinstance(plugin, RegexBasedDetector):
+            for regex in plugin.denylist:
+                finders.append((kind, _regex_finder(regex), regex))
+    return tuple(finders)
+
+
+def _regex_finder(regex: re.Pattern[str]) -> Finder:
+    # The whole match, not the plugin's first group: some plugins capture only the prefix (`ghp`).
+    return lambda line: (m.group(0) for m in regex.finditer(line) if m.group(0))
+
+
+def _keyword_finder(plugin: Any) -> Finder:
+    from detect_secrets.filters import heuristic
+
+    def find(line: str) -> Iterator[str]:
+        if heuristic.is_indirect_reference(line):
+            return
+        for value in plugin.analyze_string(line):
+            if (
+                len(value) >= 4
+                and not heuristic.is_sequential_string(value)
+                and not heuristic.is_potential_uuid(value)
+                and not heuristic.is_templated_secret(value)
+                and not heuristic.is_prefixed_with_dollar_sign(value)
+            ):
+                yield value
+
+    return find
+
+
+def _plugin_redact(text: str) -> str:
+    active = [(kind, find) for kind, find, quick in _finders() if quick is None or quick.search(text)]
+    if not active:
+        return text
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        for kind, find in active:
+            for value in sorted(set(find(line)), key=len, reverse=True):
+                line = line.replace(value, f"[REDACTED:{kind}]")
+        lines[index] = line
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- redaction
+
+
+def redact_text(text: str, known: Mapping[str, str] | None = None) -> str:
+    """`text` with known secret values and what detect-secrets' pattern plugins find replaced."""
+    if not text:
+        return text
+    values = known_secrets() if known is None else known
+    for value in sorted(values, key=len, reverse=True):
+        if value in text:
+            text = text.replace(value, f"[REDACTED:{values[value]}]")
+    text = _PRIVATE_KEY_BLOCK.sub("[REDACTED:Private Key]", text)
+    return _plugin_redact(text)
+
+
+def redact_value(value: Any, known: Mapping[str, str] | None = None) -> Any:
+    """A JSON-like value with every string in it redacted (mapping keys stay as they are)."""
+    values = known_secrets() if known is None else known
+    if isinstance(value, str):
+        return redact_text(value, values)
+    if isinstance(value, Mapping):
+        return {k: redact_value(v, values) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_value(v, values) for v in value]
+    return value
+
+
+def redact(payload: Any) -> Any:
+    """What pm-agent stores, redacted: a JSON text stays JSON (re-encoded only when something changed)."""
+    known = known_secrets()
+    if not isinstance(payload, str):
+        return redact_value(payload, known)
+    stripped = payload.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            decoded = json.loads(stripped)
+        except ValueError:
+            return redact_text(payload, known)
+        cleaned = redact_value(decoded, known)
+        if cleaned == decoded:
+            return payload
+        return json.dumps(cleaned, ensure_ascii=False, separators=(",", ":"))
+    return redact_text(payload, known)

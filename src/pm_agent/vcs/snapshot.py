@@ -1,0 +1,101 @@
+"""What the gates checked, kept as git objects, and a commit of exactly that.
+
+Gates run in the task's worktree, and files can change there while they run (a background process the
+agent left behind, a test that writes into the tree) or after they passed (the reviewer session). So
+pm-agent snapshots the worktree into a tree object before any gate command runs (`snapshot`, through a
+temporary index: neither the agent's index nor HEAD changes), and delivery commits that tree, plus
+pm-agent's own files (the review artifact), with `commit-tree` on the recorded parent
+(`commit_checked`), instead of staging whatever the worktree holds by then. `drift` names the paths
+where the worktree no longer matches the checked tree.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pm_agent.errors import VcsError
+from pm_agent.vcs.git import NO_HOOKS_ARGS, Git
+from pm_agent.vcs.models import FileChange
+
+__all__ = ["CheckedTree", "commit_checked", "drift", "has_tree", "snapshot", "tree_with_files"]
+
+
+@dataclass(frozen=True)
+class CheckedTree:
+    """The worktree as the gates saw it: its tree object and the commit HEAD was on (the parent)."""
+
+    tree: str
+    head: str
+
+    def as_payload(self) -> dict[str, str]:
+        """The JSON form stored with the gate run."""
+        return {"tree": self.tree, "head": self.head}
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> CheckedTree | None:
+        """Back from `as_payload`; None when the payload does not hold one."""
+        tree, head = payload.get("tree"), payload.get("head")
+        if isinstance(tree, str) and isinstance(head, str) and tree and head:
+            return cls(tree=tree, head=head)
+        return None
+
+
+def snapshot(worktree: Git) -> CheckedTree:
+    """The worktree now (tracked, untracked and deleted files; generated files excluded) and its HEAD."""
+    head = worktree.head_sha()
+    return CheckedTree(tree=worktree.worktree_tree(), head=head)
+
+
+def has_tree(git: Git, tree: str) -> bool:
+    """Whether `tree` names a tree object in the repository (a commit is not one)."""
+    proc = git.try_run("cat-file", "-t", tree)
+    return proc.returncode == 0 and proc.stdout.strip() == "tree"
+
+
+def drift(worktree: Git, checked: CheckedTree) -> list[FileChange]:
+    """Paths whose content in the worktree differs from the checked tree (A: new since, D: gone since)."""
+    current = worktree.worktree_tree()
+    if current == checked.tree:
+        return []
+    return worktree.diff_name_status(checked.tree, current)
+
+
+def tree_with_files(git: Git, tree: str, files: Mapping[str, str]) -> str:
+    """`tree` with `files` (path → text) written into it, as a new tree object; nothing else changes."""
+    with tempfile.TemporaryDirectory(prefix="pm-agent-index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git.run("read-tree", tree, env=env)
+        for path, text in files.items():
+            # --no-filters: pm-agent's own text goes in as written; no repository filter driver runs.
+            blob = git.run("hash-object", "-w", "--no-filters", "--stdin", stdin_text=text).strip()
+            git.run("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+        return git.run("write-tree", env=env).strip()
+
+
+def commit_checked(worktree: Git, checked: CheckedTree, *, message: str, files: Mapping[str, str]) -> str:
+    """Commit the checked tree plus `files` on the worktree's branch, whose tip must still be `checked.head`.
+
+    The branch moves by compare-and-set (`update-ref <new> <old>`), so a commit made behind pm-agent's
+    back in the meantime makes this fail instead of being dropped. Afterwards the worktree's index is
+    the commit's and `files` are written to disk, so the worktree shows no change. Returns the sha.
+    """
+    branch = worktree.current_branch()
+    if branch is None:
+        raise VcsError(f"refusing to commit on a detached HEAD in {worktree.path}")
+    worktree.check_writable(branch, "commit to")
+    tree = tree_with_files(worktree, checked.tree, files)
+    identity = worktree.identity_args()
+    commit_args = ("commit-tree", tree, "-p", checked.head, "-F", "-")
+    sha = worktree.run(*NO_HOOKS_ARGS, *identity, *commit_args, stdin_text=message).strip()
+    reason = "pm-agent: commit the checked tree"
+    worktree.run(*NO_HOOKS_ARGS, "update-ref", "-m", reason, f"refs/heads/{branch}", sha, checked.head)
+    worktree.run("read-tree", sha)
+    for path, text in files.items():
+        target = worktree.path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return sha

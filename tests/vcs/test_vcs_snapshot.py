@@ -1,0 +1,116 @@
+"""The tree the gates checked, and a commit of exactly it (vcs.snapshot)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pm_agent.errors import VcsError
+from pm_agent.vcs import CheckedTree, Git, commit_checked, drift, has_tree, snapshot, tree_with_files
+
+Write = Callable[[Path, str, str], Path]
+ARTIFACT = {"docs/reviews/task-1-review.md": "# review of task-1\n"}
+
+
+@pytest.fixture
+def wt(repo: Git, tmp_path: Path) -> Git:
+    """A task worktree on feat/demo/task-1, started from the working branch."""
+    return repo.worktree_add(tmp_path / "wt", "feat/demo/task-1", "pm/demo/work")
+
+
+def files_at(git: Git, ref: str) -> dict[str, str]:
+    names = git.run("ls-tree", "-r", "--name-only", ref).split("\n")
+    return {name: git.show_file(ref, name) for name in names if name}
+
+
+def test_commit_checked_commits_the_snapshot_not_what_was_written_after_it(wt: Git, write: Write) -> None:
+    base = wt.head_sha()
+    write(wt.path, "app.py", "def greet(name):\n    return f'hello {name}'\n")
+    write(wt.path, "new.py", "NEW = 1\n")
+    (wt.path / "README.md").unlink()
+    checked = snapshot(wt)
+    write(wt.path, "late.py", "written after the gates\n")
+    write(wt.path, "app.py", "changed after the gates\n")
+
+    sha = commit_checked(wt, checked, message="feat: x\n\nRefs: task-1\n", files=ARTIFACT)
+
+    assert wt.rev_parse("feat/demo/task-1") == sha
+    assert wt.run("rev-parse", f"{sha}^").strip() == base
+    committed = files_at(wt, sha)
+    assert committed == {
+        "app.py": "def greet(name):\n    return f'hello {name}'\n",
+        "new.py": "NEW = 1\n",
+        "docs/reviews/task-1-review.md": "# review of task-1\n",
+    }
+    assert "Refs: task-1" in wt.run("log", "-1", "--format=%B", sha)
+    # The index is the commit's and the artifact is on disk: only the late writes show as changes.
+    status = {entry.path: entry.code for entry in wt.status_porcelain()}
+    assert status == {"app.py": " M", "late.py": "??"}
+    assert (wt.path / "docs/reviews/task-1-review.md").read_text() == "# review of task-1\n"
+
+
+def test_drift_names_new_modified_and_deleted_paths_but_not_caches(wt: Git, write: Write) -> None:
+    write(wt.path, "app.py", "v1\n")
+    checked = snapshot(wt)
+    assert drift(wt, checked) == []
+    for cache in (
+        "__pycache__/app.cpython-311.pyc",
+        ".pytest_cache/v/cache/lastfailed",
+        "node_modules/.cache/babel/x.json",
+        ".coverage",
+        "pkg/.hypothesis/examples/a",
+    ):
+        write(wt.path, cache, "generated\n")
+    assert drift(wt, checked) == [], "files running tests leaves behind are not changes"
+
+    write(wt.path, "app.py", "v2\n")
+    write(wt.path, "extra.py", "x\n")
+    (wt.path / "README.md").unlink()
+    assert [(c.path, c.status) for c in drift(wt, checked)] == [
+        ("README.md", "D"),
+        ("app.py", "M"),
+        ("extra.py", "A"),
+    ]
+
+
+def test_commit_checked_refuses_when_the_branch_moved_since_the_snapshot(wt: Git, write: Write) -> None:
+    write(wt.path, "app.py", "checked\n")
+    checked = snapshot(wt)
+    wt.run("-c", "user.name=A", "-c", "user.email=a@x", "commit", "-qam", "an agent's own commit")
+    moved = wt.head_sha()
+
+    with pytest.raises(VcsError, match="update-ref"):
+        commit_checked(wt, checked, message="feat: x\n\nRefs: task-1\n", files=ARTIFACT)
+    assert wt.head_sha() == moved, "the branch is left where it was"
+
+
+def test_commit_checked_refuses_detached_heads_and_protected_branches(repo: Git, tmp_path: Path) -> None:
+    detached = repo.worktree_add_detached(tmp_path / "detached", "main")
+    with pytest.raises(VcsError, match="detached HEAD"):
+        commit_checked(detached, snapshot(detached), message="m\n", files={})
+    with pytest.raises(VcsError, match="protected branch 'main'"):
+        commit_checked(repo, snapshot(repo), message="m\n", files={})
+    assert repo.log(5, "main")[0].subject == "initial"
+
+
+def test_tree_with_files_adds_and_replaces_without_touching_the_worktree(wt: Git) -> None:
+    tree = wt.run("rev-parse", "HEAD^{tree}").strip()
+    new = tree_with_files(wt, tree, {"README.md": "# replaced\n", "docs/a.md": "a\n"})
+    assert new != tree
+    assert wt.run("show", f"{new}:README.md") == "# replaced\n"
+    assert wt.run("show", f"{new}:docs/a.md") == "a\n"
+    assert wt.run("show", f"{new}:app.py").startswith("def greet")
+    assert (wt.path / "README.md").read_text() == "# demo\n"
+    assert wt.is_clean()
+
+
+def test_checked_tree_round_trips_and_rejects_payloads_without_one(wt: Git) -> None:
+    checked = snapshot(wt)
+    assert CheckedTree.from_payload({"attempt": 2, **checked.as_payload()}) == checked
+    assert CheckedTree.from_payload({"tree": checked.tree}) is None
+    assert CheckedTree.from_payload({"tree": 3, "head": checked.head}) is None
+    assert has_tree(wt, checked.tree)
+    assert not has_tree(wt, "0" * 40)
+    assert not has_tree(wt, checked.head), "a commit is not a tree"
