@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -57,15 +57,19 @@ def _errors() -> Iterator[None]:
 
 
 def _repo(repo: Path | None) -> Path:
-    if repo is not None:
-        return repo.resolve()
+    """The top of the git repository holding `repo` (default: the current folder), else that folder."""
+    where = repo.resolve() if repo is not None else Path.cwd()
     try:
         top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True, timeout=30
+            ["git", "-C", str(where), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
         ).stdout.strip()
         return Path(top)
     except (subprocess.CalledProcessError, OSError, subprocess.TimeoutExpired):
-        return Path.cwd()
+        return where
 
 
 def _print_json(data: Any) -> None:
@@ -252,8 +256,14 @@ def _channel(no_input: bool) -> Any:
     return TerminalChannel() if sys.stdin.isatty() and not no_input else PrintOnlyChannel()
 
 
-def _finish(result: Any) -> None:
+def _finish(result: Any, repo: Path) -> None:
     outcome = result.outcome
+    if result.stopped_by is not None:
+        out.print(
+            f"\nrun {result.run_id} stopped by {result.stopped_by.name}: {len(outcome.completed)} task(s) completed "
+            f"so far, all of it kept. Continue with `pm-agent resume -C {repo}`."
+        )
+        raise typer.Exit(result.exit_code)
     out.print(
         f"\nrun {result.run_id}: {len(outcome.completed)} completed, {len(outcome.waiting)} waiting for an answer, "
         f"{len(outcome.failed)} failed, {len(outcome.blocked)} blocked, {len(outcome.errors)} errors"
@@ -267,8 +277,26 @@ def _finish(result: Any) -> None:
     raise typer.Exit(result.exit_code)
 
 
+def _interrupted(repo: Path) -> NoReturn:
+    """Ctrl-C before the loop took over the signals (while checking, scanning the baseline)."""
+    err.print(
+        f"interrupted before the run got going; if it was recorded, `pm-agent resume -C {repo}` continues it",
+        highlight=False,
+    )
+    raise typer.Exit(130)
+
+
 NoInput = Annotated[
     bool, typer.Option("--no-input", help="Never prompt in the terminal; escalations wait for `pm-agent answer`.")
+]
+
+
+AllowDirty = Annotated[
+    bool,
+    typer.Option(
+        "--allow-dirty",
+        help="Run although the tree has uncommitted changes (agents work from HEAD and will not see them).",
+    ),
 ]
 
 
@@ -282,35 +310,38 @@ def run_cmd(
     ] = None,
     repo: RepoOption = None,
     no_input: NoInput = False,
+    allow_dirty: AllowDirty = False,
 ) -> None:
     """Drive a plan to the end: orchestrate, dispatch agents, gate, commit, report, release.
 
-    Exit codes: 0 released (manifest written), 3 waiting for a human answer, 1 failed or blocked,
-    2 bad input.
+    One run at a time per repository. Tasks already committed on an existing working branch are
+    skipped. Exit codes: 0 released (manifest written), 3 waiting for a human answer, 1 failed or
+    blocked, 2 bad input (nothing written) or another run in progress, 130/143 stopped by
+    SIGINT/SIGTERM (continue with `pm-agent resume`).
     """
-    from pm_agent.config import load_config
     from pm_agent.engine.api import run_plan
     from pm_agent.engine.events import ConsoleListener
 
     root = _repo(repo)
-    config = _call(lambda: load_config(root))
-    if agent is not None:
-        if agent not in ("claude", "command"):
-            err.print(f"[bold red]error:[/] --agent must be claude or command, not {agent!r}", highlight=False)
-            raise typer.Exit(2)
-        config = config.model_copy(update={"agent": config.agent.model_copy(update={"runner": agent})})
-    result = _call(
-        lambda: run_plan(
-            root,
-            plan.resolve(),
-            design.resolve() if design else None,
-            listener=ConsoleListener(),
-            channel=_channel(no_input),
-            config=config,
-            slots=slots,
+    if agent is not None and agent not in ("claude", "command"):
+        err.print(f"[bold red]error:[/] --agent must be claude or command, not {agent!r}", highlight=False)
+        raise typer.Exit(2)
+    try:
+        result = _call(
+            lambda: run_plan(
+                root,
+                plan.resolve(),
+                design.resolve() if design else None,
+                listener=ConsoleListener(),
+                channel=_channel(no_input),
+                slots=slots,
+                agent=agent,
+                allow_dirty=allow_dirty,
+            )
         )
-    )
-    _finish(result)
+    except KeyboardInterrupt:
+        _interrupted(root)
+    _finish(result, root)
 
 
 @app.command("resume")
@@ -319,12 +350,23 @@ def resume_cmd(
     repo: RepoOption = None,
     no_input: NoInput = False,
 ) -> None:
-    """Continue a run after a stop or a crash: nothing committed twice, sessions resumed where they can be."""
+    """Continue a run after a stop or a crash: nothing committed twice, sessions resumed where they can be.
+
+    Re-reads pm-agent.yaml: environment commands, agent settings, budgets and timeouts take effect
+    (recorded as an event with the old and new values); changing working_branch or
+    review_artifacts_dir is refused. Same exit codes as `pm-agent run`.
+    """
     from pm_agent.engine.api import resume
     from pm_agent.engine.events import ConsoleListener
 
-    result = _call(lambda: resume(_repo(repo), run, listener=ConsoleListener(), channel=_channel(no_input)))
-    _finish(result)
+    root = _repo(repo)
+    try:
+        result = _call(
+            lambda: resume(root, run, listener=ConsoleListener(), channel=_channel(no_input), reread_config=True)
+        )
+    except KeyboardInterrupt:
+        _interrupted(root)
+    _finish(result, root)
 
 
 @app.command("escalations")
@@ -410,14 +452,38 @@ def demo_cmd(
 
     result = _call(lambda: run_demo(dest.resolve() if dest else None, listener=ConsoleListener(), slots=slots))
     repo = result.demo.repo
-    branch = result.run.working_branch
-    out.print(
-        "\nThe demo repository is at "
-        f"{repo}\nInspect it:\n"
-        f"  git -C {repo} log --oneline --graph {branch}\n"
-        f"  git -C {repo} tag --list 'pm/*'\n"
-        f"  git -C {repo} show {branch}:docs/releases/textstats-release.yaml\n"
-        f"  git -C {repo} show {branch}:docs/reviews/task-3-review.md\n"
-        f"  pm-agent status -C {repo}        pm-agent log 3 -C {repo}"
-    )
-    raise typer.Exit(result.run.exit_code)
+    run = result.run
+    branch = run.working_branch
+    out.print(f"\nThe demo repository is at {repo}")
+    final = run.final
+    if final is not None and final.passed and final.manifest_file:
+        out.print(
+            "Inspect the release:\n"
+            f"  git -C {repo} log --oneline --graph {branch}\n"
+            f"  git -C {repo} tag --list 'pm/*'\n"
+            f"  git -C {repo} show {branch}:{final.manifest_file}\n"
+            f"  git -C {repo} show {branch}:docs/reviews/task-3-review.md\n"
+            f"  pm-agent status -C {repo}        pm-agent log 3 -C {repo}"
+        )
+        out.print(f"demo finished: released, manifest {final.manifest_file} on {branch} (exit {run.exit_code})")
+        raise typer.Exit(run.exit_code)
+    out.print(f"See what happened: pm-agent status -C {repo}        git -C {repo} log --oneline {branch}")
+    out.print(f"demo ended without a release: {_how_it_ended(run)} (exit {run.exit_code})")
+    raise typer.Exit(run.exit_code)
+
+
+def _how_it_ended(result: Any) -> str:
+    """Why a run produced no release, in a few words."""
+    outcome = result.outcome
+    if result.stopped_by is not None:
+        return f"stopped by {result.stopped_by.name}"
+    if outcome.waiting or (result.final is not None and result.final.waiting):
+        return "waiting for a human answer"
+    parts = [
+        f"{len(items)} {what}"
+        for items, what in ((outcome.failed, "failed"), (outcome.blocked, "blocked"), (outcome.errors, "errors"))
+        if items
+    ]
+    if result.final is not None and result.final.problems:
+        parts.append("final release gate: " + "; ".join(result.final.problems))
+    return ", ".join(parts) or "the release gate did not pass"

@@ -18,22 +18,23 @@ from pathlib import Path
 from pm_agent.agents.base import AgentRunner
 from pm_agent.agents.factory import limits_from_config, runner_from_config
 from pm_agent.agents.session import AgentHost
-from pm_agent.config import PmConfig, load_config
+from pm_agent.config import PmConfig
 from pm_agent.engine.events import Listener
 from pm_agent.engine.prompting import task_branch_of
+from pm_agent.engine.reconfig import resume_config
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Scheduler
+from pm_agent.engine.startup import StartInput, check_start, done_on_branch, record_takeover
 from pm_agent.engine.taskflow import TaskFlow
-from pm_agent.errors import NotFoundError, PmAgentError, VcsError
+from pm_agent.errors import NotFoundError, PmAgentError
 from pm_agent.gates import run_command
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import IssueState, default_workflow
-from pm_agent.plan import load_plan
 from pm_agent.plan.models import TaskStatus, Tier
 from pm_agent.reports.progress import ReportClock
 from pm_agent.reports.progress_data import progress_text
 from pm_agent.store import RunStatus, Store, TaskRecord, default_store_path, open_store
-from pm_agent.vcs import Git, is_protected_branch, working_branch
+from pm_agent.vcs import Git
 
 S = IssueState
 ANSWER_STATES = {
@@ -97,20 +98,21 @@ def start_run(
     channel: EscalationChannel,
     config: PmConfig | None = None,
     runner: AgentRunner | None = None,
+    checked: StartInput | None = None,
+    allow_dirty: bool = False,
 ) -> RunContext:
-    """Phase 1 ORCHESTRATE: baseline scan, plan, triage, shared context, queue; one new run in the store."""
+    """Phase 1 ORCHESTRATE: baseline scan, plan, triage, shared context, queue; one new run in the store.
+
+    `checked` is what `check_start` returned (the API checks before taking the run lock); without it
+    the same checks run here. Tasks already committed on an existing working branch are EXISTS.
+    """
+    checked = checked or check_start(repo, plan_path, design_path, config, allow_dirty=allow_dirty)
+    repo, config, branch = checked.repo, checked.config, checked.branch
     git = Git(repo)
-    try:
-        repo = Path(git.run("rev-parse", "--show-toplevel").strip())
-    except VcsError as exc:
-        raise VcsError(f"{repo} is not a git repository: pm-agent works on a git checkout") from exc
-    config = config or load_config(repo)
-    plan = load_plan(plan_path, design_path, repo)
-    branch = config.working_branch or working_branch(plan.plan_id)
-    if is_protected_branch(branch):
-        raise VcsError(f"working_branch {branch!r} is protected: pm-agent never writes to main")
     baseline = git.head_sha()
-    git.create_branch(branch, baseline) if not git.branch_exists(branch) else None
+    plan, on_branch = done_on_branch(git, branch, checked.plan)
+    if not git.branch_exists(branch):
+        git.create_branch(branch, baseline)
     _exclude_state_dir(git)
     store = open_store(default_store_path(repo))
     run = store.create_run(
@@ -121,6 +123,7 @@ def start_run(
         config=config.model_dump(mode="json"),
     )
     listener.emit("run.started", f"run {run.id}: {len(plan.tasks)} tasks from {plan.path}; working branch {branch}")
+    record_takeover(store, run.id, checked, on_branch, listener)
     rc = _context(repo, store, config, run.id, listener, channel, runner)
     _baseline_scan(rc, baseline)
     return rc
@@ -133,13 +136,21 @@ def resume_run(
     listener: Listener,
     channel: EscalationChannel,
     runner: AgentRunner | None = None,
+    reread_config: bool = False,
 ) -> RunContext:
-    """Rebuild the context of a stopped or crashed run from the store."""
-    store = open_store(default_store_path(repo))
-    run = store.get_run(run_id) if run_id else store.latest_run()
-    if run is None:
-        raise NotFoundError(f"no run to resume in {default_store_path(repo)}")
-    config = PmConfig.model_validate(run.config)
+    """Rebuild the context of a stopped or crashed run from the store; `reread_config`: take today's pm-agent.yaml."""
+    path = default_store_path(repo)
+    if not path.exists():  # never create state just to find nothing in it
+        raise NotFoundError(f"no pm-agent state in {path.parent}: nothing to resume; start with `pm-agent run PLAN.md`")
+    store = open_store(path)
+    try:
+        run = store.get_run(run_id) if run_id else store.latest_run()
+        if run is None:
+            raise NotFoundError(f"no run to resume in {path}")
+        config = resume_config(repo, store, run, reread=reread_config, listener=listener)
+    except BaseException:
+        store.close()
+        raise
     store.set_run_status(run.id, RunStatus.RUNNING)
     listener.emit("run.resumed", f"run {run.id} resumed ({run.plan_id})")
     return _context(repo, store, config, run.id, listener, channel, runner)
