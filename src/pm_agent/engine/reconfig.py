@@ -69,8 +69,8 @@ class RunOverrides:
 
     @classmethod
     def of_run(cls, store: Store, run_id: str) -> RunOverrides:
-        """The overrides recorded with a run (written right after its creation)."""
-        for event in store.events(run_id, limit=50):
+        """The overrides recorded with the run by `pm-agent run`."""
+        for event in store.events(run_id):
             if event.kind == OVERRIDES_EVENT:
                 slots, runner = event.payload.get("slots"), event.payload.get("runner")
                 return cls(slots if isinstance(slots, int) else None, runner if isinstance(runner, str) else None)
