@@ -185,6 +185,7 @@ def test_two_runs_at_once_the_second_is_refused_naming_the_first(project: Projec
         project.wait_for_agent(first)
         second = project.pm("run", "docs/notes.md", "--no-input")
         resume = project.pm("resume", "--no-input")
+        watch = project.pm("status")
         project.go.touch()
         assert first.wait(timeout=120) == 0, project.output()
     finally:
@@ -195,6 +196,8 @@ def test_two_runs_at_once_the_second_is_refused_naming_the_first(project: Projec
         assert f"another pm-agent run is working on this repository (pid {first.pid} since" in refused.stderr
         assert f"watch it with `pm-agent status -C {project.repo}`" in refused.stderr
     assert "session.started" not in second.stdout
+    assert f"pm-agent run is working now (pid {first.pid})" in watch.stdout
+    assert "pm-agent run is working now" not in project.pm("status").stdout
     assert sorted(project.refs()) == ["Refs: release-notes", "Refs: task-1", "Refs: task-2"]
     runs = open_store(default_store_path(project.repo))
     try:

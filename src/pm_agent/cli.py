@@ -149,10 +149,12 @@ def status_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """Show a run: tasks by state and status, open escalations, cost so far."""
+    from pm_agent.engine.runlock import lock_holder
     from pm_agent.reports.status import render_status, status_data
     from pm_agent.store import default_store_path, open_store
 
-    path = default_store_path(_repo(repo))
+    root = _repo(repo)
+    path = default_store_path(root)
     if not path.exists():
         if as_json:
             _print_json({"run": None, "runs": []})
@@ -171,9 +173,13 @@ def status_cmd(
             data["progress_report"] = report
     finally:
         store.close()
+    live = lock_holder(root)  # the process holding the run lock, if one is working now
+    data["live"] = live
     if as_json:
         _print_json(data)
     else:
+        if live is not None:
+            out.print(f"pm-agent {live.get('command', 'run')} is working now (pid {live.get('pid', '?')})")
         out.print(render_status(data))
         if "progress_report" in data:
             out.print("\n" + data["progress_report"], highlight=False)
