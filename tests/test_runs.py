@@ -252,6 +252,7 @@ def test_sigint_stops_the_run_cleanly_and_resume_finishes_it(project: Project) -
     resumed = project.pm("resume", "--no-input")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "run.resumed" in resumed.stdout
+    assert "task-1: developer continues session" in resumed.stdout, "the stopped session is resumed, not redone"
     assert sorted(r for r in project.refs() if "task-" in r) == ["Refs: task-1", "Refs: task-2"]
 
 
