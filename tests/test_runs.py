@@ -169,7 +169,7 @@ def project(tmp_path: Path) -> Project:
     )
     (repo / "docs" / "notes.md").write_text(plan, encoding="utf-8")
     (repo / "README.md").write_text("# notes\n", encoding="utf-8")
-    git(repo, "init", "-q", "-b", "main")
+    git(repo, "init", "-q", "-b", "trunk")  # not main: the handoff must name the real base branch
     git(repo, "config", "user.name", "Test")
     git(repo, "config", "user.email", "test@example.invalid")
     git(repo, "add", "-A")
@@ -210,6 +210,8 @@ def test_a_second_run_of_a_completed_plan_skips_what_the_branch_has(project: Pro
     project.go.touch()
     first = project.pm("run", "docs/notes.md", "--no-input")
     assert first.returncode == 0, first.stdout + first.stderr
+    assert "review the working branch pm/notes/work, then merge it into trunk yourself" in first.stdout
+    assert "into main" not in first.stdout
     commits = {ref: project.commit_of(ref) for ref in ("task-1", "task-2")}
     again = project.pm("run", "docs/notes.md", "--no-input")
     assert again.returncode == 0, again.stdout + again.stderr

@@ -97,7 +97,7 @@ def check_branch(git: Git, branch: str) -> None:
     if git.current_branch() == branch:
         raise InputError(
             f"the working branch {branch!r} is checked out here; pm-agent needs it free for its "
-            "worktrees: switch to your main branch (`git switch main`) and run again",
+            f"worktrees: switch to another branch (e.g. {base_branch(git, branch)}) and run again",
             path=git.path,
         )
 
