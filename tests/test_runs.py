@@ -213,9 +213,14 @@ def test_a_second_run_of_a_completed_plan_skips_what_the_branch_has(project: Pro
     assert "review the working branch pm/notes/work, then merge it into trunk yourself" in first.stdout
     assert "into main" not in first.stdout
     commits = {ref: project.commit_of(ref) for ref in ("task-1", "task-2")}
-    again = project.pm("run", "docs/notes.md", "--no-input")
+    (project.repo / "scratch.txt").write_text("mine\n", encoding="utf-8")
+    refused = project.pm("run", "docs/notes.md", "--no-input")
+    assert refused.returncode == 2
+    assert "uncommitted changes: scratch.txt." in refused.stderr
+    again = project.pm("run", "docs/notes.md", "--no-input", "--allow-dirty")
     assert again.returncode == 0, again.stdout + again.stderr
     out = again.stdout
+    assert "--allow-dirty: agents work from HEAD and will not see 1 uncommitted file(s): scratch.txt" in out
     assert "working branch pm/notes/work already has 2 of 2 tasks committed (task-1, task-2): they are EXISTS" in out
     assert f"commit {commits['task-1'][:12]} on the working branch pm/notes/work carries 'Refs: task-1'" in out
     assert "session.started" not in out, "no agent redoes a task the branch has"
