@@ -453,43 +453,9 @@ def demo_cmd(
     escalation answered by the scripted user, progress reports, the final release gate, the
     manifest and the handoff. Needs no API key and no network.
     """
-    from pm_agent.demo.run import run_demo
+    from pm_agent.demo.run import closing_lines, run_demo
     from pm_agent.engine.events import ConsoleListener
 
     result = _call(lambda: run_demo(dest.resolve() if dest else None, listener=ConsoleListener(), slots=slots))
-    repo = result.demo.repo
-    run = result.run
-    branch = run.working_branch
-    out.print(f"\nThe demo repository is at {repo}")
-    final = run.final
-    if final is not None and final.passed and final.manifest_file:
-        out.print(
-            "Inspect the release:\n"
-            f"  git -C {repo} log --oneline --graph {branch}\n"
-            f"  git -C {repo} tag --list 'pm/*'\n"
-            f"  git -C {repo} show {branch}:{final.manifest_file}\n"
-            f"  git -C {repo} show {branch}:docs/reviews/task-3-review.md\n"
-            f"  pm-agent status -C {repo}        pm-agent log 3 -C {repo}"
-        )
-        out.print(f"demo finished: released, manifest {final.manifest_file} on {branch} (exit {run.exit_code})")
-        raise typer.Exit(run.exit_code)
-    out.print(f"See what happened: pm-agent status -C {repo}        git -C {repo} log --oneline {branch}")
-    out.print(f"demo ended without a release: {_how_it_ended(run)} (exit {run.exit_code})")
-    raise typer.Exit(run.exit_code)
-
-
-def _how_it_ended(result: Any) -> str:
-    """Why a run produced no release, in a few words."""
-    outcome = result.outcome
-    if result.stopped_by is not None:
-        return f"stopped by {result.stopped_by.name}"
-    if outcome.waiting or (result.final is not None and result.final.waiting):
-        return "waiting for a human answer"
-    parts = [
-        f"{len(items)} {what}"
-        for items, what in ((outcome.failed, "failed"), (outcome.blocked, "blocked"), (outcome.errors, "errors"))
-        if items
-    ]
-    if result.final is not None and result.final.problems:
-        parts.append("final release gate: " + "; ".join(result.final.problems))
-    return ", ".join(parts) or "the release gate did not pass"
+    out.print("\n" + "\n".join(closing_lines(result)), highlight=False)
+    raise typer.Exit(result.run.exit_code)

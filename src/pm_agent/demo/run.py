@@ -115,3 +115,43 @@ def run_demo(dest: Path | None, *, listener: Listener, slots: int | None = None)
             slots=slots,
         )
     return DemoResult(demo, result)
+
+
+def closing_lines(result: DemoResult) -> list[str]:
+    """What `pm-agent demo` prints at the end; the last line says how the run ended and its exit code.
+
+    Only a released run points at the release: a stopped or failed one says why there is none.
+    """
+    repo, run = result.demo.repo, result.run
+    branch, final = run.working_branch, run.final
+    lines = [f"The demo repository is at {repo}"]
+    if final is not None and final.passed and final.manifest_file:
+        return [
+            *lines,
+            "Inspect the release:",
+            f"  git -C {repo} log --oneline --graph {branch}",
+            f"  git -C {repo} tag --list 'pm/*'",
+            f"  git -C {repo} show {branch}:{final.manifest_file}",
+            f"  git -C {repo} show {branch}:docs/reviews/task-3-review.md",
+            f"  pm-agent status -C {repo}        pm-agent log 3 -C {repo}",
+            f"demo finished: released, manifest {final.manifest_file} on {branch} (exit {run.exit_code})",
+        ]
+    return [
+        *lines,
+        f"See what happened: pm-agent status -C {repo}        git -C {repo} log --oneline {branch}",
+        f"demo ended without a release: {_how_it_ended(run)} (exit {run.exit_code})",
+    ]
+
+
+def _how_it_ended(run: RunResult) -> str:
+    """Why a run produced no release, in a few words."""
+    outcome = run.outcome
+    if run.stopped_by is not None:
+        return f"stopped by {run.stopped_by.name}"
+    if outcome.waiting or (run.final is not None and run.final.waiting):
+        return "waiting for a human answer"
+    counts = ((outcome.failed, "failed"), (outcome.blocked, "blocked"), (outcome.errors, "errors"))
+    parts = [f"{len(items)} {what}" for items, what in counts if items]
+    if run.final is not None and run.final.problems:
+        parts.append("final release gate: " + "; ".join(run.final.problems))
+    return ", ".join(parts) or "the release gate did not pass"
