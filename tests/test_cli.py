@@ -105,3 +105,117 @@ def test_log_and_reports_without_state_fail_clearly_and_create_nothing(tmp_path:
     assert result.returncode == 2
     assert "no pm-agent state" in result.stderr
     assert not (tmp_path / ".pm-agent").exists()
+
+
+# ---------------------------------------------------------------- bad input at the front door
+
+NOTES_PLAN = """\
+# notes
+
+### Task 1: First note
+
+**Tier:** low
+
+**Files:**
+- Create: `notes/one.md`
+
+**Acceptance criteria:**
+- notes/one.md exists
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def notes_repo(path: Path, config: str | None = None, *, commit: bool = True) -> Path:
+    """A repository with the notes plan committed (and pm-agent.yaml, left uncommitted, when given)."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.name", "Test")
+    git(path, "config", "user.email", "test@example.invalid")
+    (path / "docs").mkdir()
+    (path / "docs" / "notes.md").write_text(NOTES_PLAN, encoding="utf-8")
+    if commit:
+        git(path, "add", "-A")
+        git(path, "commit", "-q", "-m", "plan")
+    if config is not None:
+        (path / "pm-agent.yaml").write_text(config, encoding="utf-8")
+    return path
+
+
+def branches(repo: Path) -> list[str]:
+    return git(repo, "branch", "--format=%(refname:short)").split()
+
+
+@pytest.mark.parametrize(
+    ("config", "extra", "fragment"),
+    [
+        ("working_branch: main\n", [], "pm-agent.yaml:1: working_branch 'main' is protected"),
+        ("retry_budget: 1\nworking_branch: 'pm/a..b'\n", [], "pm-agent.yaml:2: working_branch 'pm/a..b' is not"),
+        ("agent:\n  runner: command\n", [], "pm-agent.yaml:1: agent: runner 'command' needs agent.command"),
+        ("agent:\n  command: [my-agent]\n", [], "agent.command has no {prompt} placeholder"),
+        ("agent:\n  binary: /nonexistent/claude\n", [], "agent: agent binary not found"),
+        (None, ["--agent", "command"], "--agent command: agent: runner 'command' needs agent.command"),
+        (None, ["--agent", "codex"], "--agent must be claude or command"),
+    ],
+)
+def test_bad_run_input_exits_2_and_leaves_nothing(
+    tmp_path: Path, config: str | None, extra: list[str], fragment: str
+) -> None:
+    repo = notes_repo(tmp_path / "repo", config)
+    result = pm("run", "docs/notes.md", "--no-input", *extra, cwd=repo)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert fragment in result.stderr
+    assert result.stderr.startswith("error: ")
+    assert len(result.stderr.strip().splitlines()) == 1, "one clear line, no git output or traceback"
+    assert not (repo / ".pm-agent").exists()
+    assert branches(repo) == ["main"]
+
+
+def test_run_outside_a_repository_or_before_the_first_commit_exits_2(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "notes.md").write_text(NOTES_PLAN, encoding="utf-8")
+    result = pm("run", "notes.md", cwd=plain)
+    assert result.returncode == 2
+    assert f"error: {plain}: not a git repository" in result.stderr
+    assert not (plain / ".pm-agent").exists()
+    empty = notes_repo(tmp_path / "empty", commit=False)
+    result = pm("run", "docs/notes.md", "-C", str(empty))
+    assert result.returncode == 2
+    assert "has no commits yet: agents work from HEAD, so commit your project first" in result.stderr
+    assert not (empty / ".pm-agent").exists()
+    assert git(empty, "branch", "--list").strip() == ""
+
+
+def test_uncommitted_changes_are_listed_and_refused(tmp_path: Path) -> None:
+    repo = notes_repo(tmp_path / "repo", "retry_budget: 1\n")
+    (repo / "docs" / "notes.md").write_text(NOTES_PLAN + "\n", encoding="utf-8")  # the plan itself: fine
+    (repo / "src").mkdir()
+    (repo / "src" / "wip.py").write_text("x = 1\n", encoding="utf-8")  # untracked counts
+    (repo / "README.md").write_text("# new\n", encoding="utf-8")
+    result = pm("run", "docs/notes.md", cwd=repo)
+    assert result.returncode == 2
+    assert "uncommitted changes: README.md, src/wip.py. Agents work from HEAD" in result.stderr
+    assert "--allow-dirty" in result.stderr
+    assert not (repo / ".pm-agent").exists()
+    assert branches(repo) == ["main"]
+
+
+@pytest.mark.parametrize(
+    ("command", "fragment"),
+    [
+        (["escalations"], "No open escalations."),
+        (["answer", "7", "yes"], "there is no escalation #7 to answer"),
+        (["resume"], "nothing to resume"),
+        (["status"], "No pm-agent state"),
+    ],
+)
+def test_read_only_commands_never_create_state(tmp_path: Path, command: list[str], fragment: str) -> None:
+    repo = notes_repo(tmp_path / "repo")
+    result = pm(*command, cwd=repo / "docs")  # from a subfolder: the repository's top is meant
+    assert fragment in result.stdout + result.stderr
+    assert result.returncode == (0 if command[0] in ("escalations", "status") else 2)
+    assert not (repo / ".pm-agent").exists()
+    assert not (repo / "docs" / ".pm-agent").exists()

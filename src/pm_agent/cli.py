@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -57,15 +57,19 @@ def _errors() -> Iterator[None]:
 
 
 def _repo(repo: Path | None) -> Path:
-    if repo is not None:
-        return repo.resolve()
+    """The top of the git repository holding `repo` (default: the current folder), else that folder."""
+    where = repo.resolve() if repo is not None else Path.cwd()
     try:
         top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True, timeout=30
+            ["git", "-C", str(where), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
         ).stdout.strip()
         return Path(top)
     except (subprocess.CalledProcessError, OSError, subprocess.TimeoutExpired):
-        return Path.cwd()
+        return where
 
 
 def _print_json(data: Any) -> None:
@@ -147,10 +151,12 @@ def status_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """Show a run: tasks by state and status, open escalations, cost so far."""
+    from pm_agent.engine.runlock import lock_holder
     from pm_agent.reports.status import render_status, status_data
     from pm_agent.store import default_store_path, open_store
 
-    path = default_store_path(_repo(repo))
+    root = _repo(repo)
+    path = default_store_path(root)
     if not path.exists():
         if as_json:
             _print_json({"run": None, "runs": []})
@@ -169,9 +175,13 @@ def status_cmd(
             data["progress_report"] = report
     finally:
         store.close()
+    live = lock_holder(root)  # the process holding the run lock, if one is working now
+    data["live"] = live
     if as_json:
         _print_json(data)
     else:
+        if live is not None:
+            out.print(f"pm-agent {live.get('command', 'run')} is working now (pid {live.get('pid', '?')})")
         out.print(render_status(data))
         if "progress_report" in data:
             out.print("\n" + data["progress_report"], highlight=False)
@@ -319,8 +329,14 @@ def _channel(no_input: bool) -> Any:
     return TerminalChannel() if sys.stdin.isatty() and not no_input else PrintOnlyChannel()
 
 
-def _finish(result: Any) -> None:
+def _finish(result: Any, repo: Path) -> None:
     outcome = result.outcome
+    if result.stopped_by is not None:
+        out.print(
+            f"\nrun {result.run_id} stopped by {result.stopped_by.name}: {len(outcome.completed)} task(s) completed "
+            f"so far, all of it kept. Continue with `pm-agent resume -C {repo}`."
+        )
+        raise typer.Exit(result.exit_code)
     out.print(
         f"\nrun {result.run_id}: {len(outcome.completed)} completed, {len(outcome.waiting)} waiting for an answer, "
         f"{len(outcome.failed)} failed, {len(outcome.blocked)} blocked, {len(outcome.errors)} errors"
@@ -334,8 +350,26 @@ def _finish(result: Any) -> None:
     raise typer.Exit(result.exit_code)
 
 
+def _interrupted(repo: Path) -> NoReturn:
+    """Ctrl-C before the loop took over the signals (while checking, scanning the baseline)."""
+    err.print(
+        f"interrupted before the run got going; if it was recorded, `pm-agent resume -C {repo}` continues it",
+        highlight=False,
+    )
+    raise typer.Exit(130)
+
+
 NoInput = Annotated[
     bool, typer.Option("--no-input", help="Never prompt in the terminal; escalations wait for `pm-agent answer`.")
+]
+
+
+AllowDirty = Annotated[
+    bool,
+    typer.Option(
+        "--allow-dirty",
+        help="Run although the tree has uncommitted changes (agents work from HEAD and will not see them).",
+    ),
 ]
 
 
@@ -351,35 +385,38 @@ def run_cmd(
     ] = None,
     repo: RepoOption = None,
     no_input: NoInput = False,
+    allow_dirty: AllowDirty = False,
 ) -> None:
     """Drive a plan to the end: orchestrate, dispatch agents, gate, commit, report, release.
 
-    Exit codes: 0 released (manifest written), 3 waiting for a human answer, 1 failed or blocked,
-    2 bad input.
+    One run at a time per repository. Tasks already committed on an existing working branch are
+    skipped. Exit codes: 0 released (manifest written), 3 waiting for a human answer, 1 failed or
+    blocked, 2 bad input (nothing written) or another run in progress, 130/143 stopped by
+    SIGINT/SIGTERM (continue with `pm-agent resume`).
     """
-    from pm_agent.config import load_config
     from pm_agent.engine.api import run_plan
     from pm_agent.engine.events import ConsoleListener
 
     root = _repo(repo)
-    config = _call(lambda: load_config(root))
-    if agent is not None:
-        if agent not in ("claude", "command"):
-            err.print(f"[bold red]error:[/] --agent must be claude or command, not {agent!r}", highlight=False)
-            raise typer.Exit(2)
-        config = config.model_copy(update={"agent": config.agent.model_copy(update={"runner": agent})})
-    result = _call(
-        lambda: run_plan(
-            root,
-            plan.resolve(),
-            design.resolve() if design else None,
-            listener=ConsoleListener(),
-            channel=_channel(no_input),
-            config=config,
-            slots=slots,
+    if agent is not None and agent not in ("claude", "command"):
+        err.print(f"[bold red]error:[/] --agent must be claude or command, not {agent!r}", highlight=False)
+        raise typer.Exit(2)
+    try:
+        result = _call(
+            lambda: run_plan(
+                root,
+                plan.resolve(),
+                design.resolve() if design else None,
+                listener=ConsoleListener(),
+                channel=_channel(no_input),
+                slots=slots,
+                agent=agent,
+                allow_dirty=allow_dirty,
+            )
         )
-    )
-    _finish(result)
+    except KeyboardInterrupt:
+        _interrupted(root)
+    _finish(result, root)
 
 
 @app.command("resume")
@@ -388,12 +425,23 @@ def resume_cmd(
     repo: RepoOption = None,
     no_input: NoInput = False,
 ) -> None:
-    """Continue a run after a stop or a crash: nothing committed twice, sessions resumed where they can be."""
+    """Continue a run after a stop or a crash: nothing committed twice, sessions resumed where they can be.
+
+    Re-reads pm-agent.yaml: environment commands, agent settings, budgets and timeouts take effect
+    (recorded as an event with the old and new values); changing working_branch or
+    review_artifacts_dir is refused. Same exit codes as `pm-agent run`.
+    """
     from pm_agent.engine.api import resume
     from pm_agent.engine.events import ConsoleListener
 
-    result = _call(lambda: resume(_repo(repo), run, listener=ConsoleListener(), channel=_channel(no_input)))
-    _finish(result)
+    root = _repo(repo)
+    try:
+        result = _call(
+            lambda: resume(root, run, listener=ConsoleListener(), channel=_channel(no_input), reread_config=True)
+        )
+    except KeyboardInterrupt:
+        _interrupted(root)
+    _finish(result, root)
 
 
 @app.command("escalations")
@@ -474,19 +522,9 @@ def demo_cmd(
     escalation answered by the scripted user, progress reports, the final release gate, the
     manifest and the handoff. Needs no API key and no network.
     """
-    from pm_agent.demo.run import run_demo
+    from pm_agent.demo.run import closing_lines, run_demo
     from pm_agent.engine.events import ConsoleListener
 
     result = _call(lambda: run_demo(dest.resolve() if dest else None, listener=ConsoleListener(), slots=slots))
-    repo = result.demo.repo
-    branch = result.run.working_branch
-    out.print(
-        "\nThe demo repository is at "
-        f"{repo}\nInspect it:\n"
-        f"  git -C {repo} log --oneline --graph {branch}\n"
-        f"  git -C {repo} tag --list 'pm/*'\n"
-        f"  git -C {repo} show {branch}:docs/releases/textstats-release.yaml\n"
-        f"  git -C {repo} show {branch}:docs/reviews/task-3-review.md\n"
-        f"  pm-agent status -C {repo}        pm-agent log 3 -C {repo}"
-    )
+    out.print("\n" + "\n".join(closing_lines(result)), highlight=False)
     raise typer.Exit(result.run.exit_code)

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from pm_agent.errors import ConfigError
 from pm_agent.plan.models import EnvironmentContract, Tier
@@ -73,6 +74,20 @@ class AgentConfig(_Config):
         default_factory=lambda: ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "TodoWrite"]
     )
     """Tools the agent may use without asking; the signal tool is always added."""
+
+    @model_validator(mode="after")
+    def _command_runner_has_a_command(self) -> AgentConfig:
+        # Caught here, at load time, so a bad agent setup fails before any run record or branch exists.
+        if self.runner == "command" and not self.command:
+            raise PydanticCustomError(
+                "agent_command_missing",
+                "runner 'command' needs agent.command: the agent CLI as a list, e.g. [my-agent, '{prompt}']",
+            )
+        if self.command and not any("{prompt}" in part for part in self.command):
+            raise PydanticCustomError(
+                "agent_command_prompt", "agent.command has no {prompt} placeholder: where does the prompt go?"
+            )
+        return self
 
 
 class PmConfig(_Config):

@@ -148,6 +148,6 @@ def test_a_kill_during_the_baseline_leaves_no_worktree_after_resume(tmp_path: Pa
     assert len(git(repo, "worktree", "list").splitlines()) == 2, "the kill left the baseline worktree"
     result = pm("resume", cwd=repo)
     assert result.returncode == 2
-    assert "no run to resume" in result.stderr
+    assert "nothing to resume" in result.stderr
     assert len(git(repo, "worktree", "list").splitlines()) == 1
     assert not (repo / ".pm-agent" / "preflight").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +12,12 @@ from pm_agent.config import PmConfig, load_config
 from pm_agent.engine.events import Listener
 from pm_agent.engine.final import FinalResult, final_release_gate
 from pm_agent.engine.loop import LoopOutcome, PmLoop, resume_run, start_run
+from pm_agent.engine.reconfig import RunOverrides
 from pm_agent.engine.runctx import RunContext
+from pm_agent.engine.runlock import run_lock
+from pm_agent.engine.startup import check_start, repo_root, store_exists
+from pm_agent.engine.stopping import Stopped, run_until_signal
+from pm_agent.errors import NotFoundError
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.reports.escalation import Escalation
 from pm_agent.store import EscalationRecord, RunStatus, default_store_path, open_store
@@ -25,10 +31,13 @@ class RunResult:
     working_branch: str
     outcome: LoopOutcome
     final: FinalResult | None
+    stopped_by: signal.Signals | None = None  # SIGINT or SIGTERM ended the run before it ended itself
 
     @property
     def exit_code(self) -> int:
-        """0 released, 3 waiting for a human, 1 anything else."""
+        """0 released, 3 waiting for a human, 128+N stopped by signal N, 1 anything else."""
+        if self.stopped_by is not None:
+            return 128 + int(self.stopped_by)
         if self.final is not None and self.final.passed:
             return 0
         if self.outcome.waiting or (self.final is not None and self.final.waiting):
@@ -85,18 +94,26 @@ def run_plan(
     channel: EscalationChannel,
     config: PmConfig | None = None,
     slots: int | None = None,
+    agent: str | None = None,
     runner: AgentRunner | None = None,
     poll_s: float = 0.5,
+    allow_dirty: bool = False,
 ) -> RunResult:
-    """Drive a plan from nothing to a release manifest (or to the first point a human must act)."""
-    config = config or load_config(repo)
-    if slots is not None:
-        config = config.model_copy(update={"max_parallel_agents": slots})
-    rc = start_run(repo, plan, design, listener=listener, channel=channel, config=config, runner=runner)
-    try:
-        return asyncio.run(drive_run(rc, poll_s))
-    finally:
-        rc.store.close()
+    """Drive a plan from nothing to a release manifest (or to the first point a human must act).
+
+    Bad input (not a repository, no commits, a bad working branch or agent setup, uncommitted
+    changes without `allow_dirty`) raises InputError before anything is written; another live run
+    on the repository raises InputError naming its pid. `slots` and `agent` override the
+    configuration, and a later `resume` applies them again.
+    """
+    overrides = RunOverrides(slots, agent)
+    root = repo_root(repo)
+    config = overrides.apply(config or load_config(root))
+    checked = check_start(root, plan, design, config, allow_dirty=allow_dirty)
+    with run_lock(checked.repo, "run"):
+        rc = start_run(checked.repo, plan, design, listener=listener, channel=channel, runner=runner, checked=checked)
+        overrides.record(rc.store, rc.run_id)
+        return _drive(rc, poll_s)
 
 
 def resume(
@@ -107,17 +124,44 @@ def resume(
     channel: EscalationChannel,
     runner: AgentRunner | None = None,
     poll_s: float = 0.5,
+    reread_config: bool = False,
 ) -> RunResult:
-    """Continue a stopped or crashed run where the store says it is."""
-    rc = resume_run(repo, run_id, listener=listener, channel=channel, runner=runner)
+    """Continue a stopped or crashed run where the store says it is; `reread_config`: take today's pm-agent.yaml."""
+    if not store_exists(repo):  # checked before the lock, which would create .pm-agent/
+        raise NotFoundError(
+            f"no pm-agent state in {repo}: nothing to resume; start with `pm-agent run PLAN.md`"
+        )
+    with run_lock(repo, "resume"):
+        rc = resume_run(repo, run_id, listener=listener, channel=channel, runner=runner, reread_config=reread_config)
+        return _drive(rc, poll_s)
+
+
+def _drive(rc: RunContext, poll_s: float) -> RunResult:
+    """Drive the run until it ends or SIGINT/SIGTERM stops it; the store is closed either way."""
+
+    def stopping(sig: signal.Signals) -> None:
+        rc.emit("run.stopping", f"{sig.name}: stopping the run; agents and gate commands in flight are ended")
+
     try:
-        return asyncio.run(drive_run(rc, poll_s))
+        result = asyncio.run(run_until_signal(drive_run(rc, poll_s), stopping))
+        if isinstance(result, Stopped):
+            return _stopped(rc, result.signal)
+        return result
     finally:
         rc.store.close()
 
 
+def _stopped(rc: RunContext, sig: signal.Signals) -> RunResult:
+    rc.store.set_run_status(rc.run_id, RunStatus.STOPPED)
+    rc.store.append_event(rc.run_id, "run.stopped", {"signal": sig.name})
+    done = [r.task_id for r in rc.store.list_tasks(rc.run_id) if r.state == "completed"]
+    return RunResult(rc.run_id, rc.run.working_branch, LoopOutcome(completed=done), None, stopped_by=sig)
+
+
 def answer(repo: Path, escalation_id: int, text: str) -> EscalationRecord:
     """Answer an open escalation; a running pm-agent picks it up, a stopped one on `pm-agent resume`."""
+    if not store_exists(repo):
+        raise NotFoundError(f"no pm-agent state in {repo}: there is no escalation #{escalation_id} to answer")
     store = open_store(default_store_path(repo))
     try:
         return store.answer_escalation(escalation_id, text)

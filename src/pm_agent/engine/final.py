@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pm_agent.engine.runctx import RunContext
+from pm_agent.engine.startup import base_branch
 from pm_agent.errors import VcsError
 from pm_agent.gates import CommandResult, Verdict, gate_no_orphan_todos, judge, run_command
 from pm_agent.gates.environment import KEEP_OUTPUT_BYTES
@@ -294,7 +295,8 @@ def build_manifest(rc: RunContext, records: list[TaskRecord], checks: list[Check
         migration_steps=migrations,
         rollback_plan="\n".join(rollback),
         recommended_next=[
-            f"review the working branch {rc.run.working_branch}, then merge it into main yourself",
+            f"review the working branch {rc.run.working_branch}, then merge it into "
+            f"{base_branch(rc.git, rc.run.working_branch)} yourself",
             "read the review artifacts of the CRITICAL tasks first",
         ],
         environment=_environment_lines(checks),

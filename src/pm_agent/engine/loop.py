@@ -18,24 +18,25 @@ from pathlib import Path
 from pm_agent.agents.base import AgentRunner
 from pm_agent.agents.factory import limits_from_config, runner_from_config
 from pm_agent.agents.session import AgentHost
-from pm_agent.config import CONFIG_FILE, PmConfig, load_config
+from pm_agent.config import CONFIG_FILE, PmConfig
 from pm_agent.engine.events import Listener
 from pm_agent.engine.prompting import task_branch_of
+from pm_agent.engine.reconfig import resume_config
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Scheduler
+from pm_agent.engine.startup import StartInput, check_start, done_on_branch, record_takeover
 from pm_agent.engine.taskflow import TaskFlow
-from pm_agent.errors import NotFoundError, PmAgentError, VcsError
+from pm_agent.errors import NotFoundError, PmAgentError
 from pm_agent.gates import ENVIRONMENT_COMMANDS, Baseline
 from pm_agent.gates.ward import allowed_env
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import IssueState, default_workflow
-from pm_agent.plan import load_plan
 from pm_agent.plan.models import TaskStatus, Tier
 from pm_agent.preflight.baseline import preflight, remove_stale_preflight
 from pm_agent.reports.progress import ReportClock
 from pm_agent.reports.progress_data import progress_text
 from pm_agent.store import RunStatus, Store, TaskRecord, default_store_path, open_store
-from pm_agent.vcs import Git, is_protected_branch, working_branch
+from pm_agent.vcs import Git
 
 S = IssueState
 ANSWER_STATES = {
@@ -99,21 +100,24 @@ def start_run(
     channel: EscalationChannel,
     config: PmConfig | None = None,
     runner: AgentRunner | None = None,
+    checked: StartInput | None = None,
+    allow_dirty: bool = False,
 ) -> RunContext:
-    """Phase 1 ORCHESTRATE: baseline scan, plan, triage, shared context, queue; one new run in the store."""
+    """Phase 1 ORCHESTRATE: baseline scan, plan, triage, shared context, queue; one new run in the store.
+
+    `checked` is what `check_start` returned (the API checks before taking the run lock); without it
+    the same checks run here. Tasks already committed on an existing working branch are EXISTS.
+    """
+    checked = checked or check_start(repo, plan_path, design_path, config, allow_dirty=allow_dirty)
+    repo, config, branch = checked.repo, checked.config, checked.branch
     git = Git(repo)
-    try:
-        repo = Path(git.run("rev-parse", "--show-toplevel").strip())
-    except VcsError as exc:
-        raise VcsError(f"{repo} is not a git repository: pm-agent works on a git checkout") from exc
-    config = config or load_config(repo)
-    plan = load_plan(plan_path, design_path, repo)
-    branch = config.working_branch or working_branch(plan.plan_id)
-    if is_protected_branch(branch):
-        raise VcsError(f"working_branch {branch!r} is protected: pm-agent never writes to main")
     baseline = git.head_sha()
+    plan, on_branch = done_on_branch(git, branch, checked.plan)
+    for warning in plan.warnings:
+        listener.emit("plan.warning", warning)
     env_baseline = run_preflight(repo, git, config, baseline, listener)
-    git.create_branch(branch, baseline) if not git.branch_exists(branch) else None
+    if not git.branch_exists(branch):
+        git.create_branch(branch, baseline)
     _exclude_state_dir(git)
     store = open_store(default_store_path(repo))
     run = store.create_run(
@@ -124,6 +128,7 @@ def start_run(
         config=config.model_dump(mode="json"),
     )
     listener.emit("run.started", f"run {run.id}: {len(plan.tasks)} tasks from {plan.path}; working branch {branch}")
+    record_takeover(store, run.id, checked, on_branch, listener)
     rc = _context(repo, store, config, run.id, listener, channel, runner)
     _baseline_scan(rc, baseline, env_baseline)
     return rc
@@ -157,21 +162,62 @@ def resume_run(
     listener: Listener,
     channel: EscalationChannel,
     runner: AgentRunner | None = None,
+    reread_config: bool = False,
 ) -> RunContext:
-    """Rebuild the context of a stopped or crashed run from the store."""
-    state_dir = default_store_path(repo).parent
-    if state_dir.exists():
-        remove_stale_preflight(Git(repo), state_dir)  # a kill during a baseline run left its worktree
-    store = open_store(default_store_path(repo))
-    run = store.get_run(run_id) if run_id else store.latest_run()
-    if run is None:
-        raise NotFoundError(f"no run to resume in {default_store_path(repo)}")
-    config = PmConfig.model_validate(run.config)
+    """Rebuild the context of a stopped or crashed run from the store; `reread_config`: take today's pm-agent.yaml."""
+    path = default_store_path(repo)
+    if path.parent.exists():
+        remove_stale_preflight(Git(repo), path.parent)  # a kill during a baseline run left its worktree
+    if not path.exists():  # never create state just to find nothing in it
+        raise NotFoundError(f"no pm-agent state in {path.parent}: nothing to resume; start with `pm-agent run PLAN.md`")
+    store = open_store(path)
+    try:
+        run = store.get_run(run_id) if run_id else store.latest_run()
+        if run is None:
+            raise NotFoundError(f"no run to resume in {path}")
+        config = resume_config(repo, store, run, reread=reread_config, listener=listener)
+    except BaseException:
+        store.close()
+        raise
     store.set_run_status(run.id, RunStatus.RUNNING)
     listener.emit("run.resumed", f"run {run.id} resumed ({run.plan_id})")
     rc = _context(repo, store, config, run.id, listener, channel, runner)
     rc.env_baseline = load_baseline(store, run.id)
+    _refresh_baseline(rc)
     return rc
+
+
+def _refresh_baseline(rc: RunContext) -> None:
+    """After pm-agent.yaml changed: run the new or changed environment commands on the baseline commit too,
+    so the gates compare like with like (a command that cannot run stops the resume, exit 2)."""
+    old = rc.env_baseline
+    if old is None:
+        return
+    env = rc.config.environment
+    wanted = {key: cmd for key, cmd in environment_commands(rc.config).items() if cmd}
+    kept = [c for c in old.commands if wanted.get(c.key) == c.command]
+    changed = {key: cmd for key, cmd in wanted.items() if all(c.key != key for c in kept)}
+    if not changed and len(kept) == len(old.commands) and old.mode == env.baseline:
+        return
+    fresh = preflight(
+        rc.git,
+        rc.state_dir,
+        old.sha,
+        changed,
+        timeout_s=env.gate_timeout_s,
+        mode=env.baseline,
+        config_path=rc.repo / CONFIG_FILE,
+        progress=lambda message: rc.emit("preflight", message),
+        env=allowed_env(env.pass_env),
+    )
+    merged = Baseline(sha=old.sha, mode=env.baseline, commands=(*kept, *fresh.commands))
+    rc.store.append_event(
+        rc.run_id,
+        "run.baseline",
+        {"sha": old.sha, "refreshed": sorted(changed), "environment": merged.model_dump(mode="json")},
+    )
+    rc.env_baseline = merged
+    rc.emit("run.baseline", f"baseline re-run for the changed command(s): {', '.join(sorted(changed)) or 'none'}")
 
 
 def _exclude_state_dir(git: Git) -> None:

@@ -20,6 +20,7 @@ from pm_agent.engine.faults import fault_point
 from pm_agent.engine.prompting import build_prompt, latest_report, system_prompt
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.slicing import parse_slices, slice_task
+from pm_agent.engine.stopping import ended_by_stop
 from pm_agent.errors import AgentError, TransitionError
 from pm_agent.gates import GateResult
 from pm_agent.lifecycle import IssueState, resolve_role
@@ -279,14 +280,16 @@ class TaskFlow:
                 # pm-agent died between the signal being stored and the monitor closing the session.
                 last = store.update_session(last.id, status=SessionStatus.SIGNALLED, ended_at=datetime.now(UTC))
             return Step(last, signal, last.status, "recovered from the store")
-        if last.status in (SessionStatus.STARTING, SessionStatus.RUNNING):
+        interrupted = last.status in (SessionStatus.STARTING, SessionStatus.RUNNING)
+        if interrupted:
             store.update_session(last.id, status=SessionStatus.KILLED, ended_at=datetime.now(UTC))
-            if last.agent_session_id:
-                prompt = (
-                    "pm-agent restarted while you were working. Check the state of the files, finish the "
-                    "task, and call signal_back exactly once."
-                )
-                return (store.get_session(last.id), prompt)
+        # A SIGINT/SIGTERM stop interrupts a session as a crash does: both are resumed.
+        if last.agent_session_id and (interrupted or ended_by_stop(store, last)):
+            prompt = (
+                "pm-agent restarted while you were working. Check the state of the files, finish the "
+                "task, and call signal_back exactly once."
+            )
+            return (store.get_session(last.id), prompt)
         return None
 
     def consume(self, step: Step) -> None:

@@ -1,0 +1,248 @@
+"""Checks before a run starts, and what a new run takes over from an earlier one on the same branch.
+
+`check_start` reads and writes nothing outside git's own queries: every refusal (not a repository,
+no commits, a bad working branch, an agent setup that cannot start, uncommitted changes) happens
+before `.pm-agent/`, a run record or a branch exists. `done_on_branch` marks the tasks whose
+`Refs: task-<id>` commit is already on an existing working branch, so a second run skips them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pm_agent.agents.factory import runner_from_config
+from pm_agent.config import CONFIG_FILE, PmConfig, load_config
+from pm_agent.engine.events import Listener
+from pm_agent.errors import AgentError, ConfigError, InputError, VcsError
+from pm_agent.plan import load_plan
+from pm_agent.plan.models import Plan, Presence
+from pm_agent.store import Store, default_store_path
+from pm_agent.vcs import Git, is_protected_branch, working_branch
+
+__all__ = [
+    "ALWAYS_READ_FROM_DISK",
+    "StartInput",
+    "base_branch",
+    "check_start",
+    "done_on_branch",
+    "record_takeover",
+    "repo_root",
+    "uncommitted_files",
+]
+
+# pm-agent reads these itself from the folder it runs in; agents never need them from git.
+ALWAYS_READ_FROM_DISK = (".pm-agent/", CONFIG_FILE)
+SHOWN_FILES = 10
+
+
+@dataclass(frozen=True)
+class StartInput:
+    """Everything a new run needs, checked: the repository root, its configuration and the plan."""
+
+    repo: Path
+    config: PmConfig
+    plan: Plan
+    branch: str
+    dirty: list[str] = field(default_factory=list)  # uncommitted files accepted with --allow-dirty
+
+
+def repo_root(path: Path) -> Path:
+    """The top folder of the git repository holding `path`; InputError when there is none or it has no commit."""
+    path = Path(path)
+    if not path.is_dir():
+        raise InputError("folder not found", path=path)
+    try:
+        probe = Git(path).try_run("rev-parse", "--show-toplevel")
+    except VcsError as exc:
+        raise InputError(f"cannot run git: {exc}", path=path) from exc
+    if probe.returncode != 0:
+        raise InputError(
+            "not a git repository: pm-agent works on a git checkout (`git init`, commit your project, then run)",
+            path=path,
+        )
+    root = Path(probe.stdout.strip())
+    if Git(root).try_run("rev-parse", "--verify", "--quiet", "HEAD").returncode != 0:
+        raise InputError(
+            "the repository has no commits yet: agents work from HEAD, so commit your project first",
+            path=root,
+        )
+    return root
+
+
+def _config_line(repo: Path, key: str) -> tuple[Path | None, int | None]:
+    """pm-agent.yaml and the line of a top-level `key` in it, when the file sets it."""
+    path = repo / CONFIG_FILE
+    if not path.exists():
+        return None, None
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.startswith(f"{key}:"):
+            return path, number
+    return path, None
+
+
+def check_branch(git: Git, branch: str) -> None:
+    """Refuse a working branch pm-agent must not or cannot use; the error names pm-agent.yaml's line."""
+    path, line = _config_line(git.path, "working_branch")
+    if is_protected_branch(branch):
+        raise ConfigError(
+            f"working_branch {branch!r} is protected: pm-agent never writes to it; "
+            "name a branch of its own (default pm/<plan-id>/work)",
+            path=path,
+            line=line,
+        )
+    if git.try_run("check-ref-format", "--branch", branch).returncode != 0:
+        raise ConfigError(f"working_branch {branch!r} is not a valid git branch name", path=path, line=line)
+    if git.current_branch() == branch:
+        raise InputError(
+            f"the working branch {branch!r} is checked out here; pm-agent needs it free for its "
+            f"worktrees: switch to another branch (e.g. {base_branch(git, branch)}) and run again",
+            path=git.path,
+        )
+
+
+def check_agent(repo: Path, config: PmConfig) -> None:
+    """Build the configured agent runner once, so a runner that cannot start fails before the run does."""
+    path = repo / CONFIG_FILE
+    try:
+        runner_from_config(config.agent, None)
+    except (AgentError, ConfigError) as exc:
+        message = exc.message if isinstance(exc, ConfigError) else str(exc)
+        raise ConfigError(f"agent: {message}", path=path if path.exists() else None) from exc
+
+
+def uncommitted_files(git: Git, exempt: Sequence[Path] = ()) -> list[str]:
+    """Changed, staged and untracked (not ignored) paths, less pm-agent's own and the given inputs."""
+    skip = list(ALWAYS_READ_FROM_DISK)
+    for item in exempt:
+        try:
+            rel = Path(item).resolve().relative_to(git.path).as_posix()
+        except ValueError:
+            continue  # outside the repository: not in `git status` anyway
+        skip.append(rel + "/" if Path(item).is_dir() else rel)
+    found = []
+    for entry in git.status_porcelain():
+        if any(entry.path == s or (s.endswith("/") and entry.path.startswith(s)) for s in skip):
+            continue
+        found.append(entry.path)
+    return found
+
+
+def _dirty_error(repo: Path, files: list[str]) -> InputError:
+    more = len(files) - SHOWN_FILES
+    shown = ", ".join(files[:SHOWN_FILES]) + (f" and {more} more" if more > 0 else "")
+    return InputError(
+        f"uncommitted changes: {shown}. Agents work from HEAD and would never see them: commit or stash them "
+        f"(or pass --allow-dirty to run without them). {CONFIG_FILE} and the plan and design files need "
+        "not be committed: pm-agent reads them itself",
+        path=repo,
+    )
+
+
+def check_start(
+    repo: Path,
+    plan_path: Path,
+    design_path: Path | None,
+    config: PmConfig | None = None,
+    *,
+    allow_dirty: bool = False,
+) -> StartInput:
+    """Every check a new run makes before it writes anything; InputError (exit 2) on the first that fails."""
+    root = repo_root(repo)
+    config = config or load_config(root)
+    plan = load_plan(plan_path, design_path, root)
+    git = Git(root)
+    branch = config.working_branch or working_branch(plan.plan_id)
+    check_branch(git, branch)
+    check_agent(root, config)
+    exempt = [Path(plan_path), *([Path(design_path)] if design_path is not None else [])]
+    dirty = uncommitted_files(git, exempt)
+    if dirty and not allow_dirty:
+        raise _dirty_error(root, dirty)
+    return StartInput(root, config, plan, branch, dirty)
+
+
+def done_on_branch(git: Git, branch: str, plan: Plan) -> tuple[Plan, dict[str, str]]:
+    """The plan with tasks already committed on `branch` (a `Refs: task-<id>` trailer) marked EXISTS.
+
+    Returns the updated plan and {task id: commit sha}. A branch that does not exist yet changes nothing.
+    """
+    if not git.branch_exists(branch):
+        return plan, {}
+    newest = _trailer_commits(git, branch)
+    found: dict[str, str] = {}
+    tasks = []
+    for task in plan.tasks:
+        sha = newest.get(task.ref)
+        if sha is None:
+            tasks.append(task)
+            continue
+        found[task.id] = sha
+        reason = f"commit {sha[:12]} on the working branch {branch} carries 'Refs: {task.ref}'"
+        tasks.append(
+            task.model_copy(
+                update={
+                    "presence": Presence.EXISTS,
+                    "presence_reason": reason,
+                    "decision_log": [*task.decision_log, f"working branch: EXISTS: {reason}"],
+                }
+            )
+        )
+    return plan.model_copy(update={"tasks": tasks}), found
+
+
+def _trailer_commits(git: Git, branch: str) -> dict[str, str]:
+    """{`task-<id>`: sha of the newest commit on `branch` with that `Refs:` trailer line}, in one git call."""
+    out = git.run("log", "--fixed-strings", "--grep=Refs: task-", "--format=%H%x1f%B%x1e", branch, "--")
+    newest: dict[str, str] = {}
+    for record in out.split("\x1e"):
+        sha, _, body = record.strip("\n").partition("\x1f")
+        for line in body.splitlines():
+            key, sep, value = line.strip().partition(":")
+            if sha and sep and key == "Refs" and value.strip().startswith("task-"):
+                newest.setdefault(value.strip(), sha)
+    return newest
+
+
+def store_exists(repo: Path) -> bool:
+    """Whether `repo` has pm-agent state (read-only commands never create it)."""
+    return default_store_path(repo).exists()
+
+
+def record_takeover(
+    store: Store, run_id: str, checked: StartInput, on_branch: dict[str, str], listener: Listener
+) -> None:
+    """Store the commits of tasks found on the working branch, and say what the run takes over and skips."""
+    for task_id, sha in on_branch.items():
+        store.update_task(run_id, task_id, event="task.on_branch", commit_sha=sha)
+    if on_branch:
+        refs = ", ".join(f"task-{t}" for t in on_branch)
+        listener.emit(
+            "run.existing",
+            f"working branch {checked.branch} already has {len(on_branch)} of {len(checked.plan.tasks)} tasks "
+            f"committed ({refs}): they are EXISTS and skipped",
+        )
+    if checked.dirty:
+        listener.emit(
+            "run.dirty",
+            f"--allow-dirty: agents work from HEAD and will not see {len(checked.dirty)} uncommitted "
+            f"file(s): {', '.join(checked.dirty[:SHOWN_FILES])}",
+        )
+
+
+def base_branch(git: Git, working: str) -> str:
+    """The branch the work goes back into: the remote's default (origin/HEAD), else the one checked out.
+
+    The checked-out branch is where the user started the run from; main or master when neither says.
+    """
+    remote = git.try_run("symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
+    if remote.returncode == 0 and remote.stdout.strip():
+        return remote.stdout.strip().removeprefix("origin/")
+    current = git.current_branch()
+    if current is not None and current != working:
+        return current
+    for name in ("main", "master"):
+        if git.branch_exists(name):
+            return name
+    return "your main branch"

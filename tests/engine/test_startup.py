@@ -1,0 +1,161 @@
+"""Checks before a run starts, and what a new run takes over from an existing working branch.
+
+Real git repositories in tmp_path; nothing here starts an agent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pm_agent.config import PmConfig
+from pm_agent.engine.startup import (
+    base_branch,
+    check_branch,
+    check_start,
+    done_on_branch,
+    repo_root,
+    uncommitted_files,
+)
+from pm_agent.errors import ConfigError, InputError
+from pm_agent.plan import load_plan
+from pm_agent.plan.models import Presence
+from pm_agent.testing.repo import commit_all, git, init_repo
+from pm_agent.vcs import Git
+
+PLAN = """\
+# notes
+
+### Task 1: First note
+
+**Tier:** low
+
+**Files:**
+- Create: `notes/one.md`
+
+**Acceptance criteria:**
+- notes/one.md exists
+
+### Task 10: Tenth note
+
+**Tier:** low
+
+**Files:**
+- Create: `notes/ten.md`
+
+**Acceptance criteria:**
+- notes/ten.md exists
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return init_repo(tmp_path / "repo", files={"README.md": "# r\n", "docs/notes.md": PLAN})
+
+
+def test_repo_root_finds_the_top_from_a_subfolder(repo: Path) -> None:
+    (repo / "docs" / "deep").mkdir()
+    assert repo_root(repo / "docs" / "deep") == repo.resolve()
+
+
+def test_not_a_repository_and_no_commits_are_input_errors(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(InputError, match="not a git repository") as info:
+        repo_root(plain)
+    assert info.value.path == plain
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q", "-b", "main")
+    with pytest.raises(InputError, match="no commits yet"):
+        repo_root(empty)
+    with pytest.raises(InputError, match="folder not found"):
+        repo_root(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize(
+    ("branch", "fragment"),
+    [("main", "is protected"), ("master", "is protected"), ("pm/bad..name", "not a valid git branch name")],
+)
+def test_bad_working_branch_names_the_config_line(repo: Path, branch: str, fragment: str) -> None:
+    (repo / "pm-agent.yaml").write_text(f"retry_budget: 1\nworking_branch: {branch}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=fragment) as info:
+        check_branch(Git(repo), branch)
+    assert (info.value.path, info.value.line) == (repo / "pm-agent.yaml", 2)
+
+
+def test_a_working_branch_checked_out_here_is_refused(repo: Path) -> None:
+    git(repo, "switch", "-q", "-c", "pm/notes/work")
+    with pytest.raises(InputError, match="is checked out here"):
+        check_branch(Git(repo), "pm/notes/work")
+    check_branch(Git(repo), "pm/other/work")
+
+
+def test_uncommitted_files_count_untracked_but_not_pm_agents_own_inputs(repo: Path) -> None:
+    (repo / "README.md").write_text("# changed\n", encoding="utf-8")
+    (repo / "staged.txt").write_text("x\n", encoding="utf-8")
+    git(repo, "add", "staged.txt")
+    (repo / "new" / "deep").mkdir(parents=True)
+    (repo / "new" / "deep" / "file.py").write_text("x = 1\n", encoding="utf-8")
+    (repo / "pm-agent.yaml").write_text("retry_budget: 1\n", encoding="utf-8")
+    (repo / ".pm-agent").mkdir()
+    (repo / ".pm-agent" / "state.db").write_text("", encoding="utf-8")
+    (repo / "plans").mkdir()
+    (repo / "plans" / "p.md").write_text(PLAN, encoding="utf-8")
+    (repo / "design.md").write_text("# design\n", encoding="utf-8")
+    found = uncommitted_files(Git(repo), [repo / "plans", repo / "design.md"])
+    assert sorted(found) == ["README.md", "new/deep/file.py", "staged.txt"]
+    # Without the exemptions the plan folder and design file are changes like any other.
+    assert {"plans/p.md", "design.md"} <= set(uncommitted_files(Git(repo)))
+
+
+def test_check_start_refuses_a_dirty_tree_unless_allowed(repo: Path) -> None:
+    (repo / "wip.py").write_text("x = 1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"uncommitted changes: wip\.py\. Agents work from HEAD") as info:
+        check_start(repo, repo / "docs" / "notes.md", None, PmConfig())
+    assert "pm-agent.yaml and the plan and design files need not be committed" in str(info.value)
+    checked = check_start(repo, repo / "docs" / "notes.md", None, PmConfig(), allow_dirty=True)
+    assert checked.dirty == ["wip.py"]
+    assert checked.branch == "pm/notes/work"
+    assert not (repo / ".pm-agent").exists()
+    assert not Git(repo).branch_exists("pm/notes/work")
+
+
+def test_check_start_refuses_an_agent_binary_that_does_not_exist(repo: Path) -> None:
+    config = PmConfig.model_validate({"agent": {"binary": str(repo / "no-such-agent")}})
+    with pytest.raises(ConfigError, match="agent: agent binary not found"):
+        check_start(repo, repo / "docs" / "notes.md", None, config)
+
+
+def test_tasks_committed_on_the_working_branch_are_exists(repo: Path) -> None:
+    plan = load_plan(repo / "docs" / "notes.md", None, repo)
+    assert not done_on_branch(Git(repo), "pm/notes/work", plan)[1]  # no branch yet: nothing taken over
+    git(repo, "switch", "-q", "-c", "pm/notes/work")
+    (repo / "notes").mkdir()
+    (repo / "notes" / "ten.md").write_text("ten\n", encoding="utf-8")
+    sha = commit_all(repo, "feat(notes): tenth note\n\nRefs: task-10\nReview: docs/reviews/task-10-review.md")
+    (repo / "other.md").write_text("x\n", encoding="utf-8")
+    commit_all(repo, "docs: mentions Refs: task-1 inside a sentence only")
+    git(repo, "switch", "-q", "main")
+    marked, found = done_on_branch(Git(repo), "pm/notes/work", plan)
+    assert found == {"10": sha}  # task-1 is not done: neither "task-10" nor a mention in prose count
+    by_id = {t.id: t for t in marked.tasks}
+    assert by_id["10"].presence is Presence.EXISTS
+    assert sha[:12] in by_id["10"].presence_reason
+    assert "pm/notes/work" in by_id["10"].decision_log[-1]
+    assert by_id["1"].presence is Presence.MISSING
+
+
+def test_base_branch_is_the_remote_default_then_the_checked_out_branch(tmp_path: Path) -> None:
+    origin = init_repo(tmp_path / "origin", branch="trunk")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    git(clone, "switch", "-q", "-c", "feature")
+    assert base_branch(Git(clone), "pm/x/work") == "trunk"
+    local = init_repo(tmp_path / "local", branch="develop")
+    assert base_branch(Git(local), "pm/x/work") == "develop"
+    git(local, "switch", "-q", "-c", "pm/x/work")
+    assert base_branch(Git(local), "pm/x/work") == "your main branch"
+    git(local, "branch", "-q", "main", "develop")
+    assert base_branch(Git(local), "pm/x/work") == "main"

@@ -1,0 +1,307 @@
+"""`pm-agent run` and `resume` as users run them, over several processes and over time.
+
+Two runs at once, a second run of a finished plan, a stop by SIGINT or SIGTERM and the resume that
+finishes the run, a resume after pm-agent.yaml was fixed. The agent is the fast fake agent
+(`pm_agent.testing.fake_agent`, a real process speaking Claude Code's stream-json and calling
+signal_back over real MCP), put in place of Claude Code through `agent.binary`; each task's script
+is named in the task's steps, which reach the agent in its prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pm_agent.store import default_store_path, open_store
+from pm_agent.testing.fake_agent import script_marker
+
+pytestmark = pytest.mark.slow
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def exe() -> str:
+    found = shutil.which("pm-agent", path=str(Path(sys.executable).parent))
+    assert found is not None
+    return found
+
+
+def task_section(number: int, script: Path) -> str:
+    return f"""\
+### Task {number}: Note {number}
+
+**Tier:** low
+
+**Files:**
+- Create: `notes/n{number}.md`
+
+**Acceptance criteria:**
+- notes/n{number}.md holds note {number}
+
+**Steps:**
+- play {script_marker(script)}
+"""
+
+
+def script(number: int, *, wait_for: Path | None = None) -> dict[str, object]:
+    """Write the note and signal complete; first, when given, say so in `<wait_for>.waiting` and wait for `wait_for`."""
+    steps: list[dict[str, object]] = []
+    if wait_for is not None:
+        steps.append({"bash": f"touch {wait_for}.waiting; while [ ! -e {wait_for} ]; do sleep 0.1; done; echo go"})
+    steps += [
+        {"write": f"notes/n{number}.md", "content": f"note {number}\n"},
+        {
+            "signal": {
+                "signal": "complete",
+                "stepId": f"task-{number}",
+                "summary": f"wrote note {number}",
+                "filesCreated": [f"notes/n{number}.md"],
+                "criteriaMapping": [
+                    {"criterion": f"notes/n{number}.md holds note {number}", "location": f"notes/n{number}.md:1"}
+                ],
+                "reviewNote": {"summary": "one note", "risks": [], "rollback": "revert the commit"},
+            }
+        },
+    ]
+    return {"steps": steps}
+
+
+@dataclass
+class Project:
+    """A repository with a plan of LOW note tasks and a pm-agent.yaml that runs the fake agent."""
+
+    repo: Path
+    go: Path  # scripts that wait block until this file exists
+    tasks: int
+
+    def pm(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [exe(), *args], cwd=self.repo, capture_output=True, text=True, timeout=timeout, check=False
+        )
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        """`pm-agent run` in the background, output to a file (read with `output`)."""
+        log = (self.repo.parent / "run.out").open("w", encoding="utf-8")
+        try:
+            return subprocess.Popen(
+                [exe(), "run", "docs/notes.md", "--no-input", *args],
+                cwd=self.repo,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+        finally:
+            log.close()
+
+    def wait_for_agent(self, proc: subprocess.Popen[str], timeout: float = 60) -> None:
+        """Until task 1's agent is at work (waiting for `go`)."""
+        deadline = time.monotonic() + timeout
+        while not Path(f"{self.go}.waiting").exists():
+            assert proc.poll() is None, f"pm-agent ended early:\n{self.output()}"
+            assert time.monotonic() < deadline, f"task 1's agent never started:\n{self.output()}"
+            time.sleep(0.1)
+
+    def processes_inside(self) -> list[str]:
+        """Command lines of live processes working in the repository or its worktrees (agents, their tools)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and (entry / "cwd").readlink().is_relative_to(self.repo):
+                    found.append((entry / "cmdline").read_text(errors="replace").replace("\0", " "))
+            except OSError:
+                continue
+        return found
+
+    def output(self) -> str:
+        return (self.repo.parent / "run.out").read_text(encoding="utf-8")
+
+    def refs(self, branch: str = "pm/notes/work") -> list[str]:
+        return [line for line in git(self.repo, "log", "--format=%B", branch).splitlines() if line.startswith("Refs:")]
+
+    def commit_of(self, ref: str) -> str:
+        return git(
+            self.repo, "log", "-n1", "--format=%H", "--fixed-strings", f"--grep=Refs: {ref}", "pm/notes/work"
+        ).strip()
+
+    def events(self, kind: str) -> list[dict[str, object]]:
+        store = open_store(default_store_path(self.repo))
+        try:
+            run = store.latest_run()
+            assert run is not None
+            return [e.payload for e in store.events(run.id) if e.kind == kind]
+        finally:
+            store.close()
+
+
+CONFIG = (
+    "agent:\n  binary: {binary}\n  isolated_home: true\n  stuck_after_s: 60\nenvironment:\n  test_command: 'true'\n"
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    """Two LOW tasks; task 1 waits for the `go` file, task 2 does not. pm-agent.yaml is left uncommitted."""
+    fake = tmp_path / "fake-claude"
+    fake.write_text(f'#!/bin/sh\nexec {sys.executable} -m pm_agent.testing.fake_agent "$@"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    go = tmp_path / "go"
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "1.json").write_text(json.dumps(script(1, wait_for=go)), encoding="utf-8")
+    (scripts / "2.json").write_text(json.dumps(script(2)), encoding="utf-8")
+    repo = tmp_path / "repo"
+    (repo / "docs").mkdir(parents=True)
+    plan = (
+        "# notes\n\n**Goal:** two notes.\n\n"
+        + task_section(1, scripts / "1.json")
+        + "\n"
+        + task_section(2, scripts / "2.json")
+    )
+    (repo / "docs" / "notes.md").write_text(plan, encoding="utf-8")
+    (repo / "README.md").write_text("# notes\n", encoding="utf-8")
+    git(repo, "init", "-q", "-b", "trunk")  # not main: the handoff must name the real base branch
+    git(repo, "config", "user.name", "Test")
+    git(repo, "config", "user.email", "test@example.invalid")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "plan")
+    # Uncommitted on purpose: right after `pm-agent init` it is, and pm-agent reads it from disk itself.
+    (repo / "pm-agent.yaml").write_text(CONFIG.format(binary=fake), encoding="utf-8")
+    return Project(repo, go, 2)
+
+
+def test_two_runs_at_once_the_second_is_refused_naming_the_first(project: Project) -> None:
+    first = project.start()
+    try:
+        project.wait_for_agent(first)
+        second = project.pm("run", "docs/notes.md", "--no-input")
+        resume = project.pm("resume", "--no-input")
+        watch = project.pm("status")
+        project.go.touch()
+        assert first.wait(timeout=120) == 0, project.output()
+    finally:
+        first.kill()
+        first.wait(timeout=10)
+    for refused in (second, resume):
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert f"another pm-agent run is working on this repository (pid {first.pid} since" in refused.stderr
+        assert f"watch it with `pm-agent status -C {project.repo}`" in refused.stderr
+    assert "session.started" not in second.stdout
+    assert f"pm-agent run is working now (pid {first.pid})" in watch.stdout
+    assert "pm-agent run is working now" not in project.pm("status").stdout
+    assert sorted(project.refs()) == ["Refs: release-notes", "Refs: task-1", "Refs: task-2"]
+    runs = open_store(default_store_path(project.repo))
+    try:
+        assert len(runs.list_runs()) == 1, "the refused run left no run record"
+    finally:
+        runs.close()
+
+
+def test_a_second_run_of_a_completed_plan_skips_what_the_branch_has(project: Project) -> None:
+    project.go.touch()
+    first = project.pm("run", "docs/notes.md", "--no-input")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "review the working branch pm/notes/work, then merge it into trunk yourself" in first.stdout
+    assert "into main" not in first.stdout
+    commits = {ref: project.commit_of(ref) for ref in ("task-1", "task-2")}
+    (project.repo / "scratch.txt").write_text("mine\n", encoding="utf-8")
+    refused = project.pm("run", "docs/notes.md", "--no-input")
+    assert refused.returncode == 2
+    assert "uncommitted changes: scratch.txt." in refused.stderr
+    again = project.pm("run", "docs/notes.md", "--no-input", "--allow-dirty")
+    assert again.returncode == 0, again.stdout + again.stderr
+    out = again.stdout
+    assert "--allow-dirty: agents work from HEAD and will not see 1 uncommitted file(s): scratch.txt" in out
+    assert "working branch pm/notes/work already has 2 of 2 tasks committed (task-1, task-2): they are EXISTS" in out
+    assert f"commit {commits['task-1'][:12]} on the working branch pm/notes/work carries 'Refs: task-1'" in out
+    assert "session.started" not in out, "no agent redoes a task the branch has"
+    assert sorted(r for r in project.refs() if "task-" in r) == ["Refs: task-1", "Refs: task-2"]
+    manifest = git(project.repo, "show", "pm/notes/work:docs/releases/notes-release.yaml")
+    for ref in ("task-1", "task-2"):
+        assert f"commit_sha: {commits[ref]}" in manifest, "the manifest keeps the commits of the first run"
+
+
+def test_sigint_stops_the_run_cleanly_and_resume_finishes_it(project: Project) -> None:
+    run = project.start()
+    try:
+        project.wait_for_agent(run)
+        run.send_signal(signal.SIGINT)
+        assert run.wait(timeout=60) == 130, project.output()
+    finally:
+        run.kill()
+        run.wait(timeout=10)
+    out = project.output()
+    assert "SIGINT: stopping the run" in out
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("run ")
+    assert "stopped by SIGINT" in last
+    assert f"Continue with `pm-agent resume -C {project.repo}`." in last
+    assert "Traceback" not in out
+    assert project.processes_inside() == [], "no agent or tool of the run outlives the stop"
+    store = open_store(default_store_path(project.repo))
+    try:
+        run_rec = store.latest_run()
+        assert run_rec is not None
+        assert run_rec.status.value == "stopped"
+        assert [e.payload for e in store.events(run_rec.id) if e.kind == "run.stopped"] == [{"signal": "SIGINT"}]
+    finally:
+        store.close()
+    project.go.touch()
+    resumed = project.pm("resume", "--no-input")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "run.resumed" in resumed.stdout
+    assert "task-1: developer continues session" in resumed.stdout, "the stopped session is resumed, not redone"
+    assert sorted(r for r in project.refs() if "task-" in r) == ["Refs: task-1", "Refs: task-2"]
+
+
+def test_sigterm_then_resume_after_fixing_pm_agent_yaml(project: Project) -> None:
+    run = project.start()
+    try:
+        project.wait_for_agent(run)
+        run.send_signal(signal.SIGTERM)
+        assert run.wait(timeout=60) == 143, project.output()
+    finally:
+        run.kill()
+        run.wait(timeout=10)
+    assert "stopped by SIGTERM" in project.output().strip().splitlines()[-1]
+    config = project.repo / "pm-agent.yaml"
+    original = config.read_text(encoding="utf-8")
+    # A change that would move the finished work elsewhere is refused, and changes nothing.
+    config.write_text(original + "working_branch: pm/elsewhere\n", encoding="utf-8")
+    refused = project.pm("resume", "--no-input")
+    assert refused.returncode == 2
+    assert "working_branch None -> 'pm/elsewhere' since run" in refused.stderr
+    assert "Put it back to resume this run" in refused.stderr
+    assert project.events("run.config_changed") == []
+    # The fix: a real test command for the gates, and more turns for the agent.
+    count = "import pathlib; print('notes checked:', len(list(pathlib.Path('notes').glob('*.md'))))"
+    check = f'{sys.executable} -c "{count}"'
+    fixed = original.replace("test_command: 'true'", f"test_command: {json.dumps(check)}")
+    config.write_text(fixed.replace("stuck_after_s: 60", "stuck_after_s: 60\n  max_turns: 40"), encoding="utf-8")
+    project.go.touch()
+    resumed = project.pm("resume", "--no-input")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "pm-agent.yaml changed since the run last ran: agent.max_turns 60 -> 40" in resumed.stdout
+    changes = project.events("run.config_changed")[-1]["changes"]
+    assert changes == [
+        {"key": "agent.max_turns", "old": 60, "new": 40},
+        {"key": "environment.test_command", "old": "true", "new": check},
+    ]
+    store = open_store(default_store_path(project.repo))
+    try:
+        run_rec = store.latest_run()
+        assert run_rec is not None
+        evidence = [g.evidence for g in store.gate_results(run_rec.id, "1") if g.gate == "3-tests-run"]
+    finally:
+        store.close()
+    assert evidence, "task 1 was gated after the resume"
+    assert all(f"`{check}` PASSED" in text for text in evidence), "its gates ran the new test command"
