@@ -304,4 +304,10 @@ def test_sigterm_then_resume_after_fixing_pm_agent_yaml(project: Project) -> Non
     finally:
         store.close()
     assert evidence, "task 1 was gated after the resume"
+    # The changed test command ran on the baseline commit too, so the gates compare like with like.
+    refreshed = [e for e in project.events("run.baseline") if e.get("refreshed")]
+    assert [e["refreshed"] for e in refreshed] == [["test_command"]]
+    environment = refreshed[0]["environment"]
+    assert isinstance(environment, dict)
+    assert [(c["key"], c["command"], c["exit_code"]) for c in environment["commands"]] == [("test_command", check, 0)]
     assert all(f"`{check}` PASSED" in text for text in evidence), "its gates ran the new test command"

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pm_agent.gates.common import changes_for, command_evidence, command_for_test_files, norm_path
+from pm_agent.gates.common import changes_for, command_evidence, command_for_test_files, describe, norm_path
 from pm_agent.gates.environment import KEEP_OUTPUT_BYTES, Baseline, Verdict, judge
 from pm_agent.gates.models import AgentReport, GateId, GateResult, Payload
 from pm_agent.gates.ward import CommandResult, run_command
@@ -48,11 +48,15 @@ def _judged(
 
 
 def _verdict_evidence(results: list[CommandResult], verdicts: list[Verdict], baseline: Baseline | None) -> list[str]:
-    """Each verdict's lines (rule, new and pre-existing findings), then the output of what failed."""
+    """A summary line per command, each verdict's lines (rule, new and pre-existing findings), then the output
+    tail of each command whose verdict failed (a baseline failure that is no worse shows no tail)."""
     if baseline is None:
         return command_evidence(results)
-    failed = [r for r, v in zip(results, verdicts, strict=True) if not v.passed]
-    return [line for v in verdicts for line in v.lines] + command_evidence(failed)
+    lines: list[str] = []
+    for result, verdict in zip(results, verdicts, strict=True):
+        lines += command_evidence([result]) if not verdict.passed else [describe(result)]
+        lines += [f"  {line}" for line in verdict.lines]
+    return lines
 
 
 def _verdict_details(verdicts: list[Verdict]) -> dict[str, Any]:
