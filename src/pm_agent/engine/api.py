@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import signal
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +20,10 @@ from pm_agent.engine.startup import check_start, repo_root, store_exists
 from pm_agent.engine.stopping import Stopped, run_until_signal
 from pm_agent.errors import NotFoundError
 from pm_agent.human.channels import EscalationChannel
+from pm_agent.preflight.baseline import PreflightError, remove_stale_preflight
 from pm_agent.reports.escalation import Escalation
 from pm_agent.store import EscalationRecord, RunStatus, default_store_path, open_store
+from pm_agent.vcs import Git
 
 
 @dataclass(frozen=True)
@@ -110,8 +113,17 @@ def run_plan(
     root = repo_root(repo)
     config = overrides.apply(config or load_config(root))
     checked = check_start(root, plan, design, config, allow_dirty=allow_dirty)
+    state_dir = default_store_path(checked.repo).parent
+    fresh = not state_dir.exists()
     with run_lock(checked.repo, "run"):
-        rc = start_run(checked.repo, plan, design, listener=listener, channel=channel, runner=runner, checked=checked)
+        try:
+            rc = start_run(
+                checked.repo, plan, design, listener=listener, channel=channel, runner=runner, checked=checked
+            )
+        except PreflightError:
+            if fresh:  # only the lock made .pm-agent/: a run that never started leaves nothing behind
+                shutil.rmtree(state_dir, ignore_errors=True)
+            raise
         overrides.record(rc.store, rc.run_id)
         return _drive(rc, poll_s)
 
@@ -127,6 +139,11 @@ def resume(
     reread_config: bool = False,
 ) -> RunResult:
     """Continue a stopped or crashed run where the store says it is; `reread_config`: take today's pm-agent.yaml."""
+    state_dir = default_store_path(repo).parent
+    if state_dir.exists() and not store_exists(repo):
+        # A run killed during its preflight left a worktree and no run; under the lock, so never a live one's.
+        with run_lock(repo, "resume"):
+            remove_stale_preflight(Git(repo), state_dir)
     if not store_exists(repo):  # checked before the lock, which would create .pm-agent/
         raise NotFoundError(
             f"no pm-agent state in {repo}: nothing to resume; start with `pm-agent run PLAN.md`"
