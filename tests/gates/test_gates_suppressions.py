@@ -100,7 +100,8 @@ def test_justified_suppression_passes_and_is_listed(calc: Work) -> None:
     result = _gate(calc, report)
     assert result.passed, result.evidence
     assert "justified   calc.py:1" in result.evidence
-    assert result.details["justified"] and not result.details["unjustified"]
+    assert result.details["justified"] == ["calc.py:1: inline suppression `# noqa` of F401: import os  # noqa: F401"]
+    assert result.details["unjustified"] == []
 
 
 @pytest.mark.parametrize(
@@ -160,40 +161,87 @@ def test_ruff_per_file_ignores_justified_by_code_and_glob(calc: Work) -> None:
     report = _report("pyproject.toml S101 tests/*: pytest tests are written with plain assert statements")
     result = _gate(calc, report)
     assert result.passed, result.evidence
-    assert 'ruff per-file-ignores.tests/* += S101' in result.evidence
+    assert "ruff per-file-ignores.tests/* += S101" in result.evidence
 
 
 @pytest.mark.parametrize(
     ("path", "before", "after", "what"),
     [
-        ("setup.cfg", "[flake8]\nmax-line-length = 100\n", "[flake8]\nmax-line-length = 100\nextend-ignore = E203\n",
-         "flake8 extend-ignore += E203"),
-        ("setup.cfg", "[flake8]\n", "[flake8]\nper-file-ignores =\n    tests/*: S101,E501\n",
-         "flake8 per-file-ignores += tests/*: E501"),
+        (
+            "setup.cfg",
+            "[flake8]\nmax-line-length = 100\n",
+            "[flake8]\nmax-line-length = 100\nextend-ignore = E203\n",
+            "flake8 extend-ignore += E203",
+        ),
+        (
+            "setup.cfg",
+            "[flake8]\n",
+            "[flake8]\nper-file-ignores =\n    tests/*: S101,E501\n",
+            "flake8 per-file-ignores += tests/*: E501",
+        ),
         ("mypy.ini", "[mypy]\nstrict = True\n", "[mypy]\nstrict = False\n", "mypy strict = False"),
         ("mypy.ini", "[mypy]\nstrict = True\n", "[mypy]\n", "mypy strict = (removed)"),
-        ("mypy.ini", "[mypy]\n", "[mypy]\n\n[mypy-calc.*]\nignore_errors = True\n",
-         "mypy overrides.calc.*.ignore_errors = True"),
-        ("pyproject.toml", "[tool.mypy]\nstrict = true\n",
-         '[tool.mypy]\nstrict = true\ndisable_error_code = ["arg-type"]\n', "mypy disable_error_code += arg-type"),
-        ("pyproject.toml", "[tool.mypy]\n",
-         '[tool.mypy]\n\n[[tool.mypy.overrides]]\nmodule = "calc"\nignore_missing_imports = true\n',
-         "mypy overrides.calc.ignore_missing_imports = true"),
-        (".pylintrc", "[MESSAGES CONTROL]\ndisable = C0114\n", "[MESSAGES CONTROL]\ndisable = C0114,W0611\n",
-         "pylint disable += W0611"),
-        (".eslintrc.json", '{"rules": {"no-console": "error"}}', '{\n  // quiet\n  "rules": {"no-console": "off"},\n}',
-         "eslint rules.no-console = off"),
+        (
+            "mypy.ini",
+            "[mypy]\n",
+            "[mypy]\n\n[mypy-calc.*]\nignore_errors = True\n",
+            "mypy overrides.calc.*.ignore_errors = True",
+        ),
+        (
+            "pyproject.toml",
+            "[tool.mypy]\nstrict = true\n",
+            '[tool.mypy]\nstrict = true\ndisable_error_code = ["arg-type"]\n',
+            "mypy disable_error_code += arg-type",
+        ),
+        (
+            "pyproject.toml",
+            "[tool.mypy]\n",
+            '[tool.mypy]\n\n[[tool.mypy.overrides]]\nmodule = "calc"\nignore_missing_imports = true\n',
+            "mypy overrides.calc.ignore_missing_imports = true",
+        ),
+        (
+            ".pylintrc",
+            "[MESSAGES CONTROL]\ndisable = C0114\n",
+            "[MESSAGES CONTROL]\ndisable = C0114,W0611\n",
+            "pylint disable += W0611",
+        ),
+        (
+            ".eslintrc.json",
+            '{"rules": {"no-console": "error"}}',
+            '{\n  // quiet\n  "rules": {"no-console": "off"},\n}',
+            "eslint rules.no-console = off",
+        ),
         (".eslintrc.yml", "rules:\n  eqeqeq: error\n", "rules:\n  eqeqeq: 0\n", "eslint rules.eqeqeq = 0"),
-        ("tsconfig.json", '{"compilerOptions": {"strict": true}}',
-         '{"compilerOptions": {"strict": false, "skipLibCheck": true}}', "tsconfig compilerOptions.strict = false"),
-        ("tsconfig.json", '{"compilerOptions": {}}', '{"compilerOptions": {"skipLibCheck": true}}',
-         "tsconfig compilerOptions.skipLibCheck = true"),
-        ("pyrightconfig.json", '{"typeCheckingMode": "strict"}', '{"typeCheckingMode": "basic"}',
-         "pyright typeCheckingMode = basic"),
-        (".golangci.yml", "linters:\n  enable: [errcheck]\n", "linters:\n  disable: [errcheck]\n",
-         "golangci linters.disable += errcheck"),
-        ("Cargo.toml", '[package]\nname = "x"\n', '[package]\nname = "x"\n\n[lints.clippy]\nunwrap_used = "allow"\n',
-         "cargo lints.clippy.unwrap_used = allow"),
+        (
+            "tsconfig.json",
+            '{"compilerOptions": {"strict": true}}',
+            '{"compilerOptions": {"strict": false, "skipLibCheck": true}}',
+            "tsconfig compilerOptions.strict = false",
+        ),
+        (
+            "tsconfig.json",
+            '{"compilerOptions": {}}',
+            '{"compilerOptions": {"skipLibCheck": true}}',
+            "tsconfig compilerOptions.skipLibCheck = true",
+        ),
+        (
+            "pyrightconfig.json",
+            '{"typeCheckingMode": "strict"}',
+            '{"typeCheckingMode": "basic"}',
+            "pyright typeCheckingMode = basic",
+        ),
+        (
+            ".golangci.yml",
+            "linters:\n  enable: [errcheck]\n",
+            "linters:\n  disable: [errcheck]\n",
+            "golangci linters.disable += errcheck",
+        ),
+        (
+            "Cargo.toml",
+            '[package]\nname = "x"\n',
+            '[package]\nname = "x"\n\n[lints.clippy]\nunwrap_used = "allow"\n',
+            "cargo lints.clippy.unwrap_used = allow",
+        ),
     ],
 )
 def test_configuration_weakenings_per_tool(make_work: MakeWork, path: str, before: str, after: str, what: str) -> None:
@@ -214,7 +262,7 @@ def test_eslint_flat_config_rule_turned_off(make_work: MakeWork) -> None:
 
 def test_stricter_or_unrelated_configuration_passes(calc: Work) -> None:
     stricter = PYPROJECT.replace("line-length = 100", 'line-length = 100\n\n[tool.ruff.lint]\nselect = ["E", "F", "B"]')
-    calc.write("pyproject.toml", stricter + '\n[tool.pytest.ini_options]\ntimeout = 60\n')
+    calc.write("pyproject.toml", stricter + "\n[tool.pytest.ini_options]\ntimeout = 60\n")
     result = _gate(calc, commands=(RUFF,))
     assert result.passed, result.evidence
     assert "nothing hidden" in result.evidence, "configuration changed: ruff re-run with the base's"

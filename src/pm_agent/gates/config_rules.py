@@ -173,10 +173,13 @@ def _items(value: Any, split: str) -> list[str]:
 
 def addopts_items(value: Any) -> list[str]:
     """The options in `addopts` that leave tests out of the run, each with its value (`-k not slow`)."""
-    try:
-        tokens = shlex.split(" ".join(value) if isinstance(value, list) else str(value or ""))
-    except ValueError:
-        tokens = str(value).split()
+    if isinstance(value, list):  # a TOML list: each entry is one argument already
+        tokens = [str(v) for v in value]
+    else:
+        try:
+            tokens = shlex.split(str(value or ""))
+        except ValueError:
+            tokens = str(value).split()
     items: list[str] = []
     i = 0
     while i < len(tokens):
