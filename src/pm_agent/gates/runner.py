@@ -202,9 +202,11 @@ def run_integrity_checks(
     baseline: SessionBaseline | None = None,
     changes: ChangeSet | None = None,
     extra_allowed: Sequence[str] = (),
+    payload: Payload = None,
 ) -> list[GateResult]:
-    """Scope, weakened tests and checks, version-control tampering and secrets."""
-    ctx = make_context(task, worktree, base, None, baseline=baseline, changes=changes, extra_allowed=extra_allowed)
+    """Scope, weakened tests and checks, version-control tampering and secrets; `payload` may justify
+    suppressions (see gates/justify.py)."""
+    ctx = make_context(task, worktree, base, payload, baseline=baseline, changes=changes, extra_allowed=extra_allowed)
     return run_gates(ctx, INTEGRITY_CHECKS)
 
 
