@@ -210,3 +210,10 @@ def test_counts_without_a_pytest_summary_are_not_compared() -> None:
     problems, lines = count_problems(None, [("baseline run", TestCounts(passed=3))], Explained())
     assert problems == []
     assert lines == ["test counts: not compared (the test command printed no pytest summary)"]
+
+
+def test_counts_of_a_failing_run_are_not_compared() -> None:
+    failing = TestCounts(passed=1, failed=1)
+    problems, lines = count_problems(failing, [("baseline run", TestCounts(passed=9))], Explained())
+    assert problems == []
+    assert lines == ["test counts: not compared (1 failed, 0 errors: gate 3 reports it)"]

@@ -338,3 +338,22 @@ def test_configuration_the_task_creates_is_compared_with_none(make_work: MakeWor
     assert not result.passed
     assert "ruff extend-exclude += calc.py" in result.evidence
     assert "calc.py:1: F401" in result.evidence
+
+
+def test_tools_installed_in_the_worktree_run_in_the_scratch_copy_and_survive_it(make_work: MakeWork) -> None:
+    work = make_work({"calc.py": CALC, "pyproject.toml": PYPROJECT, ".gitignore": ".venv/\n"})
+    lint = work.write(".venv/bin/lint", f"#!/bin/sh\nexec {RUFF}\n")
+    lint.chmod(0o755)
+    work.write("calc.py", "import os\n\n\n" + CALC)
+    work.write("pyproject.toml", PYPROJECT + '\n[tool.ruff.lint]\nignore = ["F401"]\n')
+    result = _gate(work, commands=(".venv/bin/lint",))
+    assert "calc.py:1: F401" in result.evidence, "the base configuration's run used the worktree's .venv"
+    assert lint.is_file(), "removing the scratch copy left the real .venv alone"
+
+
+def test_a_change_outside_the_tools_settings_is_not_re_run(calc: Work) -> None:
+    calc.write("pyproject.toml", PYPROJECT.replace('version = "0"', 'version = "0"\ndependencies = ["attrs"]'))
+    result = _gate(calc, commands=(RUFF,))
+    assert result.passed
+    assert result.details["configs"] == [], "a new dependency changes no lint setting: no second run"
+    assert result.evidence == "no suppression or lint/type-check ignore entry added"

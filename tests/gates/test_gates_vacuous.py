@@ -69,6 +69,8 @@ def _strengths(body: str) -> list[Strength]:
         ("mock.assert_called_once_with(1)", Strength.STRONG),
         ("check_output(['true'])", Strength.STRONG),
         ("raise AssertionError('bad')", Strength.STRONG),
+        ("assert_that(add(2, 3)).is_equal_to(5)", Strength.STRONG),
+        ("expect(add(2, 3)).to.equal(5)", Strength.STRONG),
         ("try:\n    assert add(2, 3) == 5\nexcept ValueError:\n    pass", Strength.STRONG),
         ("try:\n    assert add(2, 3) == 5\nexcept AssertionError:\n    raise", Strength.STRONG),
     ],

@@ -174,6 +174,9 @@ def count_problems(
     """(problems, evidence lines): each reference run (baseline, previous gate run) with more tests run."""
     if current is None:
         return [], ["test counts: not compared (the test command printed no pytest summary)"]
+    if current.failed or current.errors:
+        # A failing run may have stopped early (-x, a collection error): its count means little, and gate 3 fails.
+        return [], [f"test counts: not compared ({current.failed} failed, {current.errors} errors: gate 3 reports it)"]
     lines = [f"test counts: {ran(current)} ran now ({current.skipped} skipped, {current.deselected} deselected)"]
     problems: list[str] = []
     for label, counts in references:

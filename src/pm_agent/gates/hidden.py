@@ -6,7 +6,8 @@ task's files with the configuration files restored from the base commit. A findi
 configuration reports and the task's does not is hidden by the task's configuration change. The
 findings are compared with the ratchet (`gates/findings`); output no parser understands is judged by
 exit status (clean under the task's configuration, failing under the base's: something is hidden).
-The scratch worktree lives in a temporary directory outside the repository and is removed afterwards.
+The scratch worktree lives in a temporary directory outside the repository and is removed afterwards;
+the worktree's `.venv`, `venv` and `node_modules` (ignored, so not in the tree) are linked into it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from pm_agent.gates.environment import KEEP_OUTPUT_BYTES, cannot_run_reason, rel
 from pm_agent.gates.findings import Finding, ratchet, render_findings
 from pm_agent.gates.ward import CommandResult, run_command
 from pm_agent.vcs import Git, GitCommandError
+
+# Untracked tool environments in the worktree that lint and typecheck commands may run from.
+TOOL_DIRS = (".venv", "venv", "node_modules")
 
 
 @dataclass
@@ -58,6 +62,7 @@ def base_config_copy(worktree: Path, base: str, configs: Sequence[str]) -> Itera
     tmp = Path(tempfile.mkdtemp(prefix="pm-agent-base-config-"))
     path = tmp / worktree.name
     scratch: Git | None = None
+    links: list[Path] = []
     try:
         scratch = git.worktree_add_detached(path, base)
         scratch.run("read-tree", "-u", "--reset", tree)
@@ -66,8 +71,14 @@ def base_config_copy(worktree: Path, base: str, configs: Sequence[str]) -> Itera
                 scratch.run("checkout", base, "--", config)
             except GitCommandError:  # the task created it: the base has no such file
                 (path / config).unlink(missing_ok=True)
+        for name in TOOL_DIRS:  # ignored, so not in the tree: the tools installed there must still run
+            if (worktree / name).is_dir() and not (path / name).exists():
+                (path / name).symlink_to((worktree / name).resolve(), target_is_directory=True)
+                links.append(path / name)
         yield path
     finally:
+        for link in links:  # unlinked first: removing the scratch copy must never reach into the real ones
+            link.unlink(missing_ok=True)
         if scratch is not None:
             with contextlib.suppress(GitCommandError):
                 git.worktree_remove(path, force=True)
@@ -123,4 +134,4 @@ def hidden_findings(
     return hidden
 
 
-__all__ = ["Hidden", "base_config_copy", "compare_runs", "hidden_findings"]
+__all__ = ["TOOL_DIRS", "Hidden", "base_config_copy", "compare_runs", "hidden_findings"]

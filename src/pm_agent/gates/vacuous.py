@@ -173,9 +173,25 @@ def call_strength(call: ast.Call, helpers: frozenset[str]) -> Strength | None:
         return _unittest_call(call, name)
     if name in ("fail", "raises", "warns") or name in helpers:
         return Strength.STRONG
-    if name.startswith(_HELPER_PREFIXES):
+    if any(link.startswith(_HELPER_PREFIXES) for link in _chain(call)):  # assert_that(x).is_equal_to(5)
         return Strength.STRONG
     return None
+
+
+def _chain(call: ast.Call) -> Iterator[str]:
+    """The names along a fluent call chain, outermost first: `expect(x).to.equal(5)` -> equal, to, expect."""
+    node: ast.AST = call
+    while True:
+        if isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, ast.Attribute):
+            yield node.attr
+            node = node.value
+        elif isinstance(node, ast.Name):
+            yield node.id
+            return
+        else:
+            return
 
 
 @dataclass

@@ -15,12 +15,12 @@ returned in `details["suspicious"]`: the gate passes and the task's review goes 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pm_agent.gates.collection import count_problems, explained_drop, runner_weakenings
 from pm_agent.gates.common import changes_for, is_ignored_path
 from pm_agent.gates.config_rules import LINT, file_weakenings
-from pm_agent.gates.configs import is_lint_config
+from pm_agent.gates.configs import ESLINT_FLAT, Settings, is_lint_config, read_settings
 from pm_agent.gates.hidden import Hidden, hidden_findings
 from pm_agent.gates.integrity import check_tests_weakened
 from pm_agent.gates.justify import JUSTIFY_HINT, Judgement, Weakening, judge_weakenings
@@ -45,7 +45,7 @@ def _read(root: Path, path: str) -> str | None:
 
 
 def lint_config_weakenings(root: Path, base: str, change: ChangeSet) -> tuple[list[Weakening], list[str], list[str]]:
-    """(weakenings, changed lint/type-check configuration files, notes) of the change's configuration files."""
+    """(weakenings, configuration files whose lint/type-check settings changed, notes) of the change."""
     git = Git(root)
     found: list[Weakening] = []
     changed: list[str] = []
@@ -53,12 +53,28 @@ def lint_config_weakenings(root: Path, base: str, change: ChangeSet) -> tuple[li
     for path in change.names():
         if is_ignored_path(path) or not is_lint_config(path):
             continue
-        changed.append(path)
+        old, new = _show(git, base, path), _read(root, path)
         try:
-            found += file_weakenings(path, _show(git, base, path), _read(root, path), change.added.get(path, []), LINT)
+            found += file_weakenings(path, old, new, change.added.get(path, []), LINT)
+            relevant = lint_settings_differ(path, old, new)
         except ValueError as exc:
             notes.append(str(exc))
+            relevant = True
+        if relevant:
+            changed.append(path)
     return found, changed, notes
+
+
+def lint_settings_differ(path: str, old: str | None, new: str | None) -> bool:
+    """Whether a configuration file's change touches a linter's or type checker's settings (a new dependency
+    in pyproject.toml does not); a file pm-agent cannot parse (eslint.config.js) always counts."""
+    if ESLINT_FLAT.match(PurePosixPath(path).name):
+        return True
+
+    def lint_only(text: str | None) -> Settings:
+        return {k: v for k, v in read_settings(path, text).items() if k[0] != "pytest"}
+
+    return lint_only(old) != lint_only(new)
 
 
 def _judgement_lines(title: str, judgement: Judgement) -> list[str]:
