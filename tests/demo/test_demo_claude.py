@@ -68,7 +68,7 @@ class Live:
         ids = [t.id for t in self.demo.plan.tasks]
         payload = result.signal.payload
         return run_minimum_gates(task, workdir, base, payload, environment=env, known_task_ids=ids) + (
-            run_integrity_checks(task, workdir, base)
+            run_integrity_checks(task, workdir, base, payload=payload)
         )
 
     def stored(self, result: SessionResult) -> list[tuple[str, bool]]:

@@ -24,7 +24,7 @@ def _gates(demo: Demo, task: Task, base: str, payload: dict[str, Any]) -> list[G
     env = load_config(demo.repo).environment
     ids = [t.id for t in demo.plan.tasks]
     results = run_minimum_gates(task, demo.repo, base, payload, environment=env, known_task_ids=ids)
-    return results + run_integrity_checks(task, demo.repo, base)
+    return results + run_integrity_checks(task, demo.repo, base, payload=payload)
 
 
 def _locations_exist(workdir: Path, session: Offline) -> None:

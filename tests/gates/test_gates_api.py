@@ -22,6 +22,7 @@ def test_gate_ids() -> None:
     assert [g.value for g in gates.INTEGRITY_CHECKS] == [
         "scope",
         "tests-weakened",
+        "checks-weakened",
         "vcs-tampering",
         "secrets",
     ]

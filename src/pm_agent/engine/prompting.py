@@ -91,6 +91,14 @@ def build_prompt(rc: RunContext, rec: TaskRecord, role: str, state: IssueState, 
             f"The change is uncommitted in your worktree; `git diff {base[:12]}` shows it.\n{stat}\n\n"
             f"Design doc (excerpt):\n{design}"
         )
+        observed = flow.events("gate.observations")  # written by review_step after each gate pass
+        suspicious = [str(line) for line in observed[-1].get("suspicious", [])] if observed else []
+        if suspicious:
+            extra += (
+                "\n\npm-agent could not tell whether these tests can fail. Read each one: if it checks almost "
+                "nothing, send it to the fixer (needs-role-followup) naming the line:\n"
+                + "\n".join(f"- {line}" for line in suspicious)
+            )
     elif role in ("developer", "analyst", "planner"):
         extra = "The task as the plan writes it:\n\n" + (task.body or task.description or task.title)
         analysed = latest_report(flow, ("analyst",))

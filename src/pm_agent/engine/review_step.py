@@ -20,7 +20,9 @@ from pm_agent.errors import PmAgentError
 from pm_agent.gates import (
     INTEGRITY_CHECKS,
     MINIMUM_GATES,
+    GateId,
     GateResult,
+    TestCounts,
     auto_escalate_tier,
     make_context,
     run_gates,
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
 
 S = IssueState
 CHECKED_TREE_EVENT = "gates.checked_tree"  # the tree a gate run checked; delivery commits exactly it
+# Per gate pass: the tests that ran (the next pass compares) and lines a reviewer must look at (prompting reads).
+OBSERVATIONS = "gate.observations"
 
 
 def environment(flow: TaskFlow, rec: TaskRecord) -> EnvironmentContract:
@@ -110,6 +114,7 @@ async def run_gates_step(flow: TaskFlow, rec: TaskRecord) -> None:
         known_task_ids={t.task_id for t in rc.store.list_tasks(rc.run_id)},
         extra_allowed=[rc.config.review_artifacts_dir.rstrip("/") + "/"],
         env_baseline=rc.env_baseline,
+        previous_counts=previous_test_counts(flow),
     )
     rc.emit("gate.running", f"task-{rec.task_id}: running {len(MINIMUM_GATES) + len(INTEGRITY_CHECKS)} gates")
     results = await asyncio.to_thread(run_gates, ctx, [*MINIMUM_GATES, *INTEGRITY_CHECKS])
@@ -137,6 +142,7 @@ async def run_gates_step(flow: TaskFlow, rec: TaskRecord) -> None:
             passed=result.passed,
             evidence=result.evidence,
         )
+    rec = _observe(flow, rec, results)
     fault_point("after-gates")
     failed = [r for r in results if not r.passed]
     summary = ", ".join(f"{r.gate}={'pass' if r.passed else 'FAIL'}" for r in results)
@@ -159,6 +165,37 @@ async def run_gates_step(flow: TaskFlow, rec: TaskRecord) -> None:
         return
     flow.request_fix(rec, f"gates failed: {names}", _evidence(results), {})
     rc.move(rec, S.FIXING_ISSUES, f"gates failed: {names}", retry_count=rec.retry_count + 1)
+
+
+def previous_test_counts(flow: TaskFlow) -> TestCounts | None:
+    """The tests the task's previous gate pass ran (tests-weakened compares the count)."""
+    observed = flow.events(OBSERVATIONS)
+    counts = observed[-1].get("test_counts") if observed else None
+    return TestCounts.model_validate(counts) if counts else None
+
+
+def _observe(flow: TaskFlow, rec: TaskRecord, results: list[GateResult]) -> TaskRecord:
+    """Record this pass's test counts and suspicious lines; a LOW task with suspicious lines gets a reviewer."""
+    rc = flow.rc
+    weakened = next((r for r in results if r.gate == GateId.TESTS_WEAKENED), None)
+    suspicious = [str(line) for r in results for line in r.details.get("suspicious", [])]
+    payload = {
+        "attempt": rec.attempt,
+        "test_counts": weakened.details.get("test_counts") if weakened is not None else None,
+        "suspicious": suspicious,
+    }
+    rc.store.append_event(rc.run_id, OBSERVATIONS, payload, task_id=rec.task_id)
+    if suspicious and all(r.passed for r in results) and rec.tier is Tier.LOW:
+        why = f"pm-agent cannot tell whether {len(suspicious)} test line(s) can fail"
+        rec = rc.store.update_task(
+            rc.run_id,
+            rec.task_id,
+            event="task.tier_escalated",
+            tier=Tier.NORMAL,
+            decision_log=[*rec.decision_log, f"LOW → NORMAL for review: {why}"],
+        )
+        rc.emit("task.tier", f"task-{rec.task_id}: reviewer needed ({why})")
+    return rec
 
 
 async def review_step(flow: TaskFlow, rec: TaskRecord) -> None:

@@ -1,7 +1,9 @@
 """Gates pm-agent runs itself: ward commands, the six minimum gates, integrity checks, tier review.
 
 Never trusts an agent's claims: every verdict comes from the worktree, the diff and commands pm-agent
-ran. Each gate is a plain function returning a `GateResult`; `run_minimum_gates`,
+ran. Nor can the agent weaken the checks from inside its scope: suppressions, ignore entries, test
+runner settings and vacuous tests fail `checks-weakened` or `tests-weakened` (see `weakened.py`).
+Each gate is a plain function returning a `GateResult`; `run_minimum_gates`,
 `run_integrity_checks` and `run_gates` (by id, for the fix loop) run several over one change set.
 """
 
@@ -37,6 +39,7 @@ from pm_agent.gates.secret_scan import check_secrets
 from pm_agent.gates.tiers import SanityResult, auto_escalate_tier, path_categories, sanity_check
 from pm_agent.gates.todos import gate_no_orphan_todos
 from pm_agent.gates.ward import CommandResult, TestCounts, parse_pytest_summary, run_command
+from pm_agent.gates.weakened import gate_checks_weakened, gate_tests_weakened
 
 __all__ = [
     "ENVIRONMENT_COMMANDS",
@@ -64,12 +67,14 @@ __all__ = [
     "check_vcs_tampering",
     "command_for_test_files",
     "failed_gates",
+    "gate_checks_weakened",
     "gate_lint_typecheck",
     "gate_no_orphan_todos",
     "gate_plan_alignment",
     "gate_review_note",
     "gate_tests_added",
     "gate_tests_run",
+    "gate_tests_weakened",
     "is_ignored_path",
     "is_test_path",
     "judge",

@@ -1,8 +1,11 @@
-"""Gate 1, plan alignment: every acceptance criterion is mapped to a real line of the change.
+"""Gate 1, plan alignment: every acceptance criterion is mapped to a real line of the change, and every
+file the contract says to create exists.
 
 A mapping counts when its `path:line` (or `path:start-end`) names a file the change adds or modifies
 and the line exists in that file. A mapping's `criterion` may repeat the criterion's text (case and
 punctuation ignored; a distinctive part is enough) or give its 1-based number ("2", "AC2", "#2").
+An expected file (`Create:`) counts as created when it exists in the worktree; a directory entry
+(`src/pkg/`) or a glob (`docs/*.md`) when something in the change is under it or matches it.
 """
 
 from __future__ import annotations
@@ -11,10 +14,12 @@ import re
 from pathlib import Path
 
 from pm_agent.gates.common import changes_for, norm_path
+from pm_agent.gates.integrity import in_scope
 from pm_agent.gates.models import AgentReport, CriterionMapping, GateId, GateResult, Payload
 from pm_agent.plan.models import Task
 from pm_agent.vcs import ChangeSet
 
+_RANGE_SUFFIX = re.compile(r":\d+(?:-\d+)?$")
 _INDEX = re.compile(r"^(?:ac|criterion|criteria|#)?\s*[-#]?\s*(\d+)$")
 _MIN_PARTIAL = 12
 
@@ -54,6 +59,22 @@ def check_location(worktree: Path, mapping: CriterionMapping, changed: set[str])
     return None
 
 
+def missing_created_files(task: Task, worktree: Path, changed: list[str]) -> list[str]:
+    """The contract's `Create:` entries that the change did not create."""
+    missing: list[str] = []
+    for raw in task.expected_files.create:
+        entry = _RANGE_SUFFIX.sub("", norm_path(worktree, raw))
+        if not entry:
+            continue
+        if entry.endswith("/") or any(c in entry for c in "*?["):
+            created = any(in_scope(path, [entry], worktree) for path in changed)
+        else:
+            created = (worktree / entry).exists()
+        if not created:
+            missing.append(entry)
+    return missing
+
+
 def gate_plan_alignment(
     task: Task,
     worktree: Path | str,
@@ -66,14 +87,17 @@ def gate_plan_alignment(
     root = Path(worktree)
     agent = AgentReport.from_payload(report)
     criteria = task.acceptance_criteria
+    present = changes_for(root, base, changes).present()
+    missing = missing_created_files(task, root, present)
+    missing_lines = [f"  EXPECTED FILE NOT CREATED: {m} (the contract says to create it)" for m in missing]
     if not criteria:
         return GateResult(
             gate=GateId.PLAN_ALIGNMENT,
-            passed=True,
-            evidence="the task lists no acceptance criteria",
-            details={"criteria": 0},
+            passed=not missing,
+            evidence="\n".join(["the task lists no acceptance criteria", *missing_lines]),
+            details={"criteria": 0, "missing_files": missing},
         )
-    changed = set(changes_for(root, base, changes).present())
+    changed = set(present)
     mapped: list[dict[str, str]] = []
     unmapped: list[str] = []
     bad: list[dict[str, str]] = []
@@ -103,12 +127,20 @@ def gate_plan_alignment(
     if extra:
         lines.append(f"  (mappings matching no criterion: {', '.join(extra)})")
     lines += [f"  payload problem: {p}" for p in agent.problems if p.startswith("criteria")]
+    lines += missing_lines
     return GateResult(
         gate=GateId.PLAN_ALIGNMENT,
-        passed=not failing,
+        passed=not failing and not missing,
         evidence="\n".join(lines),
-        details={"mapped": mapped, "unmapped": unmapped, "bad": bad, "failing": failing, "unmatched": extra},
+        details={
+            "mapped": mapped,
+            "unmapped": unmapped,
+            "bad": bad,
+            "failing": failing,
+            "unmatched": extra,
+            "missing_files": missing,
+        },
     )
 
 
-__all__ = ["check_location", "gate_plan_alignment", "matches_criterion"]
+__all__ = ["check_location", "gate_plan_alignment", "matches_criterion", "missing_created_files"]

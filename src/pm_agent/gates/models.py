@@ -29,6 +29,7 @@ class GateId(StrEnum):
     REVIEW_NOTE = "6-review-note"
     SCOPE = "scope"
     TESTS_WEAKENED = "tests-weakened"
+    CHECKS_WEAKENED = "checks-weakened"
     VCS_TAMPERING = "vcs-tampering"
     SECRETS = "secrets"
 
@@ -44,6 +45,7 @@ MINIMUM_GATES: tuple[GateId, ...] = (
 INTEGRITY_CHECKS: tuple[GateId, ...] = (
     GateId.SCOPE,
     GateId.TESTS_WEAKENED,
+    GateId.CHECKS_WEAKENED,
     GateId.VCS_TAMPERING,
     GateId.SECRETS,
 )
@@ -135,6 +137,8 @@ class AgentReport(_Lenient):
     lint_evidence: list[str] = Field(default_factory=list)
     typecheck_evidence: list[str] = Field(default_factory=list)
     self_assessment: str | None = None
+    summary: str = ""
+    risks: list[str] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)
 
     @field_validator(
@@ -144,6 +148,7 @@ class AgentReport(_Lenient):
         "test_evidence",
         "lint_evidence",
         "typecheck_evidence",
+        "risks",
         mode="before",
     )
     @classmethod

@@ -2,7 +2,8 @@
 
 The change set is computed once, before any command runs, so files that test runs create (caches) do
 not leak into the diff-based gates. A gate that raises is recorded as failed with the error as evidence:
-one broken gate never hides the others' results.
+one broken gate never hides the others' results. Gates see the results of the gates before them in the
+same pass (`GateContext.results`): tests-weakened reads the test counts of gate 3's run.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from pm_agent.errors import PmAgentError
 from pm_agent.gates.alignment import gate_plan_alignment
 from pm_agent.gates.commands import DEFAULT_TIMEOUT_S, gate_lint_typecheck, gate_tests_added, gate_tests_run
 from pm_agent.gates.environment import Baseline
-from pm_agent.gates.integrity import check_scope, check_tests_weakened, check_vcs_tampering
+from pm_agent.gates.integrity import check_scope, check_vcs_tampering
 from pm_agent.gates.models import INTEGRITY_CHECKS, MINIMUM_GATES, AgentReport, GateId, GateResult, Payload
 from pm_agent.gates.review import gate_review_note
 from pm_agent.gates.secret_scan import check_secrets
 from pm_agent.gates.todos import gate_no_orphan_todos
+from pm_agent.gates.ward import TestCounts, parse_pytest_summary
+from pm_agent.gates.weakened import gate_checks_weakened, gate_tests_weakened
 from pm_agent.plan.models import EnvironmentContract, Task
 from pm_agent.vcs import ChangeSet, Git, SessionBaseline
 
@@ -42,12 +45,38 @@ class GateContext:
     baseline: SessionBaseline | None = None  # None: tampering checked against `base`
     extra_allowed: Sequence[str] = ()
     env_baseline: Baseline | None = None  # the environment commands on the run's baseline commit (ratchet)
+    previous_counts: TestCounts | None = None  # the tests the task's previous gate pass ran
+    results: dict[str, GateResult] = field(default_factory=dict)  # this pass's results so far, by gate id
 
     def change_set(self) -> ChangeSet:
         """The change against `base`, computed once."""
         if self.changes is None:
             self.changes = Git(self.worktree).changes(self.base)
         return self.changes
+
+    def contract(self) -> EnvironmentContract:
+        """The environment contract the gates use."""
+        return self.environment or self.task.environment
+
+    def test_counts(self) -> TestCounts | None:
+        """The counts of this pass's run of `test_command` (gate 3), None when it did not run or print them."""
+        command = self.contract().test_command
+        result = self.results.get(GateId.TESTS_RUN)
+        for run in result.details.get("commands", []) if result is not None else []:
+            if run.get("cmd") == command and run.get("test_counts") is not None:
+                return TestCounts.model_validate(run["test_counts"])
+        return None
+
+    def baseline_counts(self) -> TestCounts | None:
+        """The counts of the baseline's run of the same `test_command`, None when there is none."""
+        command = self.contract().test_command
+        entry = self.env_baseline.for_command(command) if self.env_baseline is not None and command else None
+        return parse_pytest_summary(entry.output or entry.output_tail) if entry is not None else None
+
+    def lint_commands(self) -> list[str]:
+        """The configured lint and typecheck commands."""
+        contract = self.contract()
+        return [c for c in (contract.lint_command, contract.typecheck_command) if c]
 
 
 GATES: dict[GateId, Callable[[GateContext], GateResult]] = {
@@ -78,7 +107,27 @@ GATES: dict[GateId, Callable[[GateContext], GateResult]] = {
     ),
     GateId.REVIEW_NOTE: lambda c: gate_review_note(c.report),
     GateId.SCOPE: lambda c: check_scope(c.task, c.worktree, c.base, changes=c.changes, extra_allowed=c.extra_allowed),
-    GateId.TESTS_WEAKENED: lambda c: check_tests_weakened(c.task, c.worktree, c.base, changes=c.changes),
+    GateId.TESTS_WEAKENED: lambda c: gate_tests_weakened(
+        c.task,
+        c.worktree,
+        c.base,
+        c.report,
+        changes=c.changes,
+        counts=c.test_counts(),
+        references=[("baseline run", c.baseline_counts()), ("previous gate run", c.previous_counts)]
+        if GateId.TESTS_RUN in c.results
+        else [],
+    ),
+    GateId.CHECKS_WEAKENED: lambda c: gate_checks_weakened(
+        c.task,
+        c.worktree,
+        c.base,
+        c.report,
+        changes=c.changes,
+        commands=c.lint_commands(),
+        timeout_s=c.timeout_s,
+        env=c.env,
+    ),
     GateId.VCS_TAMPERING: lambda c: check_vcs_tampering(c.worktree, c.baseline, expected_head=c.base),
     GateId.SECRETS: lambda c: check_secrets(c.worktree, c.base, changes=c.changes),
 }
@@ -92,16 +141,16 @@ def run_gates(ctx: GateContext, gates: Iterable[GateId | str]) -> list[GateResul
     for gate in gates:
         gate_id = GateId(gate)
         try:
-            results.append(GATES[gate_id](ctx))
+            result = GATES[gate_id](ctx)
         except (PmAgentError, OSError, ValueError) as exc:
-            results.append(
-                GateResult(
-                    gate=gate_id,
-                    passed=False,
-                    evidence=f"gate could not run: {type(exc).__name__}: {exc}",
-                    details={"error": str(exc)},
-                )
+            result = GateResult(
+                gate=gate_id,
+                passed=False,
+                evidence=f"gate could not run: {type(exc).__name__}: {exc}",
+                details={"error": str(exc)},
             )
+        ctx.results[gate_id] = result
+        results.append(result)
     return results
 
 
@@ -153,9 +202,11 @@ def run_integrity_checks(
     baseline: SessionBaseline | None = None,
     changes: ChangeSet | None = None,
     extra_allowed: Sequence[str] = (),
+    payload: Payload = None,
 ) -> list[GateResult]:
-    """Scope, weakened tests, version-control tampering and secrets."""
-    ctx = make_context(task, worktree, base, None, baseline=baseline, changes=changes, extra_allowed=extra_allowed)
+    """Scope, weakened tests and checks, version-control tampering and secrets; `payload` may justify
+    suppressions (see gates/justify.py)."""
+    ctx = make_context(task, worktree, base, payload, baseline=baseline, changes=changes, extra_allowed=extra_allowed)
     return run_gates(ctx, INTEGRITY_CHECKS)
 
 
