@@ -174,6 +174,8 @@ async def deliver_step(flow: TaskFlow, rec: TaskRecord) -> None:
             artifact_text=render_review(artifact),
             tag_checkpoint=tag,
         )
+        if rc.host.checkout_guard is not None:  # pm-agent's own moves, not an agent's (checkout guard)
+            rc.host.checkout_guard.accept_refs(rc.run.working_branch, done.tag)
     if done.conflict or done.commit_sha is None:
         conflicts = done.integration.conflicts if done.integration else []
         onto = rc.git.rev_parse(rc.run.working_branch)
