@@ -196,9 +196,10 @@ async def test_an_agent_cli_without_hooks_is_still_caught_afterwards(layout: Lay
     result = await run(host, layout, "Work. " + script_marker(script))
     assert result.signal is not None
     assert not result.outcome.ok
+    head = git(layout.repo, "rev-parse", "HEAD")
     assert sorted(result.outcome.escapes) == [
         f"README.md changed in the main checkout {layout.repo.resolve()}",
-        f"pm-agent's ref refs/tags/pm/p1/checkpoint-task-t1 was created at {git(layout.repo, 'rev-parse', 'HEAD')[:12]}",
+        f"pm-agent's ref refs/tags/pm/p1/checkpoint-task-t1 was created at {head[:12]}",
     ]
     assert_main_checkout_untouched(layout)
     assert git(layout.repo, "tag", "--list", "pm/*") == ""

@@ -1,4 +1,4 @@
-"""The PreToolUse hook that keeps a session's writes in its worktree: its rules, and the script as Claude Code runs it."""
+"""The PreToolUse hook that keeps a session's writes in its worktree: its rules, and the script as the CLI runs it."""
 
 from __future__ import annotations
 

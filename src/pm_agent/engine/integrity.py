@@ -108,6 +108,7 @@ class StoreWatch:
     marks: dict[str, Mark] = field(default_factory=dict)
     verified: set[str] = field(default_factory=set)  # completed tasks whose Refs commit was found
     started: bool = False
+    incidents: int = 0  # findings handled so far: a session running across one gets its result refused
 
     def saw(self, rec: TaskRecord) -> None:
         """pm-agent itself just wrote this task."""
@@ -137,7 +138,8 @@ class StoreWatch:
 
 def _adopt(rec: TaskRecord, first: bool) -> list[Finding]:
     """A task pm-agent has no memory of: at the first look any consistent one, later only a new one."""
-    current = rec.workflow_context.get("current_state", rec.state) if rec.workflow_context else rec.state
+    # A task pm-agent never moved has an empty context: it must still be `received`.
+    current = rec.workflow_context.get("current_state", S.RECEIVED.value)
     if current != rec.state:
         problem = f"task-{rec.task_id} is stored in state {rec.state!r} but its workflow context says {current!r}"
         return [Finding(STORE_WATCH, rec.task_id, problem)]
@@ -173,8 +175,9 @@ def check_run(rc: RunContext, records: list[TaskRecord] | None = None) -> list[F
     """Store-watch and completion-check findings for the run's tasks as stored now (or `records`)."""
     records = rc.store.list_tasks(rc.run_id) if records is None else records
     found = rc.watch.compare(records)
+    flagged = {f.task_id for f in found}
     try:
-        found += _completion(rc, records)
+        found += _completion(rc, [rec for rec in records if rec.task_id not in flagged])
     except PmAgentError as exc:  # the working branch itself is gone or unreadable
         found.append(Finding(COMPLETION_CHECK, None, f"the working branch cannot be read: {exc}"))
     return found
@@ -206,6 +209,7 @@ def _repair(rc: RunContext, finding: Finding) -> str | None:
 def handle_findings(rc: RunContext, findings: list[Finding]) -> None:
     """Record each finding on its task, repair what pm-agent knows, stop dispatching, escalate once."""
     repaired = []
+    rc.watch.incidents += 1
     for finding in findings:
         fixed = _repair(rc, finding)
         if fixed:
@@ -215,7 +219,7 @@ def handle_findings(rc: RunContext, findings: list[Finding]) -> None:
             payload["repaired"] = fixed
         rc.store.append_event(rc.run_id, "integrity.store", payload, task_id=finding.task_id)
     rc.aborted = True  # stop dispatching: sessions already running end their current step
-    checks = sorted({f.caught_by for f in findings})
+    checks = list(dict.fromkeys(f.caught_by for f in findings))  # store-watch first: it runs first
     body = Escalation(
         problem=f"{', '.join(checks)}: pm-agent's state was changed from outside pm-agent: "
         + "; ".join(f.problem for f in findings[:5])

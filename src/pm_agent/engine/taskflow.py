@@ -241,6 +241,7 @@ class TaskFlow:
                 return recovered
             resume = recovered
         rc = self.rc
+        incidents = rc.watch.incidents  # store findings made while this session runs refuse its result too
         if resume is not None:
             previous, prompt = resume
             rc.emit("session.resumed", f"task-{rec.task_id}: {role} continues session {previous.id}")
@@ -275,16 +276,16 @@ class TaskFlow:
             + (f": {detail}" if detail else ""),
         )
         step = Step(self.rc.store.get_session(result.record.id), result.signal, result.status, detail)
-        self._integrity(role, result, step)
+        self._integrity(role, result, step, incidents)
         fault_point("after-signal")
         return step
 
-    def _integrity(self, role: str, result: SessionResult, step: Step) -> None:
+    def _integrity(self, role: str, result: SessionResult, step: Step, incidents: int) -> None:
         """Refuse the session's result if the store or the main checkout changed from outside pm-agent."""
         rc = self.rc
         findings = integrity.check_run(rc)
         escaped = integrity.escape_problem(result)
-        if not findings and escaped is None:
+        if not findings and escaped is None and rc.watch.incidents == incidents:
             return
         self.consume(step)
         if findings:
@@ -295,7 +296,7 @@ class TaskFlow:
             rc.emit("integrity.checkout", body.problem)
             rc.open_escalation(rec.task_id, integrity.CHECKOUT_GUARD, body, session_id=step.session.id)
             rc.move(rec, integrity.hold_state(rc.workflow, S(rec.state)), f"{integrity.CHECKOUT_GUARD}: result refused")
-        raise _Refused(escaped or "; ".join(f.problem for f in findings))
+        raise _Refused(escaped or "; ".join(f.problem for f in findings) or "the store changed while it ran")
 
     def _recover(self, rec: TaskRecord, role: str, state: IssueState) -> Step | tuple[SessionRecord, str] | None:
         """After a restart: reuse a stored signal, or resume a session pm-agent's death interrupted."""
