@@ -115,6 +115,7 @@ async def test_claude_code_refuses_every_reach_outside_and_pm_agent_records_it(
             bash("git branch -f pm/p1/work HEAD"),
             Turn(tool_calls=[ToolCall("Write", {"file_path": str(layout.worktree / "mine.txt"), "content": "ok"})]),
             bash("echo honest > built.txt && cat built.txt"),
+            bash('echo scratch > "$TMPDIR/s.txt" && cat "$TMPDIR/s.txt" > /tmp/pm-agent-probe-$$ && rm /tmp/pm-agent-probe-$$'),
             Turn(tool_calls=[complete("tried everything")]),
             Turn(text="Done."),
         ])

@@ -19,7 +19,8 @@ def fence(tmp_path: Path) -> Fence:
     worktree = repo / ".pm-agent" / "worktrees" / "r1" / "task-1"
     (worktree / "src").mkdir(parents=True)
     (tmp_path / "tmp").mkdir()
-    return Fence(str(worktree), str(repo), str(repo / ".pm-agent"), [str(tmp_path / "tmp")])
+    scratch = repo / ".pm-agent" / "agent-home" / "sessions" / "s1" / "tmp"
+    return Fence(str(worktree), str(repo), str(repo / ".pm-agent"), [str(tmp_path / "tmp")], [str(scratch)])
 
 
 def repo_of(fence: Fence) -> str:
@@ -37,11 +38,12 @@ def repo_of(fence: Fence) -> str:
         ("{wt}/../task-2/x.py", "is in pm-agent's state folder"),
         ("{wt}/.git", "version-control metadata"),
         ("{tmp}/notes.txt", "is outside the worktree"),  # file tools: nothing outside, not even temp
+        ("{own}/notes.txt", "is outside the worktree"),
         ("/etc/passwd", "is outside the worktree"),
     ],
 )
 def test_file_tools_stay_in_the_worktree(fence: Fence, path: str, refused: str | None) -> None:
-    target = path.format(wt=fence.worktree, repo=repo_of(fence), tmp=fence.temp[0])
+    target = path.format(wt=fence.worktree, repo=repo_of(fence), tmp=fence.temp[0], own=fence.own[0])
     reason = check_file(fence, fence.worktree, target)
     if refused is None:
         assert reason is None
@@ -60,6 +62,7 @@ def test_file_tools_stay_in_the_worktree(fence: Fence, path: str, refused: str |
         ("cat {repo}/README.md", None),  # reading the main checkout is allowed
         ("cp /etc/hostname copied.txt", None),  # a read outside, the write inside
         ("cd src && cd .. && echo x > f.txt", None),
+        ("mkdir -p {own}/x && pytest > {own}/x/log && cat {own}/x/log", None),  # the session's own TMPDIR
         ("git log pm/calc/work", None),
         ("git -C {repo} status", None),
         ("git add -A && git commit -qm x", None),  # the agent's own HEAD: the tampering check's business
@@ -88,7 +91,7 @@ def test_file_tools_stay_in_the_worktree(fence: Fence, path: str, refused: str |
     ],
 )
 def test_bash_commands_that_obviously_leave_are_refused(fence: Fence, command: str, refused: str | None) -> None:
-    text = command.format(repo=repo_of(fence), tmp=fence.temp[0])
+    text = command.format(repo=repo_of(fence), tmp=fence.temp[0], own=fence.own[0])
     reason = check_bash(fence, fence.worktree, text)
     if refused is None:
         assert reason is None, reason

@@ -8,8 +8,9 @@ or dataclasses, which cost more than the checks), so that the interpreter starts
 File tools: any path outside the worktree, or a `.git` entry inside it, is denied.
 Bash: the raw command string is read with `shlex`, segment by segment, following `cd`:
 - write targets (redirects, `tee`, `cp`/`mv`/`ln`/`install` targets, `rm`, `touch`, `mkdir`,
-  `truncate`, `sed -i`, `dd of=`, ...) outside the worktree are denied, except temp folders
-  ($TMPDIR, /tmp, /var/tmp) and /dev that are not inside the main checkout or pm-agent's state;
+  `truncate`, `sed -i`, `dd of=`, ...) outside the worktree are denied, except the session's own
+  scratch folders ($TMPDIR, $XDG_RUNTIME_DIR, which pm-agent puts in its state folder), /dev, and
+  /tmp and /var/tmp where they are not inside the main checkout or pm-agent's state;
 - any path into pm-agent's state folder (`--state`, e.g. `<repo>/.pm-agent`) that is not inside
   the worktree is denied, read or write (that covers `sqlite3 <state>/state.db`, `cd ..`);
 - git commands that would change a `pm/` branch or tag, or that point at another checkout
@@ -77,24 +78,34 @@ class Fence:
     Every path is made real (symlinks resolved), as the checks compare real paths.
     """
 
-    __slots__ = ("checkout", "state", "temp", "worktree")
+    __slots__ = ("checkout", "own", "state", "temp", "worktree")
 
     def __init__(
-        self, worktree: str, checkout: str | None = None, state: str | None = None, temp: Iterable[str] = ()
+        self,
+        worktree: str,
+        checkout: str | None = None,
+        state: str | None = None,
+        temp: Iterable[str] = (),
+        own: Iterable[str] = (),
     ) -> None:
         real = os.path.realpath
         self.worktree = real(worktree)
         self.checkout = real(checkout) if checkout else None
         self.state = real(state) if state else None
-        self.temp = tuple(real(t) for t in temp if t)
+        self.temp = tuple(real(t) for t in temp if t)  # shared temp folders: fine unless protected
+        self.own = tuple(real(t) for t in own if t)  # the session's scratch folders: always fine
 
     def inside(self, path: str) -> bool:
         """`path` (real) is the worktree or below it."""
         return _under(path, self.worktree)
 
+    def scratch(self, path: str) -> bool:
+        """`path` (real) is in one of the session's own scratch folders."""
+        return any(_under(path, t) for t in self.own)
+
     def protected(self, path: str) -> str | None:
-        """What protected place `path` (real) is in, when it is outside the worktree."""
-        if self.inside(path):
+        """What protected place `path` (real) is in, when it is outside the worktree and the scratch folders."""
+        if self.inside(path) or self.scratch(path):
             return None
         if self.state and _under(path, self.state):
             return "pm-agent's state folder"
@@ -263,7 +274,9 @@ def _check_target(fence: Fence, cwd: str, target: str) -> str | None:
     where = fence.protected(real)
     if where:
         return f"writes {target}, in {where}"
-    if fence.inside(real) or real.startswith("/dev/") or any(_under(real, t) for t in fence.temp):
+    if fence.inside(real) or fence.scratch(real) or real.startswith("/dev/"):
+        return None
+    if any(_under(real, t) for t in fence.temp):
         return None
     return f"writes {target}, outside the worktree"
 
@@ -315,9 +328,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "worktree" not in opts:
         sys.stderr.write("guard_hook: --worktree is required\n")
         return 1
-    temp = [*opts.get("temp", []), os.environ.get("TMPDIR", ""), "/tmp", "/var/tmp"]
+    own = [*opts.get("temp", []), *(os.environ.get(k, "") for k in ("TMPDIR", "XDG_RUNTIME_DIR"))]
     checkout, state = (next(iter(opts.get(key, [])), None) for key in ("checkout", "state"))
-    fence = Fence(opts["worktree"][0], checkout, state, temp)
+    fence = Fence(opts["worktree"][0], checkout, state, ["/tmp", "/var/tmp"], own)
     call = json.loads(sys.stdin.read() or "{}")
     reason = check_call(fence, call) if isinstance(call, dict) else None
     if reason is None:

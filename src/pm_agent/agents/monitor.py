@@ -257,8 +257,13 @@ class SessionMonitor:
         if self.guard is None:
             return None
         guard, ticket = self.guard
-        async with guard.lock:  # pm-agent's own ref moves happen under this lock, never half-seen here
-            report = await asyncio.to_thread(guard.check, ticket, f"session-{self.session_id}")
+        label = f"session-{self.session_id}"
+        try:
+            async with guard.lock:  # pm-agent's own ref moves happen under this lock, never half-seen here
+                report = await asyncio.to_thread(guard.check, ticket, label)
+        except PmAgentError as exc:  # unchecked is not clean: the result is refused like an escape
+            report = CheckoutReport(label, changes=[f"the main checkout could not be checked: {exc}"])
+            report.unrestored.append("the main checkout (not checked)")
         if report.escaped:
             outcome.escapes = report.lines()
             outcome.unrestored = list(report.unrestored)
