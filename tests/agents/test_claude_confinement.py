@@ -18,6 +18,7 @@ import pytest
 
 from pm_agent.agents.base import SessionLimits
 from pm_agent.agents.claude import SIGNAL_TOOL, ClaudeRunner
+from pm_agent.agents.command import CommandRunner
 from pm_agent.agents.session import AgentHost, SessionResult, start_session
 from pm_agent.plan.models import Plan, Task
 from pm_agent.store import SqliteStore, open_store
@@ -26,6 +27,8 @@ from pm_agent.testing.model_server import ModelServer, Scenario, ToolCall, Turn,
 from pm_agent.testing.repo import commit_all, git
 
 README = "# repo\n"
+# The session's own TMPDIR (inside .pm-agent) and /tmp are fine for Bash.
+SCRATCH = 'echo s > "$TMPDIR/s.txt" && cat "$TMPDIR/s.txt" > /tmp/pm-agent-probe-$$ && rm /tmp/pm-agent-probe-$$'
 LIMITS = SessionLimits(max_turns=30, stuck_after_s=30, time_budget_s=120, signal_grace_s=1.0)
 
 
@@ -115,7 +118,7 @@ async def test_claude_code_refuses_every_reach_outside_and_pm_agent_records_it(
             bash("git branch -f pm/p1/work HEAD"),
             Turn(tool_calls=[ToolCall("Write", {"file_path": str(layout.worktree / "mine.txt"), "content": "ok"})]),
             bash("echo honest > built.txt && cat built.txt"),
-            bash('echo scratch > "$TMPDIR/s.txt" && cat "$TMPDIR/s.txt" > /tmp/pm-agent-probe-$$ && rm /tmp/pm-agent-probe-$$'),
+            bash(SCRATCH),
             Turn(tool_calls=[complete("tried everything")]),
             Turn(text="Done."),
         ])
@@ -192,9 +195,11 @@ async def test_an_agent_cli_without_hooks_is_still_caught_afterwards(layout: Lay
         {"signal": {"signal": "complete", "stepId": "t1", "summary": "done"}},
     ]
     script.write_text(json.dumps(steps), encoding="utf-8")
-    runner = ClaudeRunner(agent_home=agent_home, binary=[sys.executable, "-m", "pm_agent.testing.fake_agent"])
+    fake_agent = [sys.executable, "-m", "pm_agent.testing.fake_agent"]
+    runner = CommandRunner([*fake_agent, "--mcp-config={mcp_config}", "{prompt}"], agent_home=agent_home)
     host = AgentHost(layout.store, layout.db, runner, limits=LIMITS, poll_s=0.1)
     result = await run(host, layout, "Work. " + script_marker(script))
+    assert result.record.runner == "command"
     assert result.signal is not None
     assert not result.outcome.ok
     head = git(layout.repo, "rev-parse", "HEAD")
