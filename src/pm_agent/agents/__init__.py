@@ -4,7 +4,9 @@
 - `claude`: Claude Code (`claude -p ... --output-format stream-json`); `command`: any CLI from a template
 - `process`: spawning in a process group with a parent-death signal, bounded NDJSON reading
 - `monitor`: records every line, kills stuck sessions, ends sessions after routing signals, crash and
-  VCS-tampering verdicts
+  VCS-tampering verdicts, what the confinement refused and what got out of the worktree anyway
+- `confine`: the Claude Code settings that keep a session in its worktree; `guard_hook`: their
+  PreToolUse hook (a standalone script, standard library only)
 - `session`: one session end to end (`start_session`, `resume_session`) and the routing prompts
 - `slots`: N concurrent sessions, each task in its own git worktree
 - `factory`: the runner named by the configuration
@@ -16,6 +18,8 @@ from pm_agent.agents.base import (
     AgentEvent,
     AgentRunner,
     AgentSession,
+    Confinement,
+    Denial,
     EventKind,
     Outcome,
     SessionLimits,
@@ -45,6 +49,8 @@ __all__ = [
     "AgentSession",
     "ClaudeRunner",
     "CommandRunner",
+    "Confinement",
+    "Denial",
     "EventKind",
     "MonitorResult",
     "Outcome",

@@ -3,7 +3,9 @@
 A session is one agent process. Its stdout arrives as `AgentEvent`s (one per line, parsed when it
 is JSON); when the process has ended, `wait()` gives the `Outcome`: exit code, the agent's own
 session id (what `--resume` takes), cost and usage, whether a result event was seen, the last
-output lines for crash reports, and the flags the monitor sets (stuck, crashed, tampered, ...).
+output lines for crash reports, and the flags the monitor sets (stuck, crashed, tampered, escapes
+from the worktree, ...). A `Confinement` tells a runner where the session may write; runners that
+can (Claude Code) enforce it, the monitor checks it afterwards for every runner.
 
 Runners: `claude.ClaudeRunner` (Claude Code), `command.CommandRunner` (any CLI from a template).
 """
@@ -21,6 +23,8 @@ __all__ = [
     "AgentEvent",
     "AgentRunner",
     "AgentSession",
+    "Confinement",
+    "Denial",
     "EventKind",
     "Outcome",
     "SessionLimits",
@@ -84,6 +88,28 @@ class SessionLimits:
 
 
 @dataclass(frozen=True)
+class Confinement:
+    """Where one session may write: its worktree only, never the main checkout or pm-agent's state."""
+
+    worktree: Path
+    checkout: Path | None = None  # the main checkout the worktree belongs to (None: the session works in it)
+    state_dir: Path | None = None  # pm-agent's own folder (`<repo>/.pm-agent`)
+    protected: tuple[Path, ...] = ()  # files no tool may write at all: the store and its -wal/-shm
+    denial_log: Path | None = None  # where the PreToolUse hook appends what it refused (JSON lines)
+
+
+@dataclass(frozen=True)
+class Denial:
+    """A tool call the agent CLI refused because of the session's confinement."""
+
+    tool: str
+    target: str  # the path or the command
+    by: str  # "guard-hook" (pm-agent's PreToolUse hook) or "permission-rules" (the CLI's own rules)
+    reason: str
+    tool_use_id: str | None = None
+
+
+@dataclass(frozen=True)
 class SessionRequest:
     """Everything a runner needs to start (or resume) one agent session."""
 
@@ -96,6 +122,7 @@ class SessionRequest:
     limits: SessionLimits = field(default_factory=SessionLimits)
     mcp_config: Mapping[str, Any] | None = None  # {"mcpServers": {...}}: the signal_back server
     previous_cost_usd: float = 0.0  # cost already reported for resume_id (cost is cumulative)
+    confinement: Confinement | None = None  # None: the runner's defaults only
 
 
 @dataclass
@@ -127,6 +154,9 @@ class Outcome:
     crashed: bool = False
     tampered: bool = False
     tamper_reason: str | None = None
+    denials: list[Denial] = field(default_factory=list)  # calls refused by the confinement (prevented)
+    escapes: list[str] = field(default_factory=list)  # changes found outside the worktree afterwards
+    unrestored: list[str] = field(default_factory=list)  # those of the escapes pm-agent could not undo
     error: str | None = None  # a short human-readable reason when the session failed
 
     @property
@@ -136,7 +166,7 @@ class Outcome:
             self.exit_code == 0
             and not self.is_error
             and self.stopped is None
-            and not (self.stuck or self.crashed or self.tampered)
+            and not (self.stuck or self.crashed or self.tampered or self.escapes)
         )
 
     def report_lines(self) -> list[str]:

@@ -5,7 +5,8 @@ Every session gets the same HOME (the run's agent home: Claude Code keeps sessio
 XDG_RUNTIME_DIR and CLAUDE_CODE_TMPDIR. The `--mcp-config` is written to a 0600 file in the
 session's scratch folder (not the command line, where `ps` would show the session token).
 All options come before `--` and the prompt after it, so a list-taking flag cannot swallow the
-prompt and a prompt starting with `-` is not read as an option.
+prompt and a prompt starting with `-` is not read as an option. A request with a `Confinement`
+gets a `--settings` file that keeps its writes in the worktree (see `confine.py`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import importlib.util
 import json
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pm_agent.agents.base import SessionRequest
+from pm_agent.agents.confine import claude_settings
 from pm_agent.agents.process import ProcessSession, spawn
 from pm_agent.errors import AgentError
 
@@ -167,6 +170,7 @@ class ClaudeRunner:
     extra_args: Sequence[str] = ()
     scratch_root: Path | None = None  # where per-session scratch folders go; default agent_home or a temp dir
     inherit_env: bool = True  # False: only PASS_THROUGH_ENV from pm-agent's environment
+    hook_python: str = sys.executable  # runs the confinement hook (guard_hook.py, standard library only)
     name: str = "claude"
     _argv0: list[str] = field(default_factory=list, init=False, repr=False)
 
@@ -188,11 +192,15 @@ class ClaudeRunner:
         tools = [t for t in self.allowed_tools if t]
         return tools if SIGNAL_TOOL in tools else [*tools, SIGNAL_TOOL]
 
-    def argv(self, request: SessionRequest, mcp_config_path: Path | None) -> list[str]:
-        """The command line for `request` (mcp config given as a file path)."""
+    def argv(
+        self, request: SessionRequest, mcp_config_path: Path | None, settings_path: Path | None = None
+    ) -> list[str]:
+        """The command line for `request` (mcp config and confinement settings given as file paths)."""
         args = [*self._argv0, "-p", "--output-format", "stream-json", "--verbose"]
         if mcp_config_path is not None:
             args += [f"--mcp-config={mcp_config_path}", "--strict-mcp-config"]
+        if settings_path is not None:
+            args.append(f"--settings={settings_path}")
         args += [
             f"--allowedTools={','.join(self.tools())}",
             f"--permission-mode={self.permission_mode}",
@@ -227,9 +235,13 @@ class ClaudeRunner:
         if request.mcp_config is not None:
             config_path = scratch / "mcp.json"
             _write_private(config_path, json.dumps(request.mcp_config))
+        settings_path: Path | None = None
+        if request.confinement is not None:
+            settings_path = scratch / "settings.json"
+            _write_private(settings_path, json.dumps(claude_settings(request.confinement, self.hook_python)))
         env = agent_env(self.agent_home, scratch, request.env, self.max_retries, inherit=self.inherit_env)
         return await spawn(
-            self.argv(request, config_path),
+            self.argv(request, config_path, settings_path),
             cwd=request.workdir,
             env=env,
             previous_cost_usd=request.previous_cost_usd,

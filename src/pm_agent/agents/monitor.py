@@ -12,7 +12,10 @@
   to end its turn, then the session is ended: seed 004 kills it to ask the user or launch a role;
 - exit with no accepted signal: status `crashed`, with the exit code and the last lines;
 - afterwards, with a VCS baseline: an agent that committed, moved HEAD or switched branch makes
-  the outcome `tampered` (its result must be refused), recorded as a `pm/tampered` session event.
+  the outcome `tampered` (its result must be refused), recorded as a `pm/tampered` session event;
+- afterwards, with a checkout guard (any agent CLI): changes to the main checkout or to pm-agent's
+  refs are undone where safe and listed in `outcome.escapes` (`pm/escaped`); the calls the
+  confinement refused (the CLI's `permission_denials`, the hook's log) in `outcome.denials` (`pm/denied`).
 
 Store calls run in a worker thread (SQLite may wait on its lock), one at a time.
 """
@@ -28,10 +31,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pm_agent.agents.base import AgentEvent, AgentSession, EventKind, Outcome, SessionLimits, StopReason
+from pm_agent.agents.base import AgentEvent, AgentSession, Denial, EventKind, Outcome, SessionLimits, StopReason
+from pm_agent.agents.confine import collect_denials, stream_denials
 from pm_agent.errors import PmAgentError
 from pm_agent.store import SessionRecord, SessionStatus, SignalRecord, Store
 from pm_agent.vcs import SessionBaseline, detect_tampering_since
+from pm_agent.vcs.checkout_guard import CheckoutGuard, CheckoutReport, CheckoutTicket
 
 __all__ = ["MonitorResult", "SessionMonitor", "final_status"]
 
@@ -49,6 +54,7 @@ class MonitorResult:
     outcome: Outcome
     signal: SignalRecord | None
     status: SessionStatus
+    checkout: CheckoutReport | None = None  # what the checkout guard found and did, when it watched
 
 
 def final_status(outcome: Outcome, signal: SignalRecord | None) -> SessionStatus:
@@ -74,6 +80,8 @@ class SessionMonitor:
         limits: SessionLimits,
         worktree: Path | None = None,
         baseline: SessionBaseline | None = None,
+        guard: tuple[CheckoutGuard, CheckoutTicket] | None = None,
+        denial_log: Path | None = None,
         poll_s: float = 0.25,
     ) -> None:
         self.store = store
@@ -82,6 +90,9 @@ class SessionMonitor:
         self.limits = limits
         self.worktree = worktree
         self.baseline = baseline
+        self.guard = guard
+        self.denial_log = denial_log
+        self._denials: list[Denial] = []
         self.poll_s = poll_s
         self.signal: SignalRecord | None = None
         self._signal_at: float | None = None
@@ -149,6 +160,8 @@ class SessionMonitor:
         if event.kind is EventKind.OVERSIZE:
             payload = {"oversize": True, "size": event.size, "start": event.line[:1024]}
         await self._call(self.store.record_session_event, self.session_id, event.seq, event.type, payload)
+        if event.data is not None and event.type in ("result", "system/permission_denied"):
+            self._denials.extend(stream_denials(event.data))
         self._last_seq = max(self._last_seq, event.seq)
         self._last_event_at = event.at
         now = time.monotonic()
@@ -218,6 +231,7 @@ class SessionMonitor:
                 outcome.tampered = True
                 outcome.tamper_reason = reason
                 await self._note("tampered", {"reason": reason})
+        report = await self._confinement(outcome)
         if outcome.stopped is not None:
             await self._note("stopped", {"reason": outcome.stopped.value, "exit_code": outcome.exit_code})
         record: SessionRecord = await self._call(
@@ -232,7 +246,31 @@ class SessionMonitor:
             output_tokens=outcome.output_tokens,
             last_lines="\n".join(outcome.report_lines()),
         )
-        return MonitorResult(record, outcome, self.signal, status)
+        return MonitorResult(record, outcome, self.signal, status, report)
+
+    async def _confinement(self, outcome: Outcome) -> CheckoutReport | None:
+        """What the confinement refused during the session, and what got out of the worktree anyway."""
+        outcome.denials = await asyncio.to_thread(collect_denials, self._denials, self.denial_log)
+        for denial in outcome.denials:
+            await self._note("denied", {"tool": denial.tool, "target": denial.target, "by": denial.by,
+                                        "reason": denial.reason})  # fmt: skip
+        if self.guard is None:
+            return None
+        guard, ticket = self.guard
+        label = f"session-{self.session_id}"
+        try:
+            async with guard.lock:  # pm-agent's own ref moves happen under this lock, never half-seen here
+                report = await asyncio.to_thread(guard.check, ticket, label)
+        except PmAgentError as exc:  # unchecked is not clean: the result is refused like an escape
+            report = CheckoutReport(label, changes=[f"the main checkout could not be checked: {exc}"])
+            report.unrestored.append("the main checkout (not checked)")
+        if report.escaped:
+            outcome.escapes = report.lines()
+            outcome.unrestored = list(report.unrestored)
+            await self._note(
+                "escaped", {"changes": outcome.escapes, "restored": report.restored, "unrestored": report.unrestored}
+            )
+        return report
 
     async def _note(self, what: str, payload: dict[str, Any]) -> None:
         """A line of the monitor's own in the session log (kind `pm/<what>`)."""

@@ -8,6 +8,11 @@
 `resume_session` continues the same agent conversation (`--resume <agent session id>`, same HOME
 and workdir), as a new session row that points at the one it resumes (`resumed_from`) and with a
 fresh token. The prompt helpers at the bottom word the messages seed 004's routing sends.
+
+Every session is confined to its workdir (`Confinement`: the runner enforces what it can) and,
+when the workdir is a linked worktree, its main checkout is recorded before and compared after
+(`CheckoutGuard`, the run's own or one per session). What the confinement refused becomes a
+`guard.denied` event of the task, what got out anyway an `integrity.checkout` event.
 """
 
 from __future__ import annotations
@@ -20,12 +25,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pm_agent.agents.base import AgentRunner, Outcome, SessionLimits, SessionRequest
+from pm_agent.agents.base import AgentRunner, Confinement, Outcome, SessionLimits, SessionRequest
 from pm_agent.agents.monitor import MonitorResult, SessionMonitor
 from pm_agent.errors import AgentError, PmAgentError
 from pm_agent.signals.tokens import mcp_config, new_token
 from pm_agent.store import SessionRecord, SessionStatus, Store
 from pm_agent.vcs import SessionBaseline, record_session_baseline
+from pm_agent.vcs.checkout_guard import CheckoutGuard, CheckoutTicket
 
 __all__ = [
     "AgentHost",
@@ -51,6 +57,13 @@ class AgentHost:
     python: str = sys.executable  # runs the signal_back server
     check_vcs: bool = True  # record a VCS baseline and refuse results of agents that committed
     poll_s: float = 0.25
+    confine: bool = True  # keep sessions' writes in their workdir (settings and hook for runners that take them)
+    checkout_guard: CheckoutGuard | None = None  # the run's guard; None: one per session from its worktree
+
+    @property
+    def state_dir(self) -> Path:
+        """pm-agent's own folder: where the store lives (`<repo>/.pm-agent`)."""
+        return self.db_path.parent
 
 
 SessionResult = MonitorResult
@@ -75,6 +88,50 @@ def _baseline(host: AgentHost, workdir: Path) -> SessionBaseline | None:
         return record_session_baseline(workdir)
     except PmAgentError:  # not a git worktree: nothing to compare against
         return None
+
+
+def _guard(host: AgentHost, workdir: Path) -> tuple[CheckoutGuard, CheckoutTicket] | None:
+    if not host.check_vcs:
+        return None
+    guard = host.checkout_guard
+    if guard is None:
+        guard = CheckoutGuard.of_worktree(workdir, host.state_dir / "quarantine")
+    return (guard, guard.begin()) if guard is not None else None
+
+
+def _confinement(host: AgentHost, workdir: Path, guard: CheckoutGuard | None, session_id: int) -> Confinement:
+    db = host.db_path
+    log = host.state_dir / "guard" / f"session-{session_id}.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    return Confinement(
+        worktree=workdir,
+        checkout=guard.checkout if guard is not None else None,
+        state_dir=host.state_dir,
+        protected=(db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")),
+        denial_log=log,
+    )
+
+
+def _record_findings(store: Store, run_id: str, task_id: str, result: MonitorResult) -> None:
+    """The confinement's refusals and the guard's findings as events of the task (`pm-agent log`)."""
+    session = result.record.id
+    for denial in result.outcome.denials:
+        payload = {"session": session, "tool": denial.tool, "target": denial.target, "by": denial.by}
+        store.append_event(run_id, "guard.denied", {**payload, "reason": denial.reason}, task_id=task_id)
+    report = result.checkout
+    if report is not None and report.escaped:
+        store.append_event(
+            run_id,
+            "integrity.checkout",
+            {
+                "session": session,
+                "caught_by": "checkout-guard",
+                "changes": report.lines(),
+                "restored": report.restored,
+                "unrestored": report.unrestored,
+            },
+            task_id=task_id,
+        )
 
 
 async def start_session(
@@ -118,6 +175,8 @@ async def start_session(
         resume.id if resume is not None else None,
     )
     baseline = await asyncio.to_thread(_baseline, host, workdir)
+    guard = await asyncio.to_thread(_guard, host, workdir)
+    confinement = _confinement(host, workdir, guard[0] if guard else None, record.id) if host.confine else None
     request = SessionRequest(
         prompt=prompt,
         workdir=workdir,
@@ -128,6 +187,7 @@ async def start_session(
         limits=limits,
         mcp_config=mcp_config(host.db_path, token, host.python, run_id=run_id, task_id=task_id),
         previous_cost_usd=cost_before,
+        confinement=confinement,
     )
     try:
         session = await host.runner.start(request)
@@ -141,9 +201,19 @@ async def start_session(
         )
         raise
     monitor = SessionMonitor(
-        store, record.id, session, limits=limits, worktree=workdir, baseline=baseline, poll_s=host.poll_s
+        store,
+        record.id,
+        session,
+        limits=limits,
+        worktree=workdir,
+        baseline=baseline,
+        guard=guard,
+        denial_log=confinement.denial_log if confinement is not None else None,
+        poll_s=host.poll_s,
     )
-    return await monitor.run()
+    result = await monitor.run()
+    await asyncio.to_thread(_record_findings, store, run_id, task_id, result)
+    return result
 
 
 async def resume_session(
@@ -204,4 +274,3 @@ def followup_done_prompt(signal: Mapping[str, Any], result: Outcome | None, summ
         f"Its report: {summary}\n\n"
         "Continue your task. When you stop, call signal_back exactly once."
     )
-

@@ -53,7 +53,7 @@ async def drive_run(rc: RunContext, poll_s: float) -> RunResult:
     final: FinalResult | None = None
     for _ in range(rc.config.max_release_rounds):
         outcome = await PmLoop(rc).drive(poll_s=poll_s)
-        if outcome.blocked and not outcome.waiting:
+        if outcome.blocked and not outcome.waiting and not rc.aborted:  # aborted: its own escalation says why
             present_blockers(rc, outcome)
         if not outcome.all_done or rc.aborted:
             break

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pm_agent.engine import integrity
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.startup import base_branch
 from pm_agent.errors import VcsError
@@ -319,6 +320,11 @@ async def final_release_gate(rc: RunContext) -> FinalResult:
     """Run the final checks on the working branch; open remediation tasks or write the manifest."""
     rc.emit("final.started", f"final release gate on {rc.run.working_branch}")
     records = rc.store.list_tasks(rc.run_id)
+    rc.watch.verified.clear()  # every completed task's commit is looked for again
+    findings = integrity.check_run(rc, records)
+    if findings:  # never a release with a task missing or changed outside pm-agent
+        integrity.handle_findings(rc, findings)
+        return FinalResult(passed=False, problems=[f"{f.caught_by}: {f.problem}" for f in findings])
     path = rc.state_dir / "worktrees" / rc.run_id / "_release"
     if path.exists():
         await asyncio.to_thread(rc.git.worktree_remove, path, True)
@@ -362,7 +368,10 @@ async def final_release_gate(rc: RunContext) -> FinalResult:
             return FinalResult(passed=False, waiting=not rc.aborted, checks=checks, problems=open_risks)
         manifest = build_manifest(rc, records, checks)
         rel = manifest_path(rc.config.release_manifest_dir, rc.run.plan_id)
-        sha = await asyncio.to_thread(_commit_manifest, rc, worktree, rel, render_manifest(manifest))
+        async with rc.integrate_lock:
+            sha = await asyncio.to_thread(_commit_manifest, rc, worktree, rel, render_manifest(manifest))
+            if rc.host.checkout_guard is not None:
+                rc.host.checkout_guard.accept_refs(rc.run.working_branch)
         rc.run = rc.store.update_run(rc.run_id, current_sha=sha)
         handoff = render_handoff(
             manifest,

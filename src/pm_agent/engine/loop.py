@@ -19,6 +19,7 @@ from pm_agent.agents.base import AgentRunner
 from pm_agent.agents.factory import limits_from_config, runner_from_config
 from pm_agent.agents.session import AgentHost
 from pm_agent.config import CONFIG_FILE, PmConfig
+from pm_agent.engine import integrity
 from pm_agent.engine.events import Listener
 from pm_agent.engine.prompting import task_branch_of
 from pm_agent.engine.reconfig import resume_config
@@ -37,6 +38,7 @@ from pm_agent.reports.progress import ReportClock
 from pm_agent.reports.progress_data import progress_text
 from pm_agent.store import RunStatus, Store, TaskRecord, default_store_path, open_store
 from pm_agent.vcs import Git
+from pm_agent.vcs.checkout_guard import CheckoutGuard
 
 S = IssueState
 ANSWER_STATES = {
@@ -81,14 +83,22 @@ def _context(
     db_path = default_store_path(repo)
     limits = limits_from_config(config.agent)
     run = store.get_run(run_id)
+    guard = CheckoutGuard(repo, db_path.parent / "quarantine")  # the main checkout and pm-agent's refs
     host = AgentHost(
-        store, db_path, runner or make_runner(config, db_path.parent), limits=limits, python=sys.executable
+        store,
+        db_path,
+        runner or make_runner(config, db_path.parent),
+        limits=limits,
+        python=sys.executable,
+        checkout_guard=guard,
     )
     design = (
         Path(run.design_doc).read_text(encoding="utf-8") if run.design_doc and Path(run.design_doc).exists() else ""
     )
     wf = default_workflow()
-    return RunContext(repo, store, db_path, config, wf, host, run, listener, channel, design_text=design)
+    return RunContext(
+        repo, store, db_path, config, wf, host, run, listener, channel, design_text=design, integrate_lock=guard.lock
+    )
 
 
 def start_run(
@@ -375,6 +385,10 @@ class PmLoop:
         while True:
             await self._escalations()
             records = rc.store.list_tasks(rc.run_id)
+            findings = integrity.check_run(rc, records)
+            if findings:  # a task changed outside pm-agent, or completed without its commit: stop dispatching
+                integrity.handle_findings(rc, findings)
+                records = rc.store.list_tasks(rc.run_id)
             by_id = {r.task_id: r for r in records}
             if not rc.aborted:
                 ready = [_candidate(r, queue_pos) for r in self._ready(records)]

@@ -265,6 +265,8 @@ async def deliver_step(flow: TaskFlow, rec: TaskRecord) -> None:
             tag_checkpoint=tag,
             checked=checked,
         )
+        if rc.host.checkout_guard is not None:  # pm-agent's own moves, not an agent's (checkout guard)
+            rc.host.checkout_guard.accept_refs(rc.run.working_branch, done.tag)
     if done.refused is not None:
         _refuse(flow, rec, done.refused)
         return

@@ -10,6 +10,7 @@ from typing import Any
 from pm_agent.agents.session import AgentHost
 from pm_agent.config import PmConfig
 from pm_agent.engine.events import Listener
+from pm_agent.engine.integrity import StoreWatch
 from pm_agent.gates import Baseline
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import IssueState, Workflow, WorkflowContext
@@ -46,6 +47,7 @@ class RunContext:
     env_baseline: Baseline | None = None  # the environment commands on the baseline commit (preflight)
     integrate_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     aborted: bool = False
+    watch: StoreWatch = field(default_factory=StoreWatch)  # pm-agent's memory of its own task writes
     # Escalations opened by task flows, handed to the channel by the loop (the channel may block on a human).
     pending_escalations: list[tuple[EscalationRecord, str]] = field(default_factory=list)
 
@@ -134,5 +136,6 @@ class RunContext:
             iteration_count=ctx.iteration_count,
             **fields,
         )
+        self.watch.saw(new)
         self.emit("task.moved", f"task-{rec.task_id}: {frm.value} → {to.value} ({reason})", task=rec.task_id)
         return new

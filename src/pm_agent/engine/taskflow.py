@@ -13,9 +13,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from pm_agent.agents.session import answer_prompt, continuation_prompt, followup_done_prompt, resume_session
+from pm_agent.agents.session import (
+    SessionResult,
+    answer_prompt,
+    continuation_prompt,
+    followup_done_prompt,
+    resume_session,
+)
 from pm_agent.agents.session import start_session as run_session
-from pm_agent.engine import review_step
+from pm_agent.engine import integrity, review_step
 from pm_agent.engine.faults import fault_point
 from pm_agent.engine.prompting import build_prompt, latest_report, system_prompt
 from pm_agent.engine.runctx import RunContext
@@ -63,6 +69,10 @@ FOLLOWUP_STATES = {
 WAITING = (S.WAITING_FOR_HUMAN_INPUT, S.WAITING_FOR_REQUIREMENTS_CLARIFICATION)
 
 
+class _Refused(Exception):
+    """A session's result was refused for an integrity failure; the task was already moved or held."""
+
+
 @dataclass(frozen=True)
 class Step:
     """How one agent session ended, as far as the PM cares."""
@@ -98,7 +108,10 @@ class TaskFlow:
                 return rec  # sliced: the subtasks run first, the loop brings this task back after them
             if self._exhausted(rec, state):
                 continue
-            await self.act(rec, state)
+            try:
+                await self.act(rec, state)
+            except _Refused:
+                continue  # escalated (or the run stopped): the next look at the state says what follows
         raise AgentError(f"task-{self.task_id} made no progress in {guard} steps")
 
     def _dependencies_done(self, rec: TaskRecord) -> bool:
@@ -229,6 +242,7 @@ class TaskFlow:
                 return recovered
             resume = recovered
         rc = self.rc
+        incidents = rc.watch.incidents  # store findings made while this session runs refuse its result too
         if resume is not None:
             previous, prompt = resume
             rc.emit("session.resumed", f"task-{rec.task_id}: {role} continues session {previous.id}")
@@ -262,8 +276,28 @@ class TaskFlow:
             f"task-{rec.task_id}: {role} session {result.record.id} → {result.status.value} ({kind}; {spent})"
             + (f": {detail}" if detail else ""),
         )
+        step = Step(self.rc.store.get_session(result.record.id), result.signal, result.status, detail)
+        self._integrity(role, result, step, incidents)
         fault_point("after-signal")
-        return Step(self.rc.store.get_session(result.record.id), result.signal, result.status, detail)
+        return step
+
+    def _integrity(self, role: str, result: SessionResult, step: Step, incidents: int) -> None:
+        """Refuse the session's result if the store or the main checkout changed from outside pm-agent."""
+        rc = self.rc
+        findings = integrity.check_run(rc)
+        escaped = integrity.escape_problem(result)
+        if not findings and escaped is None and rc.watch.incidents == incidents:
+            return
+        self.consume(step)
+        if findings:
+            integrity.handle_findings(rc, findings)
+        if escaped is not None:
+            rec = self.record()
+            body = integrity.escape_escalation(rec.task_id, role, step.session.id, escaped)
+            rc.emit("integrity.checkout", body.problem)
+            rc.open_escalation(rec.task_id, integrity.CHECKOUT_GUARD, body, session_id=step.session.id)
+            rc.move(rec, integrity.hold_state(rc.workflow, S(rec.state)), f"{integrity.CHECKOUT_GUARD}: result refused")
+        raise _Refused(escaped or "; ".join(f.problem for f in findings) or "the store changed while it ran")
 
     def _recover(self, rec: TaskRecord, role: str, state: IssueState) -> Step | tuple[SessionRecord, str] | None:
         """After a restart: reuse a stored signal, or resume a session pm-agent's death interrupted."""

@@ -1,0 +1,267 @@
+"""The run's integrity: pm-agent's own state is not the agents' to change.
+
+Three checks, each named in what it records (`pm-agent log`) and in the escalation it opens:
+
+- `store-watch`: pm-agent keeps, in memory, each task's state as it last wrote it (`StoreWatch`,
+  fed by `RunContext.move`, the one place a task's state changes). A stored task that differs, a
+  task that appeared in another state than `received`, or (at resume, when there is no memory yet)
+  a state that disagrees with its own workflow context, was changed by someone else: an agent with
+  a shell can open `.pm-agent/state.db` however the runner's rules deny it.
+- `completion-check`: a task counts as completed only when the store says so AND the working
+  branch has its `Refs: task-<id>` commit (triage's EXISTS tasks excepted, they have no commit).
+  Checked once for each task that completed since the last check, for all of them at resume and
+  in the final release gate.
+- `checkout-guard` (the agent monitor's, see `vcs/checkout_guard.py`): a session that changed the
+  main checkout or pm-agent's refs gets its result refused; its task is escalated.
+
+A store or completion finding stops dispatching (the run stops, `pm-agent resume` continues it) and
+is escalated; rows pm-agent knows the right values of are put back through a recorded transition.
+Store and git reads happen on the event loop's thread, where every task transition also happens,
+so a check never sees a transition half-made.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pm_agent.agents.session import SessionResult
+from pm_agent.errors import PmAgentError
+from pm_agent.lifecycle import IssueState, Workflow
+from pm_agent.plan.models import TaskStatus
+from pm_agent.reports.escalation import Escalation
+from pm_agent.store import TaskRecord
+
+if TYPE_CHECKING:
+    from pm_agent.engine.runctx import RunContext
+
+__all__ = [
+    "CHECKOUT_GUARD",
+    "COMPLETION_CHECK",
+    "STORE_WATCH",
+    "Finding",
+    "Mark",
+    "StoreWatch",
+    "check_run",
+    "escape_escalation",
+    "escape_problem",
+    "handle_findings",
+    "hold_state",
+]
+
+STORE_WATCH = "store-watch"
+COMPLETION_CHECK = "completion-check"
+CHECKOUT_GUARD = "checkout-guard"
+S = IssueState
+
+
+@dataclass(frozen=True)
+class Mark:
+    """The fields of a task that only pm-agent's transitions write, as it last wrote them."""
+
+    state: str
+    status: str
+    commit_sha: str | None
+    iteration_count: int
+    retry_count: int
+    workflow_context: str  # canonical JSON
+
+    @classmethod
+    def of(cls, rec: TaskRecord) -> Mark:
+        """The mark of a stored task."""
+        return cls(
+            state=rec.state,
+            status=rec.status.value,
+            commit_sha=rec.commit_sha,
+            iteration_count=rec.iteration_count,
+            retry_count=rec.retry_count,
+            workflow_context=json.dumps(rec.workflow_context, sort_keys=True),
+        )
+
+    def differences(self, other: Mark) -> list[str]:
+        """`field: expected → found` for each field that differs."""
+        out = []
+        for name in ("state", "status", "commit_sha", "iteration_count", "retry_count"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                out.append(f"{name} {mine!r} → {theirs!r}")
+        if self.workflow_context != other.workflow_context:
+            out.append("workflow_context changed")
+        return out
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One integrity problem: which check caught it, about which task, what pm-agent expected."""
+
+    caught_by: str
+    task_id: str | None
+    problem: str
+    expected: Mark | None = None  # what pm-agent last wrote (a repair puts it back)
+
+
+@dataclass
+class StoreWatch:
+    """pm-agent's memory of its own writes to the tasks table; see the module docstring."""
+
+    marks: dict[str, Mark] = field(default_factory=dict)
+    verified: set[str] = field(default_factory=set)  # completed tasks whose Refs commit was found
+    started: bool = False
+    incidents: int = 0  # findings handled so far: a session running across one gets its result refused
+
+    def saw(self, rec: TaskRecord) -> None:
+        """pm-agent itself just wrote this task."""
+        self.marks[rec.task_id] = Mark.of(rec)
+
+    def compare(self, records: list[TaskRecord]) -> list[Finding]:
+        """The differences between the store and the memory; the first call adopts what is stored."""
+        found: list[Finding] = []
+        first = not self.started
+        self.started = True
+        present = {rec.task_id for rec in records}
+        for rec in records:
+            mark = Mark.of(rec)
+            expected = self.marks.get(rec.task_id)
+            if expected is None:
+                found += _adopt(rec, first)
+                self.marks[rec.task_id] = mark
+            elif expected != mark:
+                what = "; ".join(expected.differences(mark))
+                found.append(Finding(STORE_WATCH, rec.task_id, f"task-{rec.task_id} changed in the store "
+                                     f"without pm-agent: {what}", expected))  # fmt: skip
+        for task_id in sorted(self.marks.keys() - present):
+            found.append(Finding(STORE_WATCH, task_id, f"task-{task_id} was deleted from the store"))
+            del self.marks[task_id]
+        return found
+
+
+def _adopt(rec: TaskRecord, first: bool) -> list[Finding]:
+    """A task pm-agent has no memory of: at the first look any consistent one, later only a new one."""
+    # A task pm-agent never moved has an empty context: it must still be `received`.
+    current = rec.workflow_context.get("current_state", S.RECEIVED.value)
+    if current != rec.state:
+        problem = f"task-{rec.task_id} is stored in state {rec.state!r} but its workflow context says {current!r}"
+        return [Finding(STORE_WATCH, rec.task_id, problem)]
+    if not first and (rec.state != S.RECEIVED.value or rec.iteration_count):
+        problem = f"task-{rec.task_id} appeared in the store in state {rec.state!r} without pm-agent"
+        return [Finding(STORE_WATCH, rec.task_id, problem)]
+    return []
+
+
+def _completion(rc: RunContext, records: list[TaskRecord]) -> list[Finding]:
+    found = []
+    for rec in records:
+        if rec.state != S.COMPLETED.value or rec.task_id in rc.watch.verified:
+            continue
+        task = rec.task()
+        if task.presence.value == "EXISTS" and rec.commit_sha is None:
+            rc.watch.verified.add(rec.task_id)  # triage found it done before the run: no commit of its own
+            continue
+        branch = rc.run.working_branch
+        landed = rc.git.find_commit_by_trailer(task.ref, branch)
+        if landed is None:
+            problem = f"task-{rec.task_id} is completed in the store but {branch} has no `Refs: {task.ref}` commit"
+        elif rec.commit_sha is not None and not rc.git.is_ancestor(rec.commit_sha, branch):
+            problem = f"task-{rec.task_id}'s recorded commit {rec.commit_sha[:12]} is not on {branch}"
+        else:
+            rc.watch.verified.add(rec.task_id)
+            continue
+        found.append(Finding(COMPLETION_CHECK, rec.task_id, problem))
+    return found
+
+
+def check_run(rc: RunContext, records: list[TaskRecord] | None = None) -> list[Finding]:
+    """Store-watch and completion-check findings for the run's tasks as stored now (or `records`)."""
+    records = rc.store.list_tasks(rc.run_id) if records is None else records
+    found = rc.watch.compare(records)
+    flagged = {f.task_id for f in found}
+    try:
+        found += _completion(rc, [rec for rec in records if rec.task_id not in flagged])
+    except PmAgentError as exc:  # the working branch itself is gone or unreadable
+        found.append(Finding(COMPLETION_CHECK, None, f"the working branch cannot be read: {exc}"))
+    return found
+
+
+def _repair(rc: RunContext, finding: Finding) -> str | None:
+    """Put back what pm-agent last wrote, as a recorded transition; a sentence saying so, or None."""
+    expected = finding.expected
+    if expected is None or finding.task_id is None:
+        return None
+    current = rc.store.get_task(rc.run_id, finding.task_id)
+    new = rc.store.transition(
+        rc.run_id,
+        finding.task_id,
+        from_state=current.state,
+        to_state=expected.state,
+        reason=f"{finding.caught_by}: put back the state pm-agent had recorded",
+        iteration=expected.iteration_count,
+        workflow_context=json.loads(expected.workflow_context),
+        status=TaskStatus(expected.status),
+        commit_sha=expected.commit_sha,
+        iteration_count=expected.iteration_count,
+        retry_count=expected.retry_count,
+    )
+    rc.watch.saw(new)
+    return f"task-{finding.task_id} put back to {expected.state}"
+
+
+def handle_findings(rc: RunContext, findings: list[Finding]) -> None:
+    """Record each finding on its task, repair what pm-agent knows, stop dispatching, escalate once."""
+    repaired = []
+    rc.watch.incidents += 1
+    for finding in findings:
+        fixed = _repair(rc, finding)
+        if fixed:
+            repaired.append(fixed)
+        payload: dict[str, Any] = {"caught_by": finding.caught_by, "problem": finding.problem}
+        if fixed:
+            payload["repaired"] = fixed
+        rc.store.append_event(rc.run_id, "integrity.store", payload, task_id=finding.task_id)
+    rc.aborted = True  # stop dispatching: sessions already running end their current step
+    checks = list(dict.fromkeys(f.caught_by for f in findings))  # store-watch first: it runs first
+    body = Escalation(
+        problem=f"{', '.join(checks)}: pm-agent's state was changed from outside pm-agent: "
+        + "; ".join(f.problem for f in findings[:5])
+        + (f"; repaired: {'; '.join(repaired)}" if repaired else ""),
+        impact="the run stopped dispatching; no release is made while this stands",
+        options=[
+            "inspect `pm-agent log` of the tasks named, then `pm-agent resume`",
+            "abort the run",
+        ],
+        recommended="find which session changed the store (the tasks' logs list every session), then resume",
+        blocking=False,
+    )
+    rc.open_escalation(None, checks[0], body)
+    rc.emit("integrity.failed", body.problem)
+
+
+def escape_problem(result: SessionResult) -> str | None:
+    """What a session changed outside its worktree (the checkout guard's findings), as one paragraph."""
+    escapes = result.outcome.escapes
+    if not escapes:
+        return None
+    text = "; ".join(escapes[:5])
+    if result.outcome.unrestored:
+        text += "; NOT restored: " + "; ".join(result.outcome.unrestored[:5])
+    elif result.checkout is not None and result.checkout.restored:
+        text += "; restored: " + "; ".join(result.checkout.restored[:5])
+    return text
+
+
+def escape_escalation(task_id: str, role: str, session_id: int, escaped: str) -> Escalation:
+    """The escalation of a session whose result the checkout guard refused."""
+    what = f"the {role} session {session_id} of task-{task_id} changed things outside its worktree"
+    return Escalation(
+        problem=f"{CHECKOUT_GUARD}: {what}: {escaped}",
+        impact=f"its result is refused; task-{task_id} and the tasks that depend on it wait",
+        options=["retry: <guidance for the fixer>", "skip the task", "abort the run"],
+        recommended=f"check the main checkout and `pm-agent log {task_id}`, then retry or skip",
+    )
+
+
+def hold_state(workflow: Workflow, state: IssueState) -> IssueState:
+    """Where a task whose result was refused waits for a human."""
+    if workflow.is_valid(state, S.WAITING_FOR_HUMAN_INPUT):
+        return S.WAITING_FOR_HUMAN_INPUT
+    return S.REQUIRES_HUMAN_INTERVENTION
