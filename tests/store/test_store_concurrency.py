@@ -20,11 +20,13 @@ path, worker, count, barrier = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(
 task = {"a": "1", "b": "2"}[worker]
 with open_store(path) as store:
     session = store.create_session("run1", task, "developer", 1, "tok-" + worker, "fake", "/w")
-    (barrier / worker).touch()  # start together: wait until both workers are ready
-    while len(list(barrier.iterdir())) < 2:
-        time.sleep(0.001)
+    other = {"a": "b", "b": "a"}[worker]
     state = "received"
     for i in range(count):
+        # Lockstep within two ticks of the other writer: the writes interleave however busy the machine is.
+        deadline = time.monotonic() + 30
+        while i >= 2 and not (barrier / f"{other}-{i - 2}").exists() and time.monotonic() < deadline:
+            time.sleep(0.001)
         store.append_event("run1", "worker.tick", {"worker": worker, "i": i}, task_id=task)
         store.record_signal(run_id="run1", task_id=task, session_id=session.id, attempt=1, seq=i,
                             kind="progress", payload={"i": i}, accepted=True)
@@ -34,6 +36,7 @@ with open_store(path) as store:
                              workflow_context={"i": i})
             state = nxt
         store.list_tasks("run1")  # reads interleave with the other process's writes
+        (barrier / f"{worker}-{i}").touch()
 """
 
 
