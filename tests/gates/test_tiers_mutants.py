@@ -5,6 +5,7 @@ Written against mutmut's survivors (make mutation).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -106,3 +107,13 @@ def test_a_normal_task_is_not_escalated_to_normal() -> None:
     result = sanity_check(task, ["src/auth.py"], "")
     assert result.reasons == ["auth: src/auth.py"]
     assert not result.escalate_to_normal
+
+
+def test_a_file_named_docs_at_the_top_is_code_not_documentation() -> None:
+    diff = _diff("docs", ["def public():"], [])
+    assert sanity_check(_low(), ["docs"], diff).reasons == ["API: docs changes or removes public `public`"]
+
+
+def test_an_absolute_expected_path_under_the_current_directory_is_in_scope() -> None:
+    task = _low(expected_files=ExpectedFiles(modify=[str(Path.cwd() / "src" / "calc.py")]))
+    assert sanity_check(task, ["src/calc.py"], "").matches_scope

@@ -132,3 +132,9 @@ def test_nested_notes_carry_the_field_path() -> None:
     assert notes == ["reviewNote.risks: null read as []"]
     blank = read_signal({**BASE, "reviewNote": {"summary": "a", "risks": "  ", "rollback": "b"}})
     assert blank.normalised == ("reviewNote.risks: '  ' read as []",)
+
+
+def test_only_snake_case_names_are_read_as_their_camel_case_field() -> None:
+    # "Question" is not snake_case, so it is not looked up as "question" (a needs-user-input field)
+    [problem] = _error({**BASE, "Question": "Which port?"}).problems
+    assert problem.startswith("Question: unknown field; a complete signal takes: signal, stepId, summary, ")
