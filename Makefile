@@ -23,8 +23,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src
 
+# Two workers: the real-CLI tests mostly wait on agent processes, so the suite runs in about half the time.
 pytest: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist loadfile
 
 test: lint typecheck pytest
 
