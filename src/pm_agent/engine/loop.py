@@ -18,8 +18,9 @@ from pathlib import Path
 from pm_agent.agents.base import AgentRunner
 from pm_agent.agents.factory import limits_from_config, runner_from_config
 from pm_agent.agents.session import AgentHost
-from pm_agent.config import CONFIG_FILE, PmConfig
+from pm_agent.config import PmConfig
 from pm_agent.engine import integrity
+from pm_agent.engine.baseline import load_baseline, record_baseline, refresh_baseline, run_preflight
 from pm_agent.engine.events import Listener
 from pm_agent.engine.prompting import task_branch_of
 from pm_agent.engine.reconfig import resume_config
@@ -28,12 +29,10 @@ from pm_agent.engine.scheduler import Candidate, Scheduler
 from pm_agent.engine.startup import StartInput, check_start, done_on_branch, record_takeover
 from pm_agent.engine.taskflow import TaskFlow
 from pm_agent.errors import NotFoundError, PmAgentError
-from pm_agent.gates import ENVIRONMENT_COMMANDS, Baseline
-from pm_agent.gates.ward import allowed_env
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import IssueState, default_workflow
 from pm_agent.plan.models import TaskStatus, Tier
-from pm_agent.preflight.baseline import preflight, remove_stale_preflight
+from pm_agent.preflight.baseline import remove_stale_preflight
 from pm_agent.reports.progress import ReportClock
 from pm_agent.reports.progress_data import progress_text
 from pm_agent.store import RunStatus, Store, TaskRecord, default_store_path, open_store
@@ -140,29 +139,8 @@ def start_run(
     listener.emit("run.started", f"run {run.id}: {len(plan.tasks)} tasks from {plan.path}; working branch {branch}")
     record_takeover(store, run.id, checked, on_branch, listener)
     rc = _context(repo, store, config, run.id, listener, channel, runner)
-    _baseline_scan(rc, baseline, env_baseline)
+    record_baseline(rc, baseline, env_baseline)
     return rc
-
-
-def environment_commands(config: PmConfig) -> dict[str, str | None]:
-    """`{config key: command}` for every environment command, configured or not."""
-    return {key: getattr(config.environment, key) for key, _ in ENVIRONMENT_COMMANDS}
-
-
-def run_preflight(repo: Path, git: Git, config: PmConfig, sha: str, listener: Listener) -> Baseline:
-    """Every configured environment command on `sha`, before anything is dispatched (PreflightError: exit 2)."""
-    env = config.environment
-    return preflight(
-        git,
-        default_store_path(repo).parent,
-        sha,
-        environment_commands(config),
-        timeout_s=env.gate_timeout_s,
-        mode=env.baseline,
-        config_path=repo / CONFIG_FILE,
-        progress=lambda message: listener.emit("preflight", message),
-        env=allowed_env(env.pass_env),
-    )
 
 
 def resume_run(
@@ -193,41 +171,8 @@ def resume_run(
     listener.emit("run.resumed", f"run {run.id} resumed ({run.plan_id})")
     rc = _context(repo, store, config, run.id, listener, channel, runner)
     rc.env_baseline = load_baseline(store, run.id)
-    _refresh_baseline(rc)
+    refresh_baseline(rc)
     return rc
-
-
-def _refresh_baseline(rc: RunContext) -> None:
-    """After pm-agent.yaml changed: run the new or changed environment commands on the baseline commit too,
-    so the gates compare like with like (a command that cannot run stops the resume, exit 2)."""
-    old = rc.env_baseline
-    if old is None:
-        return
-    env = rc.config.environment
-    wanted = {key: cmd for key, cmd in environment_commands(rc.config).items() if cmd}
-    kept = [c for c in old.commands if wanted.get(c.key) == c.command]
-    changed = {key: cmd for key, cmd in wanted.items() if all(c.key != key for c in kept)}
-    if not changed and len(kept) == len(old.commands) and old.mode == env.baseline:
-        return
-    fresh = preflight(
-        rc.git,
-        rc.state_dir,
-        old.sha,
-        changed,
-        timeout_s=env.gate_timeout_s,
-        mode=env.baseline,
-        config_path=rc.repo / CONFIG_FILE,
-        progress=lambda message: rc.emit("preflight", message),
-        env=allowed_env(env.pass_env),
-    )
-    merged = Baseline(sha=old.sha, mode=env.baseline, commands=(*kept, *fresh.commands))
-    rc.store.append_event(
-        rc.run_id,
-        "run.baseline",
-        {"sha": old.sha, "refreshed": sorted(changed), "environment": merged.model_dump(mode="json")},
-    )
-    rc.env_baseline = merged
-    rc.emit("run.baseline", f"baseline re-run for the changed command(s): {', '.join(sorted(changed)) or 'none'}")
 
 
 def _exclude_state_dir(git: Git) -> None:
@@ -237,41 +182,6 @@ def _exclude_state_dir(git: Git) -> None:
     if ".pm-agent/" not in text.splitlines():
         exclude.parent.mkdir(parents=True, exist_ok=True)
         exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + ".pm-agent/\n", encoding="utf-8")
-
-
-def _baseline_scan(rc: RunContext, sha: str, env_baseline: Baseline) -> None:
-    """Seed 001 init step 2: git log, file tree and every environment command at the baseline, recorded once."""
-    log = [f"{e.sha[:12]} {e.subject}" for e in rc.git.log(10, sha)]
-    files = rc.git.file_tree(2000)
-    tests = env_baseline.get("test_command")
-    summary = "not configured" if tests is None else tests.summary()
-    rc.store.append_event(
-        rc.run_id,
-        "run.baseline",
-        {
-            "sha": sha,
-            "log": log,
-            "files": len(files),
-            "tests": summary,
-            "environment": env_baseline.model_dump(mode="json"),
-        },
-    )
-    rc.env_baseline = env_baseline
-    failing = [f"{c.name} ({c.summary()})" for c in env_baseline.commands if not c.ok]
-    rc.emit(
-        "run.baseline",
-        f"baseline {sha[:12]}: {len(files)} files, tests {summary}"
-        + (f"; already failing, gates compare with it ({env_baseline.mode}): {', '.join(failing)}" if failing else ""),
-    )
-
-
-def load_baseline(store: Store, run_id: str) -> Baseline | None:
-    """The latest environment baseline recorded for a run (None for runs from before the preflight)."""
-    found: Baseline | None = None
-    for event in store.events(run_id):
-        if event.kind == "run.baseline" and isinstance(event.payload.get("environment"), dict):
-            found = Baseline.model_validate(event.payload["environment"])
-    return found
 
 
 def _candidate(rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
