@@ -28,7 +28,7 @@ def test_detected_defaults_render_and_parse_back_to_the_same(tmp_path: Path) -> 
     assert load_config(tmp_path) == config, "without pm-agent.yaml the detected commands apply"
     env = config.environment
     assert (env.test_command or "").endswith(" -m pytest -q")  # python or python3: whichever runs here
-    assert (env.lint_command or "").endswith("ruff check .")
+    assert (env.lint_command or "").endswith("ruff check --no-fix .")
     assert (env.typecheck_command or "").endswith("mypy .")
     text = render_config(config)
     assert "# Fix attempts before escalation." in text

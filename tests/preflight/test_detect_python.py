@@ -178,7 +178,7 @@ def test_ruff_when_configured_and_importable(
 ) -> None:
     write(repo, {"app.py": "x = 1\n", **files})
     chosen = machine.add("python", tooled_python).detect(repo).chosen[Slot.LINT]
-    assert chosen.command == "python -m ruff check ."
+    assert chosen.command == "python -m ruff check --no-fix ."
     assert chosen.reason == f"ruff: {fragment}; importable by python"
     assert machine.run(chosen.command, repo).ok
 
@@ -187,7 +187,7 @@ def test_ruff_from_path_when_the_interpreter_lacks_it(repo: Path, machine: Machi
     write(repo, {"ruff.toml": "", "app.py": "x = 1\n"})
     ruff = Path(sysconfig.get_paths()["scripts"]) / "ruff"
     chosen = machine.add("python", bare_python).add("ruff", ruff).detect(repo).chosen[Slot.LINT]
-    assert chosen.command == "ruff check ."
+    assert chosen.command == "ruff check --no-fix ."
     assert chosen.problem is None
 
 
@@ -195,7 +195,7 @@ def test_ruff_nowhere_is_suggested_and_marked_not_installed(repo: Path, machine:
     write(repo, {"ruff.toml": ""})
     machine.script("ruff", "echo 'pyenv: ruff: command not found' >&2; exit 127")  # a shim is not a ruff
     chosen = machine.add("python", bare_python).detect(repo).chosen[Slot.LINT]
-    assert chosen.command == "python -m ruff check ."
+    assert chosen.command == "python -m ruff check --no-fix ."
     assert chosen.problem is not None
     assert chosen.problem.startswith("not installed: ruff is not importable by python")
 
@@ -225,7 +225,7 @@ def test_installed_flake8_wins_over_configured_but_missing_ruff(
     machine.script("flake8", "exit 0")
     detection = machine.add("python", bare_python).detect(repo)
     assert detection.environment.lint_command == "flake8"
-    assert rejected_for(detection, Slot.LINT)["python -m ruff check ."].startswith("not installed: ruff")
+    assert rejected_for(detection, Slot.LINT)["python -m ruff check --no-fix ."].startswith("not installed: ruff")
 
 
 def test_makefile_lint_target_next_to_pyproject_wins(repo: Path, machine: Machine, tooled_python: Path) -> None:
@@ -235,14 +235,14 @@ def test_makefile_lint_target_next_to_pyproject_wins(repo: Path, machine: Machin
     assert detection.chosen[Slot.LINT].reason == "Makefile: make -n lint succeeds"
     assert (
         "the Makefile target is the project's own entry point"
-        in rejected_for(detection, Slot.LINT)["python -m ruff check ."]
+        in rejected_for(detection, Slot.LINT)["python -m ruff check --no-fix ."]
     )
 
 
 def test_makefile_without_lint_target_leaves_ruff(repo: Path, machine: Machine, tooled_python: Path) -> None:
     write(repo, {"pyproject.toml": "[tool.ruff]\n", "Makefile": "build:\n\techo build\n"})
     detection = machine.add("python", tooled_python).real("make").detect(repo)
-    assert detection.environment.lint_command == "python -m ruff check ."
+    assert detection.environment.lint_command == "python -m ruff check --no-fix ."
     assert rejected_for(detection, Slot.LINT) == {"make lint": "Makefile has no lint target (make -n lint failed)"}
 
 

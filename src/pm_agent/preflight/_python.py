@@ -78,7 +78,10 @@ def detect_python(probe: Probe) -> Finding | None:
     found = Finding(rejected=list(files.notes))
     python, problem = _interpreter(probe, found)
     _test(probe, files, python, problem, tests, found)
-    lint = [("ruff", "ruff", " check .", _ruff_config(files)), ("flake8", "flake8", "", _flake8_config(files))]
+    # --no-fix: with `fix = true` in a project's ruff settings (pallets' projects have it) `ruff check` rewrites the
+    # files it checks and exits 0: the lint gate would pass by editing the agent's work behind the checked tree.
+    ruff = ("ruff", "ruff", " check --no-fix .", _ruff_config(files))
+    lint = [ruff, ("flake8", "flake8", "", _flake8_config(files))]
     for module, exe, args, config in lint:
         if config is not None:
             command, how, missing = _tool(probe, python, module, exe, args)
