@@ -5,6 +5,8 @@ Real git repositories in tmp_path; nothing here starts an agent.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -159,3 +161,12 @@ def test_base_branch_is_the_remote_default_then_the_checked_out_branch(tmp_path:
     assert base_branch(Git(local), "pm/x/work") == "your main branch"
     git(local, "branch", "-q", "main", "develop")
     assert base_branch(Git(local), "pm/x/work") == "main"
+
+
+def test_an_untracked_virtualenv_or_node_modules_is_tooling_not_uncommitted_work(repo: Path) -> None:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
+    (repo / "web" / "node_modules" / "left-pad").mkdir(parents=True)
+    (repo / "web" / "node_modules" / "left-pad" / "index.js").write_text("module.exports = 1\n", encoding="utf-8")
+    (repo / "venvish").mkdir()
+    (repo / "venvish" / "work.py").write_text("x = 1\n", encoding="utf-8")  # a folder without pyvenv.cfg is work
+    assert uncommitted_files(Git(repo)) == ["venvish/work.py"]

@@ -125,8 +125,20 @@ def uncommitted_files(git: Git, exempt: Sequence[Path] = ()) -> list[str]:
     for entry in git.status_porcelain():
         if any(entry.path == s or (s.endswith("/") and entry.path.startswith(s)) for s in skip):
             continue
+        if entry.code == "??" and _local_tooling(git.path, entry.path):
+            continue
         found.append(entry.path)
     return found
+
+
+def _local_tooling(repo: Path, path: str) -> bool:
+    """Inside an untracked virtualenv or node_modules: tools installed here, not work an agent would miss
+    (seen on real repositories whose .gitignore does not name their `.venv/`)."""
+    parts = Path(path).parts
+    return any(
+        parts[i - 1] == "node_modules" or (repo.joinpath(*parts[:i]) / "pyvenv.cfg").is_file()
+        for i in range(1, len(parts))
+    )
 
 
 def _dirty_error(repo: Path, files: list[str]) -> InputError:
