@@ -46,9 +46,12 @@ PRINT_ENV = f"{sys.executable} -c 'import json, os; print(json.dumps(dict(os.env
 
 
 def printed_env(tmp_path: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    result = run_command(PRINT_ENV, tmp_path, 20, extra)
+    # The whole output, not the tail: the tail cuts lines over 2,000 characters, and under `make` the
+    # environment printed on one line is longer than that.
+    result = run_command(PRINT_ENV, tmp_path, 20, extra, keep_output_bytes=1 << 20)
     assert result.ok, result.output_tail
-    env: dict[str, str] = json.loads(result.output_tail.splitlines()[-1])
+    assert result.output is not None
+    env: dict[str, str] = json.loads(result.output.splitlines()[-1])
     return env
 
 

@@ -51,16 +51,16 @@ def test_inference_goes_on_past_files_no_earlier_task_created() -> None:
     ]
 
 
-def test_the_first_creator_of_a_path_is_the_dependency() -> None:
+def test_the_latest_writer_of_a_path_is_the_dependency() -> None:
     tasks = [
         _task("1", create=["src/a.py"]),
-        _task("2", create=["src/a.py"]),  # creates it again: already created by 1
+        _task("2", create=["src/a.py"]),  # writes it again: a later task sees task 2's version (plan order)
         _task("3", test=["src/a.py"]),
     ]
     assert _edges(resolve_dependencies(tasks)) == {
         "1": [],
         "2": [],
-        "3": [("1", True, "tests src/a.py created by Task 1")],
+        "3": [("2", True, "tests src/a.py created by Task 2")],
     }
 
 

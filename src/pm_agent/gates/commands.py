@@ -54,8 +54,11 @@ def _verdict_evidence(results: list[CommandResult], verdicts: list[Verdict], bas
         return command_evidence(results)
     lines: list[str] = []
     for result, verdict in zip(results, verdicts, strict=True):
-        lines += command_evidence([result]) if not verdict.passed else [describe(result)]
-        lines += [f"  {line}" for line in verdict.lines]
+        if result.ok:
+            lines.append(describe(result))  # "`cmd` PASSED: ...", as without a baseline
+        lines += verdict.lines  # a non-zero exit the ratchet accepted is not called FAILED
+        if not verdict.passed:
+            lines += command_evidence([result])
     return lines
 
 
