@@ -148,7 +148,13 @@ def main() -> int:
     before = results() if mutants.is_dir() else {}
     run_mutmut([], args.max_children)
     found = results()
-    again = [name for name, status in before.items() if status not in DETECTED and name in found]
+    # a verdict cached from before this run (survived, no tests...) is tested again with today's tests; a mutant
+    # not checked before was just tested by the run above
+    again = [
+        name
+        for name, status in before.items()
+        if status not in DETECTED and status != "not checked" and found.get(name, "killed") not in DETECTED
+    ]
     if again:
         run_mutmut(again, args.max_children)
         found = results()

@@ -85,3 +85,41 @@ def test_command_result_tail_and_ok() -> None:
     assert result.ok
     assert not result.model_copy(update={"timed_out": True}).ok
     assert not result.model_copy(update={"exit_code": 1}).ok
+
+
+def test_a_capped_line_alone_makes_the_tail_truncated() -> None:
+    tail = _Tail(max_lines=5, max_line_chars=4)
+    tail.feed(b"abcdefgh\n")
+    assert list(tail.lines) == ["ab [...] gh"]
+    assert tail.truncated()
+
+
+def test_line_ends_and_undecodable_bytes() -> None:
+    tail = _Tail(max_lines=5, max_line_chars=20)
+    tail.feed(b"a  \r\n\rb\r\n\xff\xfe\n")
+    assert list(tail.lines) == ["a  ", "\rb", "\ufffd\ufffd"]
+
+
+def test_a_partial_line_is_capped_only_past_twice_the_line_limit() -> None:
+    at_limit = _Tail(max_lines=3, max_line_chars=4)
+    at_limit.feed(b"abcdefgh")  # 8 = 2 x 4: kept whole until it ends
+    assert at_limit.partial == "abcdefgh"
+    past = _Tail(max_lines=3, max_line_chars=4)
+    past.feed(b"abcdefghij")  # 10 > 8
+    assert past.partial == "ab [...] ij"
+
+
+def test_a_command_that_cannot_start_is_exit_127_with_the_reason(tmp_path: Path) -> None:
+    missing = tmp_path / "gone"
+    result = run_command("true", missing, 5)
+    assert result.cmd == "true"
+    assert result.cwd == str(missing)
+    assert result.exit_code == 127
+    assert result.duration_ms == 0
+    assert result.output_tail.startswith("cannot start: ")
+    assert str(missing) in result.output_tail
+
+
+def test_command_result_tail_defaults_to_20_lines() -> None:
+    result = CommandResult(cmd="x", exit_code=0, duration_ms=1, output_tail="\n".join(map(str, range(30))))
+    assert result.tail() == "\n".join(map(str, range(10, 30)))
