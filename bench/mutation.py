@@ -2,6 +2,7 @@
 
     make mutation                              # or: .venv/bin/python bench/mutation.py
     .venv/bin/python bench/mutation.py --fresh # forget every cached verdict first (rm -r mutants/)
+    .venv/bin/python bench/mutation.py --report  # print the scores of the last run again
 
 What is mutated and which tests run is [tool.mutmut] in pyproject.toml: the fast tests of tests/gates,
 tests/signals and tests/plan (`-m "not claude and not slow"`). mutmut keeps a verdict per mutant in
@@ -139,8 +140,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fresh", action="store_true", help="delete mutants/ first: every mutant is tested again")
     parser.add_argument("--max-children", type=int, default=2, help="parallel test processes (default 2)")
+    parser.add_argument("--report", action="store_true", help="only print the scores of the last run")
     args = parser.parse_args()
     mutants = ROOT / "mutants"
+    if args.report:
+        found = results()
+        listed = equivalents()
+        return 0 if report(tally(found, listed), listed, found) else 1
     if args.fresh:
         shutil.rmtree(mutants, ignore_errors=True)
     # mutmut copies tests/ over the old copy: a test file deleted since would still run from mutants/tests
