@@ -261,14 +261,14 @@ def init_cmd(
 
 def _print_preflight(root: Path, config: Any) -> None:
     """What `pm-agent run` will find: each command run once on HEAD, as the run's preflight does."""
+    from pm_agent.engine.baseline import environment_commands
     from pm_agent.errors import VcsError
-    from pm_agent.gates.environment import ENVIRONMENT_COMMANDS
     from pm_agent.preflight.baseline import fix_hint, preflight
     from pm_agent.store import default_store_path
     from pm_agent.vcs import Git
 
     env = config.environment
-    commands = {key: getattr(env, key) for key, _ in ENVIRONMENT_COMMANDS}
+    commands = environment_commands(config)
     if not any(commands.values()):
         return
     git = Git(root)
