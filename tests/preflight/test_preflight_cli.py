@@ -151,3 +151,21 @@ def test_a_kill_during_the_baseline_leaves_no_worktree_after_resume(tmp_path: Pa
     assert "nothing to resume" in result.stderr
     assert len(git(repo, "worktree", "list").splitlines()) == 1
     assert not (repo / ".pm-agent" / "preflight").exists()
+
+
+def test_init_runs_the_preflight_on_what_it_wrote(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, "")
+    (repo / "pyproject.toml").write_text("[project]\nname = 'tiny'\n\n[tool.ruff]\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "ruff settings")
+    exe = shutil.which("pm-agent", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    result = subprocess.run(
+        [exe, "init", "--force"], cwd=repo, capture_output=True, text=True, timeout=120, check=False, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert f"preflight on {head[:12]} (what `pm-agent run` checks before any agent starts):" in result.stdout
+    assert "  lint: exit 1, 1 finding(s) (ruff): already failing; gates will fail only on new findings" in result.stdout
+    assert not (repo / ".pm-agent").exists(), "init's preflight leaves no state behind"
