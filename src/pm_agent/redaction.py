@@ -171,11 +171,12 @@ def redact_text(text: str, known: Mapping[str, str] | None = None) -> str:
     """`text` with known secret values and what detect-secrets' pattern plugins find replaced."""
     if not text:
         return text
+    # Whole key blocks first: a remembered value may be a key's header line, which would split the block.
+    text = _PRIVATE_KEY_BLOCK.sub("[REDACTED:Private Key]", text)
     values = known_secrets() if known is None else known
     for value in sorted(values, key=len, reverse=True):
         if value in text:
             text = text.replace(value, f"[REDACTED:{values[value]}]")
-    text = _PRIVATE_KEY_BLOCK.sub("[REDACTED:Private Key]", text)
     return _plugin_redact(text)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pm_agent.gates.secret_scan import check_secrets
+from pm_agent import redaction
 from pm_agent.redaction import redact, redact_text, remember_secret
 from pm_agent.store import SqliteStore
 from pm_agent.vcs import Git
@@ -134,6 +135,14 @@ def test_private_key_blocks_and_passwords_in_code_and_urls() -> None:
     assert "s3cr3tpass" not in redact_text("cloning https://bot:s3cr3tpass@git.example.com/x.git")
     not_json = "{not json " + GITHUB
     assert redact(not_json) == "{not json [REDACTED:GitHub Token]"
+
+
+def test_a_remembered_key_header_does_not_split_the_key_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The secrets gate remembers what detect-secrets reports for a key: its header line.
+    monkeypatch.setattr(redaction, "_remembered", {})
+    remember_secret("BEGIN RSA PRIVATE KEY", "Private Key")
+    key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1x\n-----END RSA PRIVATE KEY-----"
+    assert redact_text(f"a\n{key}\nb") == "a\n[REDACTED:Private Key]\nb"
 
 
 def test_raw_sqlite_rows_hold_no_secret(store: SqliteStore, run_id: str, db_path: Path, api_key: str) -> None:
