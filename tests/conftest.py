@@ -7,9 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from pm_agent import redaction
 from pm_agent.agents.claude import bundled_claude
 from pm_agent.testing.model_server import ModelServer
 from pm_agent.testing.repo import init_repo
+
+
+@pytest.fixture(autouse=True)
+def _forget_remembered_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no secret remembered: which tests share an xdist worker must not change results."""
+    monkeypatch.setattr(redaction, "_remembered", {})
 
 
 @pytest.fixture
