@@ -17,7 +17,6 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pm_agent.errors import VcsError
 from pm_agent.vcs.diff import DiffLines, parse_unified_diff
@@ -29,9 +28,6 @@ from pm_agent.vcs.models import (
     StatusEntry,
     WorktreeInfo,
 )
-
-if TYPE_CHECKING:
-    from pm_agent.vcs.integrate import IntegrationResult
 
 DEFAULT_TIMEOUT_S = 120.0
 PROTECTED_BRANCHES: frozenset[str] = frozenset({"main", "master"})
@@ -378,12 +374,6 @@ class Git:
                 )
             )
         return infos
-
-    def integrate(self, task_branch: str, into_branch: str, *, merge_commit: bool = False) -> IntegrationResult:
-        """Integrate `task_branch` into `into_branch` (see `pm_agent.vcs.integrate.integrate`)."""
-        from pm_agent.vcs.integrate import integrate
-
-        return integrate(self, task_branch, into_branch, merge_commit=merge_commit)
 
     # ---------------------------------------------------------------- commits, tags
 
