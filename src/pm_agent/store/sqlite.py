@@ -2,7 +2,7 @@
 
 Every public write opens one BEGIN IMMEDIATE transaction around its `*_txn` function, so the change
 and its event row commit together or not at all. Reads run in one snapshot each. The queries are
-SQLAlchemy Core without SQLite-specific SQL; only `engine.sqlite_engine` knows it is SQLite.
+SQLAlchemy Core without SQLite-specific SQL; only `database.sqlite_engine` knows it is SQLite.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from sqlalchemy import Engine
 from pm_agent.plan.models import Plan, Task, TaskStatus
 from pm_agent.store import events as ev
 from pm_agent.store import history as hist
-from pm_agent.store import review as rv
+from pm_agent.store import outcomes as oc
 from pm_agent.store import runs as rn
 from pm_agent.store import sessions as ss
-from pm_agent.store.engine import FaultHook, read_txn, sqlite_engine, write_txn, writer
+from pm_agent.store.database import FaultHook, read_txn, sqlite_engine, write_txn, writer
 from pm_agent.store.migrations import applied_migrations, migrate
 from pm_agent.store.records import (
     CommitRecord,
@@ -317,7 +317,7 @@ class SqliteStore:
         self, run_id: str, task_id: str, *, attempt: int, gate: str, passed: bool, evidence: str
     ) -> GateResultRecord:
         with write_txn(self._writer) as conn:
-            return rv.record_gate_result_txn(
+            return oc.record_gate_result_txn(
                 conn,
                 run_id,
                 task_id,
@@ -330,7 +330,7 @@ class SqliteStore:
 
     def gate_results(self, run_id: str, task_id: str, attempt: int | None = None) -> list[GateResultRecord]:
         with read_txn(self.engine) as conn:
-            return rv.list_gate_results(conn, run_id, task_id, attempt)
+            return oc.list_gate_results(conn, run_id, task_id, attempt)
 
     # -- escalations
     def open_escalation(
@@ -347,7 +347,7 @@ class SqliteStore:
         session_id: int | None = None,
     ) -> EscalationRecord:
         with write_txn(self._writer) as conn:
-            return rv.open_escalation_txn(
+            return oc.open_escalation_txn(
                 conn,
                 run_id,
                 task_id,
@@ -363,21 +363,21 @@ class SqliteStore:
 
     def answer_escalation(self, escalation_id: int, answer: str) -> EscalationRecord:
         with write_txn(self._writer) as conn:
-            return rv.answer_escalation_txn(conn, escalation_id, answer, now=self.now())
+            return oc.answer_escalation_txn(conn, escalation_id, answer, now=self.now())
 
     def mark_escalation_applied(self, escalation_id: int) -> EscalationRecord:
         with write_txn(self._writer) as conn:
-            return rv.mark_escalation_applied_txn(conn, escalation_id, now=self.now())
+            return oc.mark_escalation_applied_txn(conn, escalation_id, now=self.now())
 
     def get_escalation(self, escalation_id: int) -> EscalationRecord:
         with read_txn(self.engine) as conn:
-            return rv.get_escalation(conn, escalation_id)
+            return oc.get_escalation(conn, escalation_id)
 
     def list_escalations(
         self, run_id: str | None = None, status: EscalationStatus | None = None
     ) -> list[EscalationRecord]:
         with read_txn(self.engine) as conn:
-            return rv.list_escalations(conn, run_id, status)
+            return oc.list_escalations(conn, run_id, status)
 
     # -- risks
     def add_risk(
@@ -390,7 +390,7 @@ class SqliteStore:
         risk_id: str | None = None,
     ) -> RiskRecord:
         with write_txn(self._writer) as conn:
-            return rv.add_risk_txn(
+            return oc.add_risk_txn(
                 conn,
                 run_id,
                 description=description,
@@ -402,30 +402,30 @@ class SqliteStore:
 
     def update_risk_status(self, run_id: str, risk_id: str, status: RiskStatus) -> RiskRecord:
         with write_txn(self._writer) as conn:
-            return rv.update_risk_status_txn(conn, run_id, risk_id, status, now=self.now())
+            return oc.update_risk_status_txn(conn, run_id, risk_id, status, now=self.now())
 
     def list_risks(self, run_id: str, status: RiskStatus | None = None) -> list[RiskRecord]:
         with read_txn(self.engine) as conn:
-            return rv.list_risks(conn, run_id, status)
+            return oc.list_risks(conn, run_id, status)
 
     # -- commits and reports
     def record_commit(
         self, run_id: str, task_id: str, *, sha: str, branch: str, message: str
     ) -> CommitRecord:
         with write_txn(self._writer) as conn:
-            record, _ = rv.record_commit_txn(
+            record, _ = oc.record_commit_txn(
                 conn, run_id, task_id, sha=sha, branch=branch, message=message, now=self.now()
             )
             return record
 
     def commits(self, run_id: str) -> list[CommitRecord]:
         with read_txn(self.engine) as conn:
-            return rv.list_commits(conn, run_id)
+            return oc.list_commits(conn, run_id)
 
     def add_report(self, run_id: str, kind: str, text: str) -> ReportRecord:
         with write_txn(self._writer) as conn:
-            return rv.add_report_txn(conn, run_id, kind, text, now=self.now())
+            return oc.add_report_txn(conn, run_id, kind, text, now=self.now())
 
     def list_reports(self, run_id: str, kind: str | None = None) -> list[ReportRecord]:
         with read_txn(self.engine) as conn:
-            return rv.list_reports(conn, run_id, kind)
+            return oc.list_reports(conn, run_id, kind)
