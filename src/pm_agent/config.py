@@ -5,48 +5,23 @@ Unknown keys and bad values are errors that name the key and its line.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
+from pm_agent.environment_config import EnvironmentConfig
 from pm_agent.errors import ConfigError
-from pm_agent.plan.models import EnvironmentContract, Tier
+from pm_agent.plan.models import Tier
+from pm_agent.preflight.detect import detect_environment
 
 CONFIG_FILE = "pm-agent.yaml"
-_ENV_NAME = re.compile(r"^[A-Za-z_*?][A-Za-z0-9_*?]*$")
-
-
-def _env_name(name: str) -> str:
-    if not _ENV_NAME.match(name):
-        raise ValueError(f"not an environment variable name or glob: {name!r}")
-    return name
 
 
 class _Config(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
-
-
-class EnvironmentConfig(EnvironmentContract):
-    """The commands pm-agent runs itself as gates; all optional."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
-
-    migration_dry_run_command: str | None = None
-    """Forward migration dry-run, run by the final release gate."""
-    migration_rollback_command: str | None = None
-    """Rollback validation, run by the final release gate."""
-    gate_timeout_s: float = Field(default=600, gt=0)
-    """Longest any gate command may run before its process group is killed."""
-    baseline: Literal["ratchet", "strict"] = "ratchet"
-    """ratchet: gates fail only on findings a task adds to the baseline's; strict: every command must pass."""
-    pass_env: list[Annotated[str, AfterValidator(_env_name)]] = Field(default_factory=list)
-    """Variables gate commands see although they look secret (names or globs, e.g. [TEST_DB_PASSWORD]).
-
-    Gate commands run without API keys, tokens and pm-agent's own variables; list here what your tests need."""
 
 
 class AgentConfig(_Config):
@@ -189,8 +164,6 @@ def load_config(repo: Path) -> PmConfig:
 
 def detect_defaults(repo: Path) -> PmConfig:
     """Defaults with the environment commands `pm-agent init` would write (`preflight.detect`)."""
-    from pm_agent.preflight.detect import detect_environment  # imported here: detect imports this module
-
     return PmConfig(environment=detect_environment(repo).environment)
 
 

@@ -13,7 +13,7 @@ import pytest
 from pm_agent.plan.models import Plan, Task
 from pm_agent.signals import new_token
 from pm_agent.store import open_store
-from pm_agent.store.engine import read_txn
+from pm_agent.store.database import read_txn
 from pm_agent.store.records import SessionRecord, SessionStatus, SignalRecord
 from pm_agent.store.sessions import signals_for_task
 from pm_agent.store.sqlite import SqliteStore

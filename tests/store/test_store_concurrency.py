@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from pm_agent.store import SqliteStore, open_store
-from pm_agent.store.engine import write_txn, writer
+from pm_agent.store.database import write_txn, writer
 
 WORKER = """
 import sys, time

@@ -15,7 +15,7 @@ from sqlalchemy import UniqueConstraint, inspect, text
 
 from pm_agent.errors import StoreError
 from pm_agent.store import open_store, schema
-from pm_agent.store.engine import read_txn, sqlite_engine, write_txn, writer
+from pm_agent.store.database import read_txn, sqlite_engine, write_txn, writer
 from pm_agent.store.migrations import MIGRATIONS, migrate, migration_names
 from pm_agent.store.runs import create_run_txn
 

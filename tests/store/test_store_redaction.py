@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pm_agent.gates.secret_scan import check_secrets
 from pm_agent import redaction
+from pm_agent.gates.secret_scan import check_secrets
 from pm_agent.redaction import redact, redact_text, remember_secret
 from pm_agent.store import SqliteStore
 from pm_agent.vcs import Git

@@ -25,7 +25,7 @@ def _task(repo: Git, tmp_path: Path, write: Write, name: str, files: dict[str, s
 
 def test_fast_forward_then_up_to_date(repo: Git, tmp_path: Path, write: Write) -> None:
     wt, branch = _task(repo, tmp_path, write, "task-1", {"a.py": "a = 1\n"})
-    result = repo.integrate(branch, WORK)
+    result = integrate(repo, branch, WORK)
     assert result.status == "fast-forward"
     assert result.ok
     assert repo.rev_parse(WORK) == wt.head_sha() == result.after
@@ -35,15 +35,15 @@ def test_fast_forward_then_up_to_date(repo: Git, tmp_path: Path, write: Write) -
 def test_diverged_branch_is_cherry_picked_keeping_trailers(repo: Git, tmp_path: Path, write: Write) -> None:
     _, first = _task(repo, tmp_path, write, "task-1", {"a.py": "a = 1\n"})
     _, second = _task(repo, tmp_path, write, "task-2", {"b.py": "b = 1\n"})
-    assert repo.integrate(first, WORK).status == "fast-forward"
-    result = repo.integrate(second, WORK)
+    assert integrate(repo, first, WORK).status == "fast-forward"
+    result = integrate(repo, second, WORK)
     assert result.status == "cherry-picked", result
     assert repo.commits_since(result.before, WORK) == [result.after]
     assert repo.find_commit_by_trailer("task-2", WORK) == result.after
     assert repo.find_commit_by_trailer("task-1", WORK) == result.before
     assert sorted(repo.run("ls-tree", "--name-only", WORK).split()) == ["README.md", "a.py", "app.py", "b.py"]
     assert [Path(w.path).name for w in repo.worktree_list()] == ["repo", "task-1", "task-2"]  # temp one gone
-    again = repo.integrate(second, WORK)  # already cherry-picked: the redundant commit is skipped
+    again = integrate(repo, second, WORK)  # already cherry-picked: the redundant commit is skipped
     assert again.status == "up-to-date"
     assert repo.rev_parse(WORK) == result.after
 
@@ -51,9 +51,9 @@ def test_diverged_branch_is_cherry_picked_keeping_trailers(repo: Git, tmp_path: 
 def test_conflict_returns_paths_and_leaves_working_branch_untouched(repo: Git, tmp_path: Path, write: Write) -> None:
     _, first = _task(repo, tmp_path, write, "task-1", {"app.py": "one\n", "x.py": "x\n"})
     _, second = _task(repo, tmp_path, write, "task-2", {"app.py": "two\n", "y.py": "y\n"})
-    repo.integrate(first, WORK)
+    integrate(repo, first, WORK)
     before = repo.rev_parse(WORK)
-    result = repo.integrate(second, WORK)
+    result = integrate(repo, second, WORK)
     assert result.status == "conflict"
     assert not result.ok
     assert result.conflicts == ["app.py"]
@@ -66,8 +66,8 @@ def test_working_branch_checked_out_is_advanced_in_place(repo: Git, tmp_path: Pa
     repo.run("checkout", "-q", WORK)
     _, first = _task(repo, tmp_path, write, "task-1", {"a.py": "a = 1\n"})
     _, second = _task(repo, tmp_path, write, "task-2", {"b.py": "b = 1\n"})
-    repo.integrate(first, WORK)
-    result = repo.integrate(second, WORK)
+    integrate(repo, first, WORK)
+    result = integrate(repo, second, WORK)
     assert result.status == "cherry-picked"
     assert repo.head_sha() == result.after
     assert repo.is_clean()
@@ -75,9 +75,9 @@ def test_working_branch_checked_out_is_advanced_in_place(repo: Git, tmp_path: Pa
 
     _, third = _task(repo, tmp_path, write, "task-3", {"app.py": "three\n"})
     _, fourth = _task(repo, tmp_path, write, "task-4", {"app.py": "four\n"})
-    repo.integrate(third, WORK)
+    integrate(repo, third, WORK)
     head = repo.head_sha()
-    conflict = repo.integrate(fourth, WORK)
+    conflict = integrate(repo, fourth, WORK)
     assert conflict.conflicts == ["app.py"]
     assert repo.head_sha() == head
     assert repo.is_clean()
@@ -88,7 +88,7 @@ def test_integrating_into_main_is_refused(repo: Git, tmp_path: Path, write: Writ
     _, branch = _task(repo, tmp_path, write, "task-1", {"a.py": "a\n"})
     main_before = repo.rev_parse("main")
     with pytest.raises(VcsError, match="protected"):
-        repo.integrate(branch, "main")
+        integrate(repo, branch, "main")
     assert repo.rev_parse("main") == main_before
 
 
@@ -97,8 +97,8 @@ def test_task_branch_with_merges_is_merged_not_cherry_picked(repo: Git, tmp_path
     wt, second = _task(repo, tmp_path, write, "task-2", {"b.py": "b\n"})
     _task(repo, tmp_path, write, "side", {"c.py": "c\n"})
     wt.run("-c", "core.hooksPath=/dev/null", "merge", "--no-ff", "--no-edit", "-q", "feat/demo/side")
-    repo.integrate(first, WORK)
-    result = repo.integrate(second, WORK)
+    integrate(repo, first, WORK)
+    result = integrate(repo, second, WORK)
     assert result.status == "merged"
     assert repo.is_ancestor(repo.rev_parse(second), WORK)
     assert sorted(repo.run("ls-tree", "--name-only", WORK).split()) == [
@@ -115,10 +115,10 @@ def test_staged_integration_records_a_merge_commit_even_when_fast_forward_is_pos
 ) -> None:
     wt, branch = _task(repo, tmp_path, write, "task-9", {"migrations/001.sql": "create table t (id int);\n"})
     before = repo.rev_parse(WORK)
-    result = repo.integrate(branch, WORK, merge_commit=True)
+    result = integrate(repo, branch, WORK, merge_commit=True)
     assert result.status == "merged"
     head = repo.rev_parse(WORK)
     parents = repo.run("rev-list", "--parents", "-n1", head).split()[1:]
     assert parents == [before, wt.head_sha()]
     assert repo.run("log", "-1", "--format=%s", head).strip() == f"Merge {branch} into {WORK}"
-    assert repo.integrate(branch, WORK, merge_commit=True).status == "up-to-date"
+    assert integrate(repo, branch, WORK, merge_commit=True).status == "up-to-date"

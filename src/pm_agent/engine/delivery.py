@@ -32,6 +32,7 @@ from pm_agent.vcs import (
     commit_checked,
     drift,
     has_tree,
+    integrate,
     slugify,
 )
 
@@ -249,7 +250,7 @@ def deliver(
         task_commit = commit_checked(worktree, checked, message=message, files={artifact_path: artifact_text})
         fault_point("after-task-commit")
     # High-blast-radius CRITICAL tasks keep their branch and land as one merge commit (staged integration).
-    integration = repo.integrate(task_branch, working_branch, merge_commit=is_high_blast_radius(task))
+    integration = integrate(repo, task_branch, working_branch, merge_commit=is_high_blast_radius(task))
     if not integration.ok:
         return Delivery(integration=integration, commit_sha=None, task_commit=task_commit)
     fault_point("after-integrate")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pm_agent.config import EnvironmentConfig
+from pm_agent.environment_config import EnvironmentConfig
 from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot, Source
 from pm_agent.preflight._make import detect_make
 from pm_agent.preflight._native import detect_go, detect_rust

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from pm_agent.plan.models import Plan, Task, TaskStatus
-from pm_agent.store.engine import FaultHook
+from pm_agent.store.database import FaultHook
 from pm_agent.store.records import (
     INITIAL_STATE,
     CommitRecord,

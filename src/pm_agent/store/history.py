@@ -9,8 +9,8 @@ from __future__ import annotations
 from sqlalchemy import Connection
 
 from pm_agent.store.events import list_events
+from pm_agent.store.outcomes import list_gate_results
 from pm_agent.store.records import HistoryEntry, HistorySource
-from pm_agent.store.review import list_gate_results
 from pm_agent.store.runs import list_transitions
 from pm_agent.store.sessions import list_sessions, signals_for_task
 

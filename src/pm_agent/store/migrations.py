@@ -37,7 +37,7 @@ from sqlalchemy.engine import Connection
 
 from pm_agent.errors import StoreError
 from pm_agent.store import schema
-from pm_agent.store.engine import read_txn, write_txn, writer
+from pm_agent.store.database import read_txn, write_txn, writer
 
 Migration = tuple[str, Callable[[Connection], None]]
 

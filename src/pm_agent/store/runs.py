@@ -16,7 +16,7 @@ from sqlalchemy import Connection, func, select
 from pm_agent.errors import NotFoundError, StoreError
 from pm_agent.plan.models import Plan, Task, TaskStatus
 from pm_agent.store._sql import db_value, fetch_all, fetch_one, json_payload, merge
-from pm_agent.store.engine import fault_point
+from pm_agent.store.database import fault_point
 from pm_agent.store.events import append_event_txn
 from pm_agent.store.records import INITIAL_STATE, RunRecord, RunStatus, TaskRecord, TransitionRecord
 from pm_agent.store.schema import runs, tasks, transitions

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, select
 from pm_agent.errors import NotFoundError, StoreError
 from pm_agent.redaction import redact
 from pm_agent.store._sql import fetch_all, fetch_one, inserted_id, json_payload, merge
-from pm_agent.store.engine import fault_point
+from pm_agent.store.database import fault_point
 from pm_agent.store.events import append_event_txn
 from pm_agent.store.records import SessionEventRecord, SessionRecord, SessionStatus, SignalRecord
 from pm_agent.store.runs import get_run, get_task

@@ -2,55 +2,38 @@
 
 Every public write opens one BEGIN IMMEDIATE transaction around its `*_txn` function, so the change
 and its event row commit together or not at all. Reads run in one snapshot each. The queries are
-SQLAlchemy Core without SQLite-specific SQL; only `engine.sqlite_engine` knows it is SQLite.
+SQLAlchemy Core without SQLite-specific SQL; only `database.sqlite_engine` knows it is SQLite.
+
+`SqliteStore` holds runs, tasks, transitions and events here; sessions and signals come from
+`_sqlite_sessions`, gate results, escalations, risks, commits and reports from `_sqlite_outcomes`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
-
-from sqlalchemy import Engine
 
 from pm_agent.plan.models import Plan, Task, TaskStatus
 from pm_agent.store import events as ev
 from pm_agent.store import history as hist
-from pm_agent.store import review as rv
 from pm_agent.store import runs as rn
-from pm_agent.store import sessions as ss
-from pm_agent.store.engine import FaultHook, read_txn, sqlite_engine, write_txn, writer
-from pm_agent.store.migrations import applied_migrations, migrate
+from pm_agent.store._sqlite_base import Clock, utc_now
+from pm_agent.store._sqlite_outcomes import OutcomesMixin
+from pm_agent.store._sqlite_sessions import SessionsMixin
+from pm_agent.store.database import FaultHook, read_txn, sqlite_engine, write_txn
+from pm_agent.store.migrations import migrate
 from pm_agent.store.records import (
-    CommitRecord,
-    EscalationRecord,
-    EscalationStatus,
     EventRecord,
-    GateResultRecord,
     HistoryEntry,
-    ReportRecord,
-    RiskRecord,
-    RiskStatus,
     RunRecord,
     RunStatus,
-    SessionEventRecord,
-    SessionRecord,
-    Severity,
-    SignalRecord,
     TaskRecord,
     TransitionRecord,
 )
 
-Clock = Callable[[], datetime]
 STATE_DIR = ".pm-agent"
 STATE_FILE = "state.db"
-
-
-def utc_now() -> datetime:
-    """The current time, timezone-aware UTC."""
-    return datetime.now(UTC)
 
 
 def default_store_path(repo: Path) -> Path:
@@ -58,9 +41,7 @@ def default_store_path(repo: Path) -> Path:
     return repo / STATE_DIR / STATE_FILE
 
 
-def open_store(
-    path: Path | str, *, clock: Clock | None = None, fault: FaultHook | None = None
-) -> SqliteStore:
+def open_store(path: Path | str, *, clock: Clock | None = None, fault: FaultHook | None = None) -> SqliteStore:
     """Open (creating and migrating as needed) the SQLite store at `path`."""
     engine = sqlite_engine(Path(path))
     store = SqliteStore(engine, clock=clock, fault=fault)
@@ -72,34 +53,8 @@ def open_store(
     return store
 
 
-class SqliteStore:
+class SqliteStore(SessionsMixin, OutcomesMixin):
     """The durable state store (see the Store protocol in `pm_agent.store` for the method docs)."""
-
-    def __init__(self, engine: Engine, *, clock: Clock | None = None, fault: FaultHook | None = None) -> None:
-        self.engine = engine
-        self._writer = writer(engine, fault=fault)
-        self._clock = clock or utc_now
-
-    # -- lifecycle
-    def now(self) -> datetime:
-        return self._clock()
-
-    def close(self) -> None:
-        self.engine.dispose()
-
-    def __enter__(self) -> SqliteStore:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def applied_migrations(self) -> list[str]:
-        return applied_migrations(self.engine)
-
-    def schema_version(self) -> int:
-        return len(self.applied_migrations())
 
     # -- runs
     def create_run(
@@ -193,9 +148,7 @@ class SqliteStore:
             return rn.list_transitions(conn, run_id, task_id)
 
     # -- events
-    def append_event(
-        self, run_id: str, kind: str, payload: Mapping[str, Any], *, task_id: str | None = None
-    ) -> int:
+    def append_event(self, run_id: str, kind: str, payload: Mapping[str, Any], *, task_id: str | None = None) -> int:
         with write_txn(self._writer) as conn:
             if task_id is None:
                 rn.get_run(conn, run_id)
@@ -214,218 +167,5 @@ class SqliteStore:
         with read_txn(self.engine) as conn:
             return hist.task_history(conn, run_id, task_id)
 
-    # -- sessions
-    def create_session(
-        self,
-        run_id: str,
-        task_id: str,
-        role: str,
-        attempt: int,
-        token: str,
-        runner: str,
-        workdir: str,
-        resumed_from: int | None = None,
-    ) -> SessionRecord:
-        with write_txn(self._writer) as conn:
-            return ss.create_session_txn(
-                conn,
-                run_id=run_id,
-                task_id=task_id,
-                role=role,
-                attempt=attempt,
-                token=token,
-                runner=runner,
-                workdir=workdir,
-                resumed_from=resumed_from,
-                now=self.now(),
-            )
 
-    def session_by_token(self, token: str) -> SessionRecord | None:
-        with read_txn(self.engine) as conn:
-            return ss.session_by_token(conn, token)
-
-    def get_session(self, session_id: int) -> SessionRecord:
-        with read_txn(self.engine) as conn:
-            return ss.get_session(conn, session_id)
-
-    def list_sessions(self, run_id: str, task_id: str | None = None) -> list[SessionRecord]:
-        with read_txn(self.engine) as conn:
-            return ss.list_sessions(conn, run_id, task_id)
-
-    def update_session(self, session_id: int, **fields: Any) -> SessionRecord:
-        with write_txn(self._writer) as conn:
-            return ss.update_session_txn(conn, session_id, fields, now=self.now())
-
-    def touch_session(self, session_id: int, at: datetime | None = None) -> None:
-        with write_txn(self._writer) as conn:
-            ss.touch_session_txn(conn, session_id, at or self.now())
-
-    def record_session_event(self, session_id: int, seq: int, kind: str, payload: Any) -> bool:
-        with write_txn(self._writer) as conn:
-            return ss.record_session_event_txn(conn, session_id, seq, kind, payload, now=self.now())
-
-    def session_events(self, session_id: int, after_seq: int = 0) -> list[SessionEventRecord]:
-        with read_txn(self.engine) as conn:
-            ss.get_session(conn, session_id)
-            return ss.session_events_of(conn, session_id, after_seq)
-
-    # -- signals
-    def record_signal(
-        self,
-        *,
-        run_id: str,
-        task_id: str,
-        session_id: int | None,
-        attempt: int,
-        seq: int,
-        kind: str,
-        payload: Mapping[str, Any],
-        accepted: bool,
-        reason: str = "",
-    ) -> SignalRecord:
-        with write_txn(self._writer) as conn:
-            record, _ = ss.record_signal_txn(
-                conn,
-                run_id=run_id,
-                task_id=task_id,
-                session_id=session_id,
-                attempt=attempt,
-                seq=seq,
-                kind=kind,
-                payload=payload,
-                accepted=accepted,
-                reason=reason,
-                now=self.now(),
-            )
-            return record
-
-    def signals_for_session(self, session_id: int) -> list[SignalRecord]:
-        with read_txn(self.engine) as conn:
-            ss.get_session(conn, session_id)
-            return ss.signals_for_session(conn, session_id)
-
-    def unconsumed_signals(self, run_id: str) -> list[SignalRecord]:
-        with read_txn(self.engine) as conn:
-            return ss.unconsumed_signals(conn, run_id)
-
-    def mark_signal_consumed(self, signal_id: int) -> SignalRecord:
-        with write_txn(self._writer) as conn:
-            return ss.mark_signal_consumed_txn(conn, signal_id, now=self.now())
-
-    # -- gates
-    def record_gate_result(
-        self, run_id: str, task_id: str, *, attempt: int, gate: str, passed: bool, evidence: str
-    ) -> GateResultRecord:
-        with write_txn(self._writer) as conn:
-            return rv.record_gate_result_txn(
-                conn,
-                run_id,
-                task_id,
-                attempt=attempt,
-                gate=gate,
-                passed=passed,
-                evidence=evidence,
-                now=self.now(),
-            )
-
-    def gate_results(self, run_id: str, task_id: str, attempt: int | None = None) -> list[GateResultRecord]:
-        with read_txn(self.engine) as conn:
-            return rv.list_gate_results(conn, run_id, task_id, attempt)
-
-    # -- escalations
-    def open_escalation(
-        self,
-        run_id: str,
-        task_id: str | None,
-        *,
-        source: str,
-        problem: str,
-        impact: str,
-        options: Sequence[str],
-        recommended: str,
-        blocking: bool = True,
-        session_id: int | None = None,
-    ) -> EscalationRecord:
-        with write_txn(self._writer) as conn:
-            return rv.open_escalation_txn(
-                conn,
-                run_id,
-                task_id,
-                source=source,
-                problem=problem,
-                impact=impact,
-                options=options,
-                recommended=recommended,
-                blocking=blocking,
-                session_id=session_id,
-                now=self.now(),
-            )
-
-    def answer_escalation(self, escalation_id: int, answer: str) -> EscalationRecord:
-        with write_txn(self._writer) as conn:
-            return rv.answer_escalation_txn(conn, escalation_id, answer, now=self.now())
-
-    def mark_escalation_applied(self, escalation_id: int) -> EscalationRecord:
-        with write_txn(self._writer) as conn:
-            return rv.mark_escalation_applied_txn(conn, escalation_id, now=self.now())
-
-    def get_escalation(self, escalation_id: int) -> EscalationRecord:
-        with read_txn(self.engine) as conn:
-            return rv.get_escalation(conn, escalation_id)
-
-    def list_escalations(
-        self, run_id: str | None = None, status: EscalationStatus | None = None
-    ) -> list[EscalationRecord]:
-        with read_txn(self.engine) as conn:
-            return rv.list_escalations(conn, run_id, status)
-
-    # -- risks
-    def add_risk(
-        self,
-        run_id: str,
-        *,
-        description: str,
-        severity: Severity,
-        source_task: str | None = None,
-        risk_id: str | None = None,
-    ) -> RiskRecord:
-        with write_txn(self._writer) as conn:
-            return rv.add_risk_txn(
-                conn,
-                run_id,
-                description=description,
-                severity=severity,
-                source_task=source_task,
-                risk_id=risk_id,
-                now=self.now(),
-            )
-
-    def update_risk_status(self, run_id: str, risk_id: str, status: RiskStatus) -> RiskRecord:
-        with write_txn(self._writer) as conn:
-            return rv.update_risk_status_txn(conn, run_id, risk_id, status, now=self.now())
-
-    def list_risks(self, run_id: str, status: RiskStatus | None = None) -> list[RiskRecord]:
-        with read_txn(self.engine) as conn:
-            return rv.list_risks(conn, run_id, status)
-
-    # -- commits and reports
-    def record_commit(
-        self, run_id: str, task_id: str, *, sha: str, branch: str, message: str
-    ) -> CommitRecord:
-        with write_txn(self._writer) as conn:
-            record, _ = rv.record_commit_txn(
-                conn, run_id, task_id, sha=sha, branch=branch, message=message, now=self.now()
-            )
-            return record
-
-    def commits(self, run_id: str) -> list[CommitRecord]:
-        with read_txn(self.engine) as conn:
-            return rv.list_commits(conn, run_id)
-
-    def add_report(self, run_id: str, kind: str, text: str) -> ReportRecord:
-        with write_txn(self._writer) as conn:
-            return rv.add_report_txn(conn, run_id, kind, text, now=self.now())
-
-    def list_reports(self, run_id: str, kind: str | None = None) -> list[ReportRecord]:
-        with read_txn(self.engine) as conn:
-            return rv.list_reports(conn, run_id, kind)
+__all__ = ["STATE_DIR", "STATE_FILE", "Clock", "SqliteStore", "default_store_path", "open_store", "utc_now"]

@@ -1,0 +1,214 @@
+"""`GitCore`: running the git CLI in one repository or worktree, and reading from it.
+
+The mixins in `_diffs`, `_worktrees` and `_commits` build on it; `pm_agent.vcs.git.Git` combines them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Self
+
+from pm_agent.errors import VcsError
+from pm_agent.vcs.models import GitCommandError, LogEntry, StatusEntry
+
+DEFAULT_TIMEOUT_S = 120.0
+PROTECTED_BRANCHES: frozenset[str] = frozenset({"main", "master"})
+FALLBACK_NAME = "pm-agent"
+FALLBACK_EMAIL = "pm-agent@localhost"
+# Generated files never staged by pm-agent nor counted as changes (the repository may lack a .gitignore):
+# caches and bytecode that running tests and linters leave behind, so a gate run does not change the tree.
+GENERATED_EXCLUDES: tuple[str, ...] = (
+    ":(exclude,glob)**/__pycache__/**",
+    ":(exclude,glob)**/*.pyc",
+    ":(exclude,glob)**/*.pyo",
+    ":(exclude,glob)**/.pytest_cache/**",
+    ":(exclude,glob)**/.mypy_cache/**",
+    ":(exclude,glob)**/.ruff_cache/**",
+    ":(exclude,glob)**/.hypothesis/**",
+    ":(exclude,glob)**/node_modules/.cache/**",
+    ":(exclude,glob)**/.coverage",
+    ":(exclude,glob)**/.coverage.*",
+)
+# Inherited from a parent git process (a hook, `git rebase -x`), these would point git elsewhere.
+_REPO_LOCATING_VARS = frozenset(
+    {"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR", "GIT_PREFIX"}
+)
+NO_HOOKS_ARGS = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false")
+
+
+class GitCore:
+    """A git repository or worktree at `path`: the git runner and the read-only queries."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        protected_branches: frozenset[str] = PROTECTED_BRANCHES,
+    ) -> None:
+        self.path = Path(path).resolve()
+        self.timeout_s = timeout_s
+        self.protected_branches = protected_branches
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.path)!r})"
+
+    @classmethod
+    def init(cls, path: Path | str, *, initial_branch: str = "main") -> Self:
+        """Create a repository at `path` (made if missing) and return it."""
+        Path(path).mkdir(parents=True, exist_ok=True)
+        repo = cls(path)
+        repo.run("init", "-q", f"--initial-branch={initial_branch}")
+        return repo
+
+    # -- running git
+
+    def try_run(
+        self,
+        *args: str,
+        stdin_text: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout_s: float | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run git; return the completed process whatever its exit code. Timeouts raise."""
+        inherited = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATING_VARS}
+        full_env = {**inherited, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", **(env or {})}
+        argv = ["git", "-c", "core.quotepath=off", *args]
+        try:
+            return subprocess.run(
+                argv,
+                cwd=self.path,
+                input=stdin_text,
+                stdin=None if stdin_text is not None else subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                env=full_env,
+                timeout=timeout_s if timeout_s is not None else self.timeout_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise GitCommandError(
+                args, None, f"timed out after {exc.timeout}s", cwd=self.path, timed_out=True
+            ) from None
+        except OSError as exc:
+            raise GitCommandError(args, None, str(exc), cwd=self.path) from None
+
+    def run(
+        self,
+        *args: str,
+        stdin_text: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout_s: float | None = None,
+    ) -> str:
+        """Run git and return its stdout; raise `GitCommandError` on a non-zero exit."""
+        proc = self.try_run(*args, stdin_text=stdin_text, env=env, timeout_s=timeout_s)
+        if proc.returncode != 0:
+            raise GitCommandError(args, proc.returncode, proc.stderr or proc.stdout, cwd=self.path)
+        return proc.stdout
+
+    # -- reading
+
+    def rev_parse(self, ref: str) -> str:
+        """The commit sha `ref` names; VcsError if it names none."""
+        proc = self.try_run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+        if proc.returncode != 0:
+            raise GitCommandError(["rev-parse", ref], proc.returncode, f"unknown revision {ref!r}", cwd=self.path)
+        return proc.stdout.strip()
+
+    def head_sha(self) -> str:
+        """The sha HEAD points at."""
+        return self.rev_parse("HEAD")
+
+    def current_branch(self) -> str | None:
+        """The short name of the checked-out branch, None when HEAD is detached."""
+        proc = self.try_run("symbolic-ref", "--short", "-q", "HEAD")
+        if proc.returncode != 0:
+            return None
+        return proc.stdout.strip() or None
+
+    def branch_exists(self, name: str) -> bool:
+        """Whether `refs/heads/<name>` exists."""
+        return self.try_run("show-ref", "--verify", "--quiet", f"refs/heads/{name}").returncode == 0
+
+    def git_path(self, name: str) -> Path:
+        """An absolute path inside this worktree's git directory (`git rev-parse --git-path`)."""
+        return self.git_paths(name)[0]
+
+    def git_paths(self, *names: str) -> list[Path]:
+        """`git_path` for several names in one git call."""
+        args = [arg for name in names for arg in ("--git-path", name)]
+        outs = self.run("rev-parse", *args).splitlines()
+        return [Path(out) if Path(out).is_absolute() else self.path / out for out in outs]
+
+    def status_porcelain(self) -> list[StatusEntry]:
+        """`git status --porcelain`, untracked files listed one by one."""
+        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all")
+        entries: list[StatusEntry] = []
+        parts = out.split("\0")
+        i = 0
+        while i < len(parts):
+            item = parts[i]
+            i += 1
+            if len(item) < 4:
+                continue
+            code, path = item[:2], item[3:]
+            if "R" in code or "C" in code:
+                i += 1  # the rename source follows
+            entries.append(StatusEntry(code=code, path=path))
+        return entries
+
+    def is_clean(self) -> bool:
+        """No staged, unstaged or untracked (non-ignored) changes."""
+        return not self.status_porcelain()
+
+    def file_tree(self, max_files: int = 500) -> list[str]:
+        """Tracked and untracked non-ignored files, sorted, at most `max_files` of them."""
+        out = self.run("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        files = sorted({p for p in out.split("\0") if p})
+        return files[:max_files]
+
+    def log(self, n: int = 20, ref: str = "HEAD") -> list[LogEntry]:
+        """The last `n` commits reachable from `ref`, newest first; empty in a repository without commits."""
+        if self.try_run("rev-parse", "--verify", "--quiet", ref).returncode != 0:
+            return []
+        out = self.run("log", f"-n{n}", "--format=%H%x1f%an%x1f%aI%x1f%s%x1e", ref, "--")
+        entries = []
+        for record in out.split("\x1e"):
+            fields = record.strip("\n").split("\x1f")
+            if len(fields) == 4:
+                entries.append(LogEntry(sha=fields[0], author=fields[1], date=fields[2], subject=fields[3]))
+        return entries
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """Whether `ancestor` is reachable from `descendant` (a commit is its own ancestor)."""
+        proc = self.try_run("merge-base", "--is-ancestor", ancestor, descendant)
+        if proc.returncode in (0, 1):
+            return proc.returncode == 0
+        raise GitCommandError(
+            ["merge-base", "--is-ancestor", ancestor, descendant], proc.returncode, proc.stderr, cwd=self.path
+        )
+
+    def commits_since(self, base: str, branch: str) -> list[str]:
+        """Shas on `branch` not reachable from `base`, oldest first."""
+        out = self.run("rev-list", "--reverse", "--topo-order", f"{base}..{branch}", "--")
+        return out.split()
+
+    def show_file(self, ref: str, path: str) -> str:
+        """The content of `path` at `ref`."""
+        return self.run("show", f"{ref}:{path}")
+
+    def _at(self, path: Path | str) -> Self:
+        """The same kind of handle, with the same timeout and protected branches, on another worktree."""
+        return type(self)(path, timeout_s=self.timeout_s, protected_branches=self.protected_branches)
+
+    # -- rules
+
+    def check_writable(self, branch: str | None, action: str = "write to") -> None:
+        """Raise VcsError when `branch` is protected (main/master): pm-agent only reads those."""
+        if branch is not None and branch in self.protected_branches:
+            raise VcsError(f"refusing to {action} protected branch {branch!r} (read only for pm-agent)")

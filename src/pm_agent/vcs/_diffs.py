@@ -1,0 +1,94 @@
+"""Diffs of a commit against another commit or against the working tree as it is, untracked files included.
+
+The working tree is snapshotted into a tree object through a temporary index (`GIT_INDEX_FILE`), so
+neither the agent's index nor HEAD changes.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from pm_agent.vcs._core import GENERATED_EXCLUDES, GitCore
+from pm_agent.vcs.diff import DiffLines, parse_unified_diff
+from pm_agent.vcs.models import ChangeSet, FileChange
+
+
+class GitDiffs(GitCore):
+    """Changed paths, stats, texts and added/removed lines between `base` and a commit or the working tree."""
+
+    @contextmanager
+    def _temp_index(self) -> Iterator[dict[str, str]]:
+        """An env pointing GIT_INDEX_FILE at a copy of this worktree's index."""
+        with tempfile.TemporaryDirectory(prefix="pm-agent-index-") as tmp:
+            index = Path(tmp) / "index"
+            real = self.git_path("index")
+            env = {"GIT_INDEX_FILE": str(index)}
+            if real.exists():
+                shutil.copyfile(real, index)
+            elif self.try_run("rev-parse", "--verify", "--quiet", "HEAD").returncode == 0:
+                self.run("read-tree", "HEAD", env=env)
+            yield env
+
+    def worktree_tree(self) -> str:
+        """A tree object of the working tree as it is (tracked, untracked, deletions); changes nothing."""
+        with self._temp_index() as env:
+            self.run("add", "-A", "--", ".", *GENERATED_EXCLUDES, env=env)
+            return self.run("write-tree", env=env).strip()
+
+    def _target(self, head: str | None) -> str:
+        return head if head is not None else self.worktree_tree()
+
+    def _diff(self, *args: str) -> str:
+        return self.run(
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--no-relative",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+            *args,
+        )
+
+    def diff_name_status(self, base: str, head: str | None = None) -> list[FileChange]:
+        """Changed paths and status letters between `base` and `head` (default: the working tree)."""
+        out = self._diff("--name-status", "-z", base, self._target(head), "--")
+        parts = [p for p in out.split("\0") if p]
+        return [FileChange(status=parts[i][0], path=parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+
+    def diff_names(self, base: str, head: str | None = None) -> list[str]:
+        """Changed paths between `base` and `head` (default: the working tree, untracked files included)."""
+        return [change.path for change in self.diff_name_status(base, head)]
+
+    def diff_stat(self, base: str, head: str | None = None) -> str:
+        """`git diff --stat` between `base` and `head` (default: the working tree)."""
+        return self._diff("--stat", base, self._target(head), "--")
+
+    def diff_text(self, base: str, paths: Sequence[str] | None = None, head: str | None = None) -> str:
+        """The unified diff between `base` and `head` (default: the working tree), optionally for `paths`."""
+        return self._diff(base, self._target(head), "--", *(paths or ()))
+
+    def diff_lines(self, base: str, head: str | None = None) -> DiffLines:
+        """Added and removed lines with line numbers (from a `-U0` diff)."""
+        return parse_unified_diff(self._diff("-U0", base, self._target(head), "--"))
+
+    def added_lines(self, base: str, head: str | None = None) -> dict[str, list[tuple[int, str]]]:
+        """Per path, the lines the change adds, as (line number in the new file, text)."""
+        return self.diff_lines(base, head).added
+
+    def changes(self, base: str, head: str | None = None) -> ChangeSet:
+        """Changed files plus added and removed lines, all from one snapshot of the target."""
+        target = self._target(head)
+        lines = self.diff_lines(base, target)
+        return ChangeSet(
+            base=base,
+            target=target,
+            files=self.diff_name_status(base, target),
+            added=lines.added,
+            removed=lines.removed,
+        )

@@ -1,0 +1,90 @@
+"""Branches and worktrees: create a branch, add, list and remove worktrees; protected branches stay read only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Self
+
+from pm_agent.errors import VcsError
+from pm_agent.vcs._core import GitCore
+from pm_agent.vcs.models import WorktreeInfo
+
+
+class GitWorktrees(GitCore):
+    """Creating branches and worktrees (idempotent), listing and removing worktrees."""
+
+    def create_branch(self, name: str, start: str = "HEAD") -> str:
+        """Create branch `name` at `start`; idempotent when it already points there. Returns its sha."""
+        self.check_writable(name, "create")
+        sha = self.rev_parse(start)
+        if self.branch_exists(name):
+            existing = self.rev_parse(f"refs/heads/{name}")
+            if existing != sha:
+                raise VcsError(f"branch {name!r} already exists at {existing[:12]}, not at {sha[:12]}")
+            return sha
+        self.run("branch", "--no-track", name, sha)
+        return sha
+
+    def worktree_add(self, path: Path | str, branch: str, start: str | None = None) -> Self:
+        """Check `branch` out in a new worktree at `path`, creating it from `start` if it does not exist.
+
+        Idempotent: a worktree already at `path` on `branch` is returned as is.
+        """
+        self.check_writable(branch, "check out")
+        target = Path(path).resolve()
+        for info in self.worktree_list():
+            if Path(info.path).resolve() == target:
+                if info.branch != branch:
+                    raise VcsError(f"{target} is already a worktree on {info.branch or 'a detached HEAD'}")
+                return self._at(target)
+        if self.branch_exists(branch):
+            self.run("worktree", "add", "--quiet", str(target), branch)
+        else:
+            self.run(
+                "worktree",
+                "add",
+                "--quiet",
+                "--no-track",
+                "-b",
+                branch,
+                str(target),
+                self.rev_parse(start or "HEAD"),
+            )
+        return self._at(target)
+
+    def worktree_add_detached(self, path: Path | str, start: str) -> Self:
+        """A worktree at `path` with a detached HEAD at `start`."""
+        target = Path(path).resolve()
+        self.run("worktree", "add", "--quiet", "--detach", str(target), self.rev_parse(start))
+        return self._at(target)
+
+    def worktree_remove(self, path: Path | str, force: bool = False) -> None:
+        """Remove the worktree at `path` (its branch stays); `force` discards uncommitted changes in it."""
+        args = ["worktree", "remove"] + (["--force"] if force else []) + [str(Path(path).resolve())]
+        self.run(*args)
+        self.run("worktree", "prune")
+
+    def worktree_list(self) -> list[WorktreeInfo]:
+        """Every worktree of the repository, the main one first."""
+        out = self.run("worktree", "list", "--porcelain")
+        infos: list[WorktreeInfo] = []
+        for block in out.strip().split("\n\n"):
+            fields: dict[str, str] = {}
+            for line in block.splitlines():
+                key, _, value = line.partition(" ")
+                fields[key] = value
+            if "worktree" not in fields:
+                continue
+            branch = fields.get("branch")
+            infos.append(
+                WorktreeInfo(
+                    path=fields["worktree"],
+                    head=fields.get("HEAD"),
+                    branch=branch.removeprefix("refs/heads/") if branch else None,
+                    detached="detached" in fields,
+                    bare="bare" in fields,
+                    locked="locked" in fields,
+                    prunable="prunable" in fields,
+                )
+            )
+        return infos
