@@ -14,21 +14,22 @@ from pm_agent.signals import parse_signal
 
 
 def test_lists_as_json_text_lone_strings_and_blank_text() -> None:
+    """The signal desk's readers (pm_agent.signals.forms): the gates read a value as signal_back does."""
     report = AgentReport.from_payload(
         {
             "filesCreated": ' ["a.py", "b.py"] ',
             "filesModified": "[broken",
-            "filesDeleted": ["c.py"],
+            "filesDeleted": ["c.py", " "],
             "testEvidence": "1 passed",
             "lintEvidence": "  ",
         }
     )
     assert report.files_created == ["a.py", "b.py"]
-    assert report.files_modified == ["[broken"]
+    assert report.files_modified == []  # broken JSON is not guessed at, as signal_back does not
     assert report.files_deleted == ["c.py"]
     assert report.test_evidence == ["1 passed"]
     assert report.lint_evidence == []
-    assert report.problems == []
+    assert report.problems == ["filesModified: Input should be a valid list"]
 
 
 def test_a_review_note_as_json_text_with_risks_as_one_string() -> None:
@@ -87,3 +88,13 @@ def test_payload_kinds() -> None:
 )
 def test_location_forms(location: str, parsed: tuple[str, int, int] | None) -> None:
     assert CriterionMapping(criterion="c", location=location).parsed() == parsed
+
+
+@pytest.mark.parametrize(
+    "sent", ['["a.py", "b.py"]', ' ["a.py", "  "] ', "a.py", "", "   ", ["a.py", ""], ["a.py"], "[]"]
+)
+def test_the_gates_read_a_list_as_the_signal_desk_does(sent: object) -> None:
+    signal = parse_signal({"signal": "complete", "stepId": "1", "summary": "s", "filesCreated": sent})
+    report = AgentReport.from_payload({"filesCreated": sent})
+    assert report.files_created == signal.model_dump()["filesCreated"]
+    assert report.problems == []

@@ -130,7 +130,7 @@ def test_tiers(plan: Plan) -> None:
         "CRITICAL: security flag touches_schema (keyword 'migration' in title)"
     )
     assert plan.task("2").security_flags.touches_schema is True
-    assert plan.task("7").tier_reason == "CRITICAL: keyword 'dockerfile' in path Dockerfile (infra)"
+    assert plan.task("7").tier_reason == "CRITICAL: keyword 'dockerfile' in path Dockerfile (infra/docker)"
     assert plan.task("6").tier_reason == "LOW: keyword 'documentation' in title (docs)"
 
 

@@ -64,21 +64,21 @@ def make(
             "critical",
             SCHEMA + "(keyword 'migrations' in path db/migrations/0002_orders.py)",
         ),
-        ("Seed data", ("sql/seed.sql",), "critical", SCHEMA + "(schema file sql/seed.sql)"),
+        ("Seed data", ("sql/seed.sql",), "critical", SCHEMA + "(schema/migrations file sql/seed.sql)"),
         # secrets
-        ("Load settings", (".env.example",), "critical", SECRETS + "(secrets file .env.example)"),
+        ("Load settings", (".env.example",), "critical", SECRETS + "(secrets/env file .env.example)"),
         ("Rotate the API key", (), "critical", SECRETS + "(keyword 'api key' in title)"),
         # data integrity, infra, security, public API (no flag)
         ("Nightly backups", (), "critical", "keyword 'backups' in title (data integrity)"),
-        ("Dockerize the worker", (), "critical", "keyword 'dockerize' in title (infra)"),
-        ("Image", ("Dockerfile",), "critical", "keyword 'dockerfile' in path Dockerfile (infra)"),
+        ("Dockerize the worker", (), "critical", "keyword 'dockerize' in title (infra/docker)"),
+        ("Image", ("Dockerfile",), "critical", "keyword 'dockerfile' in path Dockerfile (infra/docker)"),
         (
             "Cluster",
             ("deploy/k8s/app.yaml",),
             "critical",
-            "keyword 'deploy' in path deploy/k8s/app.yaml (infra)",
+            "keyword 'deploy' in path deploy/k8s/app.yaml (infra/docker)",
         ),
-        ("Stack", ("infra/main.tf",), "critical", "keyword 'infra' in path infra/main.tf (infra)"),
+        ("Stack", ("infra/main.tf",), "critical", "keyword 'infra' in path infra/main.tf (infra/docker)"),
         ("Escape HTML to stop XSS", (), "critical", "keyword 'xss' in title (security)"),
         ("Freeze the public API", (), "critical", "keyword 'public api' in title (public API)"),
         # LOW

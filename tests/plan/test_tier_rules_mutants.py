@@ -1,6 +1,6 @@
 """Tier rules where a one-token change would go unnoticed: camelCase path words, letter case, word boundaries.
 
-The rule tables are compiled once at import, so the builders (`_words`, `_path`) are also tested on their
+The rule tables are compiled once at import, so the builders (`words_pattern`, `path_pattern`) are also tested on their
 own: a changed builder would otherwise only show in a fresh process. Written against mutmut's survivors
 (make mutation).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from pm_agent.plan import ExpectedFiles, Task, Tier, classify_tier
-from pm_agent.plan.tier_rules import _path, _words, path_words
+from pm_agent.risk_words import path_pattern, path_words, words_pattern
 
 
 def _classify(title: str, *files: str) -> Task:
@@ -53,10 +53,10 @@ def test_a_keyword_inside_a_camel_case_word_is_not_split_out() -> None:
 @pytest.mark.parametrize(
     ("files", "reason"),
     [
-        (("main.TF",), "infra file main.TF (infra)"),
-        (("data/Seed.SQL",), "security flag touches_schema (schema file data/Seed.SQL)"),
-        (("Dockerfile",), "keyword 'dockerfile' in path Dockerfile (infra)"),
-        (("build/DOCKERFILE.prod",), "keyword 'dockerfile' in path build/DOCKERFILE.prod (infra)"),
+        (("main.TF",), "infra/docker file main.TF (infra/docker)"),
+        (("data/Seed.SQL",), "security flag touches_schema (schema/migrations file data/Seed.SQL)"),
+        (("Dockerfile",), "keyword 'dockerfile' in path Dockerfile (infra/docker)"),
+        (("build/DOCKERFILE.prod",), "keyword 'dockerfile' in path build/DOCKERFILE.prod (infra/docker)"),
     ],
 )
 def test_critical_paths_in_any_letter_case(files: tuple[str, ...], reason: str) -> None:
@@ -79,7 +79,7 @@ def test_keywords_in_any_letter_case() -> None:
 
 
 def test_path_builder_ignores_case_and_joins_alternatives() -> None:
-    pattern = _path(r"(^|/)dockerfile[^/]*$ \.tf$")
+    pattern = path_pattern(r"(^|/)dockerfile[^/]*$ \.tf$")
     assert pattern.search("ops/Dockerfile")
     assert pattern.search("main.TF")
     assert not pattern.search("dockerfile/readme.md")
@@ -104,7 +104,7 @@ def test_a_keyword_between_separators_is_a_hit(title: str) -> None:
 
 
 def test_words_builder_matches_whole_words_in_any_case() -> None:
-    pattern = _words("sso api_keys? log[-_]?ins?")
+    pattern = words_pattern("sso api_keys? log[-_]?ins?")
     assert pattern.search("Use SSO here")
     assert pattern.search("rotate api keys")
     assert pattern.search("log-in")

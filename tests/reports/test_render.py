@@ -5,7 +5,8 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from pm_agent.plan.models import Tier
+from pm_agent.lifecycle.states import IssueState as S
+from pm_agent.plan.models import TaskStatus, Tier
 from pm_agent.reports.escalation import Escalation, render_escalation
 from pm_agent.reports.manifest import (
     ManifestTask,
@@ -51,10 +52,10 @@ def test_progress_report_format_and_top_three_risks() -> None:
     data = ProgressData(
         plan_name="textstats",
         tasks=[
-            TaskLine("1", "a", Tier.CRITICAL, "completed", "completed"),
-            TaskLine("2", "b", Tier.NORMAL, "in_progress", "implementing"),
-            TaskLine("3", "c", Tier.LOW, "escalated", "waiting_for_human_input", "needs an answer"),
-            TaskLine("4", "d", Tier.LOW, "pending", "received"),
+            TaskLine("1", "a", Tier.CRITICAL, TaskStatus.COMPLETED, S.COMPLETED),
+            TaskLine("2", "b", Tier.NORMAL, TaskStatus.IN_PROGRESS, S.IMPLEMENTING),
+            TaskLine("3", "c", Tier.LOW, TaskStatus.ESCALATED, S.WAITING_FOR_HUMAN_INPUT, "needs an answer"),
+            TaskLine("4", "d", Tier.LOW, TaskStatus.PENDING, S.RECEIVED),
         ],
         risks=[
             RiskLine("r1", "low thing", "low"),

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pm_agent.signals import SIGNAL_KINDS, parse_signal, signal_instructions
-from pm_agent.signals.server import SignalDesk, desk_from_env, input_schema, same_task, task_key
+from pm_agent.signals.desk import SignalDesk, desk_from_env, same_task, task_key
+from pm_agent.signals.server import input_schema
 from pm_agent.store import open_store
 from pm_agent.store.records import SessionStatus
 
@@ -285,3 +288,15 @@ def test_instructions_for_code_roles_ask_for_gate_evidence() -> None:
 def test_instructions_refuse_roles_pm_agent_plays_itself() -> None:
     with pytest.raises(ValueError, match="sends no signals"):
         signal_instructions("ward", "3")
+
+
+def test_the_desk_checks_without_the_mcp_sdk() -> None:
+    """The desk is the checking, the server the MCP wiring: importing the desk loads no `mcp` module."""
+    code = (
+        "import sys, pm_agent.signals.desk\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))\n"
+        "import pm_agent.signals.server\n"
+        "print('mcp' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["[]", "True"]

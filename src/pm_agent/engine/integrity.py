@@ -71,7 +71,7 @@ class Mark:
     def of(cls, rec: TaskRecord) -> Mark:
         """The mark of a stored task."""
         return cls(
-            state=rec.state,
+            state=rec.state.value,
             status=rec.status.value,
             commit_sha=rec.commit_sha,
             iteration_count=rec.iteration_count,
@@ -141,10 +141,10 @@ def _adopt(rec: TaskRecord, first: bool) -> list[Finding]:
     # A task pm-agent never moved has an empty context: it must still be `received`.
     current = rec.workflow_context.get("current_state", S.RECEIVED.value)
     if current != rec.state:
-        problem = f"task-{rec.task_id} is stored in state {rec.state!r} but its workflow context says {current!r}"
+        problem = f"task-{rec.task_id} is stored in state {rec.state.value!r} but its workflow context says {current!r}"
         return [Finding(STORE_WATCH, rec.task_id, problem)]
     if not first and (rec.state != S.RECEIVED.value or rec.iteration_count):
-        problem = f"task-{rec.task_id} appeared in the store in state {rec.state!r} without pm-agent"
+        problem = f"task-{rec.task_id} appeared in the store in state {rec.state.value!r} without pm-agent"
         return [Finding(STORE_WATCH, rec.task_id, problem)]
     return []
 

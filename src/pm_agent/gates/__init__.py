@@ -36,7 +36,7 @@ from pm_agent.gates.runner import (
     run_minimum_gates,
 )
 from pm_agent.gates.secret_scan import check_secrets
-from pm_agent.gates.tiers import SanityResult, auto_escalate_tier, path_categories, sanity_check
+from pm_agent.gates.tier_review import SanityResult, auto_escalate_tier, path_categories, sanity_check
 from pm_agent.gates.todos import gate_no_orphan_todos
 from pm_agent.gates.ward import CommandResult, TestCounts, parse_pytest_summary, run_command
 from pm_agent.gates.weakened import gate_checks_weakened, gate_tests_weakened

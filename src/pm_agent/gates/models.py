@@ -3,12 +3,13 @@
 `AgentReport` is what the gates need from a `complete` signal (seed 001's sub-agent return). It accepts
 the signal_back wire payload (camelCase: `criteriaMapping`, `reviewNote`, `testsClaimedPassing`, ...)
 as well as snake_case names, ignores every other field, and `from_payload` never raises: a field that
-does not validate is dropped and named in `problems`, so only the gate that needs it fails.
+does not validate is dropped and named in `problems`, so only the gate that needs it fails. Lists and
+objects sent as JSON text, lone strings and blank entries are read by signal_back's own readers
+(`pm_agent.signals.forms`), so the gates and the signal desk read a value the same way.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from enum import StrEnum
@@ -16,6 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
+
+from pm_agent.signals.forms import read_list, read_object, read_text_list
 
 
 class GateId(StrEnum):
@@ -60,19 +63,6 @@ class GateResult(BaseModel):
     passed: bool
     evidence: str
     details: dict[str, Any] = Field(default_factory=dict)
-
-
-def _as_list(value: Any) -> Any:
-    """A JSON-encoded list or a lone string becomes a list."""
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("["):
-            try:
-                return json.loads(text)
-            except ValueError:
-                return [value]
-        return [value] if text else []
-    return value
 
 
 class _Lenient(BaseModel):
@@ -121,7 +111,7 @@ class ReviewNoteIn(_Lenient):
     @field_validator("risks", mode="before")
     @classmethod
     def _risks_list(cls, value: Any) -> Any:
-        return _as_list(value)
+        return read_text_list(value)[0]
 
 
 class AgentReport(_Lenient):
@@ -153,12 +143,12 @@ class AgentReport(_Lenient):
     )
     @classmethod
     def _lists(cls, value: Any) -> Any:
-        return _as_list(value)
+        return read_text_list(value)[0]
 
     @field_validator("criteria_mapping", mode="before")
     @classmethod
     def _mapping(cls, value: Any) -> Any:
-        value = _as_list(value) if isinstance(value, str) else value
+        value = read_list(value)[0]
         if isinstance(value, dict):  # {"criterion": "path:line"}
             return [{"criterion": k, "location": v} for k, v in value.items()]
         return value
@@ -166,12 +156,7 @@ class AgentReport(_Lenient):
     @field_validator("review_note", mode="before")
     @classmethod
     def _note(cls, value: Any) -> Any:
-        if isinstance(value, str) and value.strip().startswith("{"):
-            try:
-                return json.loads(value)
-            except ValueError:
-                return value
-        return value
+        return read_object(value)[0]
 
     @classmethod
     def from_payload(cls, payload: Any) -> AgentReport:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
-from pm_agent.store import EscalationRecord, Store
+from pm_agent.store import EscalationRecord, EscalationStatus, Store
 
 
 class EscalationChannel(Protocol):
@@ -61,7 +61,7 @@ class TerminalChannel:
     async def escalate(self, store: Store, escalation: EscalationRecord, text: str) -> None:
         """Prompt, then wait for a typed line or for the escalation to be answered elsewhere."""
         async with self._one_at_a_time:
-            if (await asyncio.to_thread(store.get_escalation, escalation.id)).status.value != "open":
+            if (await asyncio.to_thread(store.get_escalation, escalation.id)).status is not EscalationStatus.OPEN:
                 return
             self.out.write(f"Your answer to escalation #{escalation.id} (empty: later, with pm-agent answer): ")
             self.out.flush()
@@ -74,13 +74,13 @@ class TerminalChannel:
                     break
                 except queue.Empty:
                     current = await asyncio.to_thread(store.get_escalation, escalation.id)
-                    if current.status.value != "open":
+                    if current.status is not EscalationStatus.OPEN:
                         self.out.write(f"\n(escalation #{escalation.id} was answered elsewhere)\n")
                         self.out.flush()
                         return
             if line:
                 current = await asyncio.to_thread(store.get_escalation, escalation.id)
-                if current.status.value == "open":
+                if current.status is EscalationStatus.OPEN:
                     await asyncio.to_thread(store.answer_escalation, escalation.id, line)
 
 

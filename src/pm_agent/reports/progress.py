@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pm_agent.plan.models import Tier
+from pm_agent.lifecycle.states import IssueState
+from pm_agent.plan.models import TaskStatus, Tier
 
 SEVERITY_RANK = {"critical": 0, "normal": 1, "low": 2}
 
@@ -17,8 +18,8 @@ class TaskLine:
     task_id: str
     title: str
     tier: Tier
-    status: str
-    state: str
+    status: TaskStatus
+    state: IssueState
     blocked_reason: str = ""
 
 
@@ -45,10 +46,10 @@ class ProgressData:
 
 def render_progress(data: ProgressData) -> str:
     """The report in seed 001's format."""
-    done = [t for t in data.tasks if t.status == "completed"]
-    running = [t for t in data.tasks if t.status == "in_progress"]
-    blocked = [t for t in data.tasks if t.status in {"escalated", "failed"} or t.blocked_reason]
-    remaining = [t for t in data.tasks if t.status != "completed"]
+    done = [t for t in data.tasks if t.status is TaskStatus.COMPLETED]
+    running = [t for t in data.tasks if t.status is TaskStatus.IN_PROGRESS]
+    blocked = [t for t in data.tasks if t.status in {TaskStatus.ESCALATED, TaskStatus.FAILED} or t.blocked_reason]
+    remaining = [t for t in data.tasks if t.status is not TaskStatus.COMPLETED]
     by_tier = {tier: sum(1 for t in remaining if t.tier is tier) for tier in Tier}
     top = sorted(data.risks, key=lambda r: (SEVERITY_RANK.get(r.severity, 3), r.risk_id))[:3]
     lines = [

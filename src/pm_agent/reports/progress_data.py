@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
+from pm_agent.lifecycle.states import IssueState
 from pm_agent.reports.progress import ProgressData, RiskLine, TaskLine, render_progress
-from pm_agent.store import Store
+from pm_agent.store import RiskStatus, Store
 
-_BLOCKED = {
-    "waiting_for_human_input": "waiting for a human answer",
-    "waiting_for_requirements_clarification": "waiting for requirements clarification",
-    "requires_human_intervention": "requires human intervention",
-    "failed": "failed",
+_BLOCKED: dict[IssueState, str] = {
+    IssueState.WAITING_FOR_HUMAN_INPUT: "waiting for a human answer",
+    IssueState.WAITING_FOR_REQUIREMENTS_CLARIFICATION: "waiting for requirements clarification",
+    IssueState.REQUIRES_HUMAN_INTERVENTION: "requires human intervention",
+    IssueState.FAILED: "failed",
 }
 
 
 def progress_data(store: Store, run_id: str, plan_name: str) -> ProgressData:
     """Everything the report shows, read from the store."""
     tasks = store.list_tasks(run_id)
-    done = {t.task_id for t in tasks if t.state == "completed"}
+    done = {t.task_id for t in tasks if t.state is IssueState.COMPLETED}
     lines = []
     for t in tasks:
         reason = _BLOCKED.get(t.state, "")
-        if not reason and t.state == "received":
+        if not reason and t.state is IssueState.RECEIVED:
             waiting_on = [d for d in t.task().dependency_ids() if d not in done]
             stuck = [
                 d
@@ -30,9 +31,9 @@ def progress_data(store: Store, run_id: str, plan_name: str) -> ProgressData:
             ]
             if stuck:
                 reason = "depends on blocked " + ", ".join(f"task-{d}" for d in stuck)
-        lines.append(TaskLine(t.task_id, t.title, t.tier, t.status.value, t.state, reason))
+        lines.append(TaskLine(t.task_id, t.title, t.tier, t.status, t.state, reason))
     risks = [
-        RiskLine(r.id, r.description, r.severity.value) for r in store.list_risks(run_id) if r.status.value == "open"
+        RiskLine(r.id, r.description, r.severity.value) for r in store.list_risks(run_id) if r.status is RiskStatus.OPEN
     ]
     sessions = store.list_sessions(run_id)
     return ProgressData(

@@ -14,9 +14,10 @@ from rich.table import Table
 from rich.text import Text
 
 from pm_agent.plan.models import TaskStatus
-from pm_agent.store import EscalationStatus, HistoryEntry, RunRecord, Store
+from pm_agent.store import EscalationStatus, HistoryEntry, RiskStatus, RunRecord, SessionStatus, Store
 
 TASK_COLUMNS = ("task_id", "title", "tier", "status", "state", "attempt", "retry_count", "commit_sha")
+_LIVE = frozenset({SessionStatus.STARTING, SessionStatus.RUNNING})
 _STATUS_STYLE = {
     "completed": "green",
     "in_progress": "cyan",
@@ -61,9 +62,9 @@ def status_data(store: Store, run_id: str | None = None) -> dict[str, Any]:
     counts["total"] = len(tasks)
     for task in tasks:
         data["by_status"].setdefault(task.status.value, []).append(task.task_id)
-        data["by_state"].setdefault(task.state, []).append(task.task_id)
+        data["by_state"].setdefault(task.state.value, []).append(task.task_id)
         counts["status"][task.status.value] += 1
-        counts["state"][task.state] = counts["state"].get(task.state, 0) + 1
+        counts["state"][task.state.value] = counts["state"].get(task.state.value, 0) + 1
     counts["done"] = counts["status"][TaskStatus.COMPLETED.value]
     data["open_escalations"] = [
         e.model_dump(mode="json") for e in store.list_escalations(run.id, EscalationStatus.OPEN)
@@ -74,9 +75,9 @@ def status_data(store: Store, run_id: str | None = None) -> dict[str, Any]:
         "input_tokens": sum(s.input_tokens for s in sessions),
         "output_tokens": sum(s.output_tokens for s in sessions),
         "sessions": len(sessions),
-        "live_sessions": sum(1 for s in sessions if s.status.value in ("starting", "running")),
+        "live_sessions": sum(1 for s in sessions if s.status in _LIVE),
     }
-    data["open_risks"] = sum(1 for r in store.list_risks(run.id) if r.status.value == "open")
+    data["open_risks"] = sum(1 for r in store.list_risks(run.id) if r.status is RiskStatus.OPEN)
     return data
 
 

@@ -1,7 +1,8 @@
 """signal_back: the one MCP tool agents report through, its payload models, tokens and prompt text.
 
-The MCP server itself lives in `pm_agent.signals.server` (run as `python -m pm_agent.signals.server`);
-it is not imported here, so importing the models does not pull in the `mcp` SDK.
+The checking of each call lives in `pm_agent.signals.desk`; the MCP wiring in `pm_agent.signals.server`
+(run as `python -m pm_agent.signals.server`). Neither is imported here, and only the server imports
+the `mcp` SDK.
 """
 
 from __future__ import annotations

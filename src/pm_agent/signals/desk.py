@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from mcp.types import CallToolResult, TextContent
-
 from pm_agent.errors import PmAgentError
 from pm_agent.lifecycle.roles import ALLOWED_SIGNALS, Role, resolve_role
 from pm_agent.signals.forms import read_id
@@ -83,10 +81,6 @@ class Reply:
     accepted: bool
     text: str
     record: SignalRecord | None = None
-
-    def result(self) -> CallToolResult:
-        """As an MCP tool result (an error result when refused)."""
-        return CallToolResult(content=[TextContent(type="text", text=self.text)], is_error=not self.accepted)
 
 
 _TASK_PREFIX = re.compile(r"^(?:task|step)[\s_\-#:]*", re.IGNORECASE)

@@ -2,10 +2,11 @@
 
 Claude Code starts it from the `--mcp-config` that `tokens.mcp_config` writes; the environment
 carries the store path (`PM_AGENT_DB`) and the session token (`PM_AGENT_SESSION_TOKEN`), which the
-model never sees. Each call is checked (token, live session, current attempt, the task it names,
-what the role may send, the payload) and then recorded in the store, accepted or refused, before
-the tool answers. A refusal is an error result whose text says why, so the agent can correct
-itself: an exception raised in an `mcp` tool would reach the model only as "Error executing tool".
+model never sees. This module is only the MCP wiring: the tool's schema and description, and the
+stdio server. Each call goes to `pm_agent.signals.desk`, which checks it and records it, accepted
+or refused, before the tool answers. A refusal is an error result whose text says why, so the agent
+can correct itself: an exception raised in an `mcp` tool would reach the model only as "Error
+executing tool".
 
 Run it as `python -m pm_agent.signals.server`.
 """
@@ -21,36 +22,17 @@ import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict
 
 from pm_agent.errors import PmAgentError
 from pm_agent.lifecycle.roles import Role
-from pm_agent.signals.desk import (
-    LIVE_STATUSES,
-    Reply,
-    SignalDesk,
-    allowed_kinds,
-    desk_from_env,
-    role_of,
-    same_task,
-    task_key,
-)
+from pm_agent.signals.desk import Reply, SignalDesk, allowed_kinds, desk_from_env, role_of
 from pm_agent.signals.models import SIGNAL_KINDS, SIGNAL_MODELS, WIRE_FIELD_ORDER, target_role_names
 from pm_agent.signals.tokens import SERVER_NAME, TOOL
 from pm_agent.store.records import SessionRecord
 
-__all__ = [
-    "LIVE_STATUSES",
-    "Reply",
-    "SignalDesk",
-    "build_server",
-    "desk_from_env",
-    "input_schema",
-    "main",
-    "same_task",
-    "task_key",
-]
+__all__ = ["build_server", "input_schema", "main", "tool_description", "tool_result"]
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +107,11 @@ def tool_description(role: Role | None, kinds: list[str]) -> str:
     )
 
 
+def tool_result(reply: Reply) -> CallToolResult:
+    """The desk's reply as an MCP tool result (an error result when refused)."""
+    return CallToolResult(content=[TextContent(type="text", text=reply.text)], is_error=not reply.accepted)
+
+
 class _RawArguments(ArgModelBase):
     """Takes the arguments as sent, unknown keys included: `parse_signal` does the validation."""
 
@@ -156,7 +143,7 @@ def build_server(desk: SignalDesk) -> MCPServer[Any]:
                 reply = Reply(
                     False, f"pm-agent could not record the signal ({reason}). Call signal_back again."
                 )
-        return reply.result()
+        return tool_result(reply)
 
     tool = Tool(
         fn=signal_back,

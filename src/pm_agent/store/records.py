@@ -12,9 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pm_agent.lifecycle.states import IssueState
 from pm_agent.plan.models import Task, TaskStatus, Tier
 
-INITIAL_STATE = "received"  # lifecycle state of every new task (IssueState.RECEIVED)
+INITIAL_STATE = IssueState.RECEIVED  # lifecycle state of every new task
 
 
 class RunStatus(StrEnum):
@@ -93,7 +94,7 @@ class TaskRecord(_Record):
     title: str
     tier: Tier
     status: TaskStatus
-    state: str
+    state: IssueState  # the column holds the value; reading a row converts it here
     ownership: str
     contract: dict[str, Any]  # Task.model_dump(mode="json")
     retry_count: int = Field(ge=0)

@@ -255,7 +255,7 @@ def transition_txn(
     current = get_task(conn, run_id, task_id)
     if current.state != from_state:
         raise StoreError(
-            f"task {task_id!r} of run {run_id!r} is in state {current.state!r}, not {from_state!r}:"
+            f"task {task_id!r} of run {run_id!r} is in state {current.state.value!r}, not {from_state!r}:"
             f" transition to {to_state!r} refused"
         )
     changes = {**fields, "workflow_context": dict(workflow_context)}

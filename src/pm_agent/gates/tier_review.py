@@ -1,9 +1,11 @@
 """Tier review from the actual change (seed 001, Phase 3).
 
-`auto_escalate_tier`: a change that touches auth, schema/migrations, billing/finops, secrets/env,
-the public API or infra/docker is CRITICAL, whatever the plan said. Paths are matched by whole words
-of their components ("user_auth.py" is auth, "author.py" is not); the diff's changed lines add
-schema (DDL, alembic ops) and auth signals. Tests, docs and generated files are not considered.
+`auto_escalate_tier`: a change that touches a risky area (auth, schema/migrations, billing/finops,
+secrets/env, data integrity, infra/docker, security, public API: the one vocabulary in
+`pm_agent.risk_words`, which the plan's tier rules read too) is CRITICAL, whatever the plan said.
+Paths are matched by their name or folder and by whole words ("user_auth.py" is auth, "author.py"
+is not); the diff's changed lines add schema (DDL, alembic ops), auth and secrets signals. Tests,
+docs and generated files are not considered.
 
 `sanity_check`: pm-agent's own review of a LOW task (no reviewer agent): do the changes match the
 task's scope, and did schema, API or security behaviour change (then the task goes to NORMAL)?
@@ -20,78 +22,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from pm_agent.gates.common import is_ignored_path, is_test_path, norm_path
 from pm_agent.gates.integrity import in_scope
 from pm_agent.plan.models import Task, Tier
+from pm_agent.risk_words import CHANGED_LINES, RiskArea, changed_path_areas
 from pm_agent.vcs import parse_unified_diff
 
-_WORDS = re.compile(r"[a-z0-9]+")
-
-# category -> words any path component may contain
-PATH_WORDS: dict[str, frozenset[str]] = {
-    "auth": frozenset({
-        "auth", "authn", "authz", "authentication", "authorization", "authorize", "login", "logout",
-        "oauth", "oauth2", "oidc", "jwt", "sso", "saml", "rbac", "acl", "permission", "permissions",
-        "password", "passwords", "credential", "credentials",
-    }),
-    "schema/migrations": frozenset({
-        "migration", "migrations", "alembic", "schema", "schemas", "ddl", "flyway",
-    }),
-    "billing/finops": frozenset({
-        "billing", "payment", "payments", "invoice", "invoices", "stripe", "pricing", "finops",
-        "subscription", "subscriptions",
-    }),
-    "secrets/env": frozenset({"secret", "secrets", "env", "dotenv", "vault", "kms", "pem", "keystore"}),
-    "public API": frozenset({"api", "apis", "openapi", "swagger", "graphql", "proto"}),
-    "infra/docker": frozenset({
-        "dockerfile", "docker", "terraform", "k8s", "kubernetes", "helm", "kustomization", "ansible",
-        "infra", "infrastructure", "jenkinsfile", "nginx", "pulumi",
-    }),
-}  # fmt: skip
-# exact path patterns (fnmatch-style suffix checks on the name)
-_NAME_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("secrets/env", re.compile(r"^\.env(\..+)?$|^\.envrc$|\.(pem|key|p12|pfx|jks)$")),
-    (
-        "infra/docker",
-        re.compile(r"^(Dockerfile|Containerfile)(\..+)?$|^(docker-)?compose.*\.ya?ml$|\.tf(vars)?$"),
-    ),
-    ("infra/docker", re.compile(r"^\.gitlab-ci\.yml$|^Jenkinsfile$|^Chart\.yaml$|^Procfile$")),
-    ("schema/migrations", re.compile(r"\.sql$|^schema\.(prisma|graphql|json|ya?ml)$")),
-    ("public API", re.compile(r"^(openapi|swagger).*\.(ya?ml|json)$|\.proto$|\.graphqls?$")),
-)
-_PREFIX_RULES: tuple[tuple[str, str], ...] = (
-    (".github/workflows/", "infra/docker"),
-    (".circleci/", "infra/docker"),
-)
-
-_DIFF_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("schema/migrations", re.compile(
-        r"\b(CREATE|ALTER|DROP|TRUNCATE)\s+(TABLE|INDEX|COLUMN|SCHEMA|TYPE|VIEW)\b"
-        r"|\bop\.(add_column|drop_column|create_table|drop_table|alter_column|create_index|drop_index)\b",
-        re.IGNORECASE,
-    )),
-    ("auth", re.compile(
-        r"\b(verify_password|check_password|hash_password|login_required|authenticate|jwt\.(en|de)code"
-        r"|bcrypt|argon2|set_password|has_perm|is_authenticated|require_auth)\b"
-    )),
-    ("secrets/env", re.compile(r"\b(SECRET_KEY|API_KEY|PRIVATE_KEY|ACCESS_TOKEN|CLIENT_SECRET)\b")),
-)  # fmt: skip
 _PUBLIC_DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z][A-Za-z0-9_]*)")
 _ROUTE = re.compile(r"@(?:\w+\.)?(?:route|get|post|put|patch|delete|api_view)\b|\bapp\.(?:get|post|put|delete)\(")
 
 TIER_ORDER: dict[Tier, int] = {Tier.LOW: 0, Tier.NORMAL: 1, Tier.CRITICAL: 2}
 
 
-def path_categories(path: str) -> list[str]:
-    """The sensitive categories a path belongs to (empty for ordinary code)."""
-    pure = PurePosixPath(path)
-    found: list[str] = []
-    for prefix, category in _PREFIX_RULES:
-        if path.startswith(prefix):
-            found.append(category)
-    for category, rule in _NAME_RULES:
-        if rule.search(pure.name):
-            found.append(category)
-    words = {w for part in pure.parts for w in _WORDS.findall(part.lower())}
-    found += [category for category, vocabulary in PATH_WORDS.items() if words & vocabulary]
-    return list(dict.fromkeys(found))
+def path_categories(path: str) -> list[RiskArea]:
+    """The risky areas a path belongs to (empty for ordinary code), named as everywhere else."""
+    return changed_path_areas(path)
 
 
 def _changed_lines(diff_text: str) -> list[tuple[str, str]]:
@@ -122,7 +64,7 @@ def auto_escalate_tier(changed_paths: Sequence[str], diff_text: str, current_tie
     for path, text in _changed_lines(diff_text):
         if _skipped(path):
             continue
-        for category, rule in _DIFF_RULES:
+        for category, rule in CHANGED_LINES:
             match = rule.search(text)
             if match is not None and (category, path) not in seen:
                 seen.add((category, path))
@@ -183,7 +125,6 @@ def sanity_check(task: Task, changed: Sequence[str], diff_text: str) -> SanityRe
 
 
 __all__ = [
-    "PATH_WORDS",
     "TIER_ORDER",
     "SanityResult",
     "auto_escalate_tier",
