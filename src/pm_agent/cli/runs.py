@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 
 def _channel(no_input: bool) -> EscalationChannel:
+    """Ask in this terminal when it is one (and prompting is allowed); else only say how to answer."""
     from pm_agent.human.channels import PrintOnlyChannel, TerminalChannel
 
     return TerminalChannel() if sys.stdin.isatty() and not no_input else PrintOnlyChannel()
@@ -194,6 +195,7 @@ def answer_cmd(
 
 
 def _read(path: Path | None) -> str:
+    """The answer file's text; InputError (exit 2) when it cannot be read as UTF-8."""
     from pm_agent.errors import InputError
 
     assert path is not None
