@@ -28,6 +28,19 @@ def test_help_explains_the_commands() -> None:
         assert command in result.stdout
 
 
+def test_python_m_pm_agent_is_the_same_command_line() -> None:
+    module = subprocess.run(
+        [sys.executable, "-m", "pm_agent", "--help"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert module.returncode == 0, module.stderr
+    script = pm("--help")
+    commands = ["plan", "status", "reports", "log", "init", "run", "resume", "escalations", "answer", "demo"]
+    commands.append("workflow")  # groups are listed after the commands
+    for output in (module.stdout, script.stdout):
+        rows = [line.split() for line in output.splitlines() if line.startswith("│ ")]
+        assert [row[1] for row in rows if row[1] in commands] == commands
+
+
 def test_plan_prints_tasks_tiers_and_queue(tmp_path: Path) -> None:
     result = pm("plan", str(SAMPLE / "plan.md"), "--design", str(SAMPLE / "design.md"), "-C", str(tmp_path))
     assert result.returncode == 0, result.stderr

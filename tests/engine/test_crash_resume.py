@@ -24,26 +24,17 @@ from pm_agent.config import render_config
 from pm_agent.engine.loop import PmLoop, resume_run
 from pm_agent.human.channels import PrintOnlyChannel
 from pm_agent.store import default_store_path, open_store
-from pm_agent.testing.team import Step, bash, line_of, write
-from pm_agent.testing.team import signal as signal_step
+from pm_agent.testing.team import Step, bash, write
 from pm_agent.vcs import Git
 
+from .calc_plan import ADD, ADDITION, REVIEW, TEST_ADD, complete, plan
 from .conftest import Target, git
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
-PLAN = """\
-# calc
-
-### Task 1: Addition
-
-**Files:**
-- Create: `src/calc/add.py`
-- Test: `tests/test_add.py`
-
-**Acceptance criteria:**
-- add(a, b) returns the sum
-
+PLAN = plan(
+    ADDITION,
+    """\
 ### Task 2: Negation
 
 **Depends on:** Task 1
@@ -54,38 +45,24 @@ PLAN = """\
 
 **Acceptance criteria:**
 - neg(a) returns minus a
-"""
+""",
+)
 
-ADD = '"""add."""\n\n\ndef add(a: int, b: int) -> int:\n    return a + b\n'
 NEG = '"""neg."""\n\n\ndef neg(a: int) -> int:\n    return -a\n'
-NOTE = {"summary": "done", "risks": [], "rollback": "git revert"}
 
 
 def dev(path: str, text: str, test_path: str, test_text: str, criterion: str, slow: float = 0.0) -> list[Step]:
-    mapping = [{"criterion": criterion, "location": f"{path}:{line_of(text, 'return')}"}]
     steps: list[Step] = [write(path, text), write(test_path, test_text), bash("python -m pytest -q")]
     if slow:
         steps.insert(0, bash(f"sleep {slow}"))
-    done = {
-        "signal": "complete",
-        "summary": "ok",
-        "criteriaMapping": mapping,
-        "reviewNote": NOTE,
-        "filesCreated": [path, test_path],
-    }
-    return [*steps, signal_step(done)]
+    done = complete({path: text}, [(criterion, path, "return")], summary="ok", filesCreated=[path, test_path])
+    return [*steps, done]
 
 
 def scripts(slow: float = 0.0) -> dict[tuple[str, str], list[Step]]:
-    review = [signal_step({"signal": "complete", "summary": "approved", "reviewNote": NOTE})]
     return {
         ("task-1", "developer"): dev(
-            "src/calc/add.py",
-            ADD,
-            "tests/test_add.py",
-            "from calc.add import add\n\n\ndef test_add() -> None:\n    assert add(1, 2) == 3\n",
-            "add(a, b) returns the sum",
-            slow,
+            "src/calc/add.py", ADD, "tests/test_add.py", TEST_ADD, "add(a, b) returns the sum", slow
         ),
         ("task-2", "developer"): dev(
             "src/calc/neg.py",
@@ -94,7 +71,7 @@ def scripts(slow: float = 0.0) -> dict[tuple[str, str], list[Step]]:
             "from calc.neg import neg\n\n\ndef test_neg() -> None:\n    assert neg(2) == -2\n",
             "neg(a) returns minus a",
         ),
-        ("*", "reviewer"): review,
+        ("*", "reviewer"): REVIEW,
     }
 
 

@@ -15,26 +15,16 @@ import pytest
 
 from pm_agent.engine.api import drive_run
 from pm_agent.store import default_store_path, open_store
-from pm_agent.testing.team import Step, bash, line_of, signal, write
+from pm_agent.testing.team import Step, bash, write
 
+from .calc_plan import ADD, ADDITION, REVIEW, complete, plan
 from .conftest import Target, git
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
-PLAN = """\
-# calc
-
-**Goal:** a small calculator library.
-
-### Task 1: Addition
-
-**Files:**
-- Create: `src/calc/add.py`
-- Test: `tests/test_add.py`
-
-**Acceptance criteria:**
-- add(a, b) returns the sum
-
+PLAN = plan(
+    ADDITION,
+    """\
 ### Task 2: Subtraction
 
 **Files:**
@@ -104,35 +94,21 @@ PLAN = """\
 
 **Acceptance criteria:**
 - indent style is spaces
-"""
-
-NOTE = {"summary": "implemented as specified", "risks": [], "rollback": "git revert the task commit"}
+""",
+    goal="a small calculator library.",
+)
 
 
 def module(name: str, body: str) -> str:
     return f'"""{name}."""\n\n\n{body}'
 
 
-def complete(files: dict[str, str], criteria: Sequence[tuple[str, str, str]], **extra: Any) -> Step:
-    mapping = [{"criterion": c, "location": f"{p}:{line_of(files[p], needle)}"} for c, p, needle in criteria]
-    payload = {
-        "signal": "complete",
-        "summary": "done",
-        "filesCreated": sorted(files),
-        "testEvidence": ["all passed"],
-        "criteriaMapping": mapping,
-        "reviewNote": NOTE,
-        **extra,
-    }
-    return signal(payload)
-
-
 def work(files: dict[str, str], criteria: Sequence[tuple[str, str, str]], **extra: Any) -> list[Step]:
     steps: list[Step] = [write(path, text) for path, text in files.items()]
-    return [*steps, bash("python -m pytest -q || true"), complete(files, criteria, **extra)]
+    done = complete(files, criteria, filesCreated=sorted(files), testEvidence=["all passed"], **extra)
+    return [*steps, bash("python -m pytest -q || true"), done]
 
 
-ADD = module("add", "def add(a: int, b: int) -> int:\n    return a + b\n")
 SUB_TODO = module("sub", "def sub(a: int, b: int) -> int:\n    # TODO handle overflow\n    return a - b\n")
 SUB = module("sub", "def sub(a: int, b: int) -> int:\n    return a - b\n")
 MUL_BAD = module("mul", "def mul(a: int, b: int) -> int:\n    return a + b\n")
@@ -156,7 +132,7 @@ TEST_DIV = (
 
 
 def scripts() -> dict[tuple[str, str], list[Step]]:
-    review = [signal({"signal": "complete", "summary": "approved", "reviewNote": NOTE})]
+    review = REVIEW
     add = {"src/calc/add.py": ADD, "tests/test_add.py": pytest_source("add", "add", "add(2, 3)", "5")}
     sub_t = pytest_source("sub", "sub", "sub(5, 3)", "2")
     mul_t = pytest_source("mul", "mul", "mul(2, 3)", "6")

@@ -15,26 +15,23 @@ from pm_agent.engine.api import drive_run
 from pm_agent.human.channels import ScriptedChannel
 from pm_agent.reports.manifest import ReleaseManifest, parse_manifest
 from pm_agent.store import EscalationRecord, default_store_path, open_store
-from pm_agent.testing.team import Step, bash, line_of, signal, write
+from pm_agent.testing.team import Step, bash, write
 
+from .calc_plan import ADD, NOTE, REVIEW, TEST_ADD, complete, plan, section
 from .conftest import Target, git
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
-PLAN = """\
-# calc
-
-### Task 1: Addition
-
-**Tier:** critical
-
-**Files:**
-- Create: `src/calc/add.py`
-- Test: `tests/test_add.py`
-
-**Acceptance criteria:**
-- add(a, b) returns the sum
-
+PLAN = plan(
+    section(
+        1,
+        "Addition",
+        tier="critical",
+        create=["src/calc/add.py"],
+        test="tests/test_add.py",
+        criteria=["add(a, b) returns the sum"],
+    ),
+    """\
 ### Task 2: Constants
 
 **Files:**
@@ -42,26 +39,23 @@ PLAN = """\
 
 **Acceptance criteria:**
 - ZERO is 0
-"""
+""",
+)
 
-ADD = '"""add."""\n\n\ndef add(a: int, b: int) -> int:\n    return a + b\n'
 CONSTS = '"""consts."""\n\nZERO = 0\n'
 API = '"""The public API."""\n\nfrom calc.add import add\n\n__all__ = ["add"]\n'
-NOTE = {"summary": "done", "risks": [], "rollback": "git revert the commit"}
 
 
 def done(path: str, text: str, needle: str, criterion: str, risks: list[str] | None = None) -> Step:
     note = {**NOTE, "risks": risks or []}
-    mapping = [{"criterion": criterion, "location": f"{path}:{line_of(text, needle)}"}]
-    return signal({"signal": "complete", "summary": "ok", "criteriaMapping": mapping, "reviewNote": note})
+    return complete({path: text}, [(criterion, path, needle)], summary="ok", note=note)
 
 
 def scripts() -> dict[tuple[str, str], list[Step]]:
-    test_add = "from calc.add import add\n\n\ndef test_add() -> None:\n    assert add(1, 2) == 3\n"
     return {
         ("task-1", "developer"): [
             write("src/calc/add.py", ADD),
-            write("tests/test_add.py", test_add),
+            write("tests/test_add.py", TEST_ADD),
             done("src/calc/add.py", ADD, "return", "add(a, b) returns the sum", ["integer overflow is not handled"]),
         ],
         ("task-2", "developer"): [
@@ -74,7 +68,7 @@ def scripts() -> dict[tuple[str, str], list[Step]]:
             bash("python -c 'import sys; sys.path.insert(0, \"src\"); import calc.api'"),
             done("src/calc/api.py", API, "import add", "build passes on the working branch"),
         ],
-        ("*", "reviewer"): [signal({"signal": "complete", "summary": "approved", "reviewNote": NOTE})],
+        ("*", "reviewer"): REVIEW,
     }
 
 

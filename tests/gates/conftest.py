@@ -11,8 +11,6 @@ import pytest
 
 from pm_agent.vcs import Git
 
-_IDENTITY_VARS = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
-
 # pytest run by the gates inside the crafted repositories: no plugins, no cache, quiet.
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
 PYTEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
@@ -22,13 +20,8 @@ CALC_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 
 
 
 @pytest.fixture(autouse=True)
-def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    config = tmp_path_factory.mktemp("gitconfig") / "config"
-    config.write_text("")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for name in _IDENTITY_VARS:
-        monkeypatch.delenv(name, raising=False)
+def _clean_git(isolated_git: None) -> None:
+    """Every gate test runs git as on a clean machine (`isolated_git` in tests/conftest.py)."""
 
 
 @dataclass
@@ -56,13 +49,11 @@ MakeWork = Callable[[dict[str, str]], Work]
 
 
 @pytest.fixture
-def make_work(tmp_path: Path) -> MakeWork:
+def make_work(tmp_path: Path, new_git: Callable[..., Git]) -> MakeWork:
     """make_work({path: text}): a repo whose base commit holds those files, on branch feat/demo/task-1."""
 
     def make(files: dict[str, str]) -> Work:
-        git = Git.init(tmp_path / "repo", initial_branch="feat/demo/task-1")
-        git.run("config", "user.name", "Test")
-        git.run("config", "user.email", "test@example.com")
+        git = new_git(tmp_path / "repo", "feat/demo/task-1")
         for rel, text in files.items():
             path = git.path / rel
             path.parent.mkdir(parents=True, exist_ok=True)

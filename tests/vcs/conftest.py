@@ -9,20 +9,13 @@ import pytest
 
 from pm_agent.vcs import Git
 
-_IDENTITY_VARS = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
-
 WriteFn = Callable[[Path, str, str], Path]
 CommitFn = Callable[[Git, str], str]
 
 
 @pytest.fixture(autouse=True)
-def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    config = tmp_path_factory.mktemp("gitconfig") / "config"
-    config.write_text("")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for name in _IDENTITY_VARS:
-        monkeypatch.delenv(name, raising=False)
+def _clean_git(isolated_git: None) -> None:
+    """Every vcs test runs git as on a clean machine (`isolated_git` in tests/conftest.py)."""
 
 
 def _write(root: Path, rel: str, text: str) -> Path:
@@ -51,11 +44,9 @@ def commit() -> CommitFn:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Git:
+def repo(tmp_path: Path, new_git: Callable[..., Git]) -> Git:
     """A repository on `main` with one commit, and a working branch `pm/demo/work` at that commit."""
-    git = Git.init(tmp_path / "repo")
-    git.run("config", "user.name", "Test")
-    git.run("config", "user.email", "test@example.com")
+    git = new_git(tmp_path / "repo")
     _write(git.path, "app.py", "def greet(name):\n    return f'hi {name}'\n")
     _write(git.path, "README.md", "# demo\n")
     _commit(git, "initial")

@@ -26,11 +26,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-import yaml
-
 from pm_agent.agents.header import SESSION_RE, SessionHeader, parse_session_header, session_header
+from pm_agent.demo.conversation import ANSWER_RE, Conversation, parse_contract, result_text
 from pm_agent.demo.project import environment_commands
-from pm_agent.demo.tasks import DEMO_ANSWERS, DemoTask, ReviewText, demo_task
+from pm_agent.demo.tasks import DEMO_ANSWERS, DemoTask, ReviewText, criteria_mapping, demo_task, line_of
 from pm_agent.gates.common import command_for_test_files
 from pm_agent.gates.models import GateId
 from pm_agent.signals import TOOL_NAME
@@ -48,7 +47,6 @@ __all__ = [
     "session_header",
 ]
 
-ANSWER_RE: Final = re.compile(r"The user answered:[ \t]*(?P<answer>[^\n]*)")
 # The summary lines of pytest -q, ruff and mypy (told apart: ruff's "Found 2 errors." has no " in ").
 _TEST_SUMMARY = re.compile(r"\b\d+ (?:passed|failed|errors?)\b.* in \d+(?:\.\d+)?s\b|^no tests ran in ")
 _LINT_SUMMARY = re.compile(r"^All checks passed!$|^Found \d+ errors?\.$")
@@ -57,116 +55,12 @@ _TYPECHECK_SUMMARY = re.compile(r"^Success: no issues found|^Found \d+ errors? i
 _GATE_IDS: Final = tuple(g.value for g in GateId if g not in (GateId.SCOPE, GateId.SECRETS))
 
 
-def parse_contract(text: str) -> dict[str, Any] | None:
-    """The `task_contract:` YAML block of a prompt as data, None when there is none or it does not parse."""
-    start = text.find("task_contract:")
-    if start < 0:
-        return None
-    lines = text[start:].splitlines()
-    block = [lines[0]]
-    for line in lines[1:]:
-        if line.strip() and not line.startswith((" ", "\t")):
-            break
-        block.append(line)
-    try:
-        data = yaml.safe_load("\n".join(block))
-    except yaml.YAMLError:
-        return None
-    contract = data.get("task_contract") if isinstance(data, dict) else None
-    return contract if isinstance(contract, dict) else None
-
-
-def line_of(content: str, anchors: Sequence[str]) -> int:
-    """The 1-based line of the first anchor found in `content` (anchors tried in order); 1 if none is."""
-    lines = content.splitlines()
-    for anchor in anchors:
-        for number, line in enumerate(lines, start=1):
-            if anchor in line:
-                return number
-    return 1
-
-
-def criteria_mapping(
-    task: DemoTask, files: Mapping[str, str], texts: Sequence[str] | None = None
-) -> list[dict[str, str]]:
-    """Each acceptance criterion mapped to `path:line` in `files` (the content the agent wrote).
-
-    `texts` are the criteria as the contract words them (used when there are as many as the task's).
-    """
-    names = list(texts) if texts is not None and len(texts) == len(task.criteria) else None
-    mapping = []
-    for index, criterion in enumerate(task.criteria):
-        content = files.get(criterion.path, "")
-        text = names[index] if names is not None else criterion.text
-        mapping.append({"criterion": text, "location": f"{criterion.path}:{line_of(content, criterion.anchors)}"})
-    return mapping
-
-
-# -- reading the conversation -----------------------------------------------------------------------
-
-
-def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if isinstance(content, list):
-        return [b for b in content if isinstance(b, dict)]
-    return []
-
-
-def _user_texts(message: Mapping[str, Any]) -> list[str]:
-    """The text a user message says itself (tool results left out)."""
-    if message.get("role") != "user":
-        return []
-    return [str(b.get("text", "")) for b in _blocks(message) if b.get("type") == "text"]
-
-
-def _tool_uses(message: Mapping[str, Any]) -> int:
-    if message.get("role") != "assistant":
-        return 0
-    return sum(1 for b in _blocks(message) if b.get("type") == "tool_use")
-
-
-def _result_text(block: Mapping[str, Any]) -> str:
-    content = block.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
-
-
-@dataclass(frozen=True)
-class _Conversation:
-    """What the session did so far: tool calls made since the last answer, the answer, the prompt."""
-
-    used: int  # tool calls made in the current phase (after the user's answer, if there is one)
-    answer: str | None
-    prompt: str
-
-    @classmethod
-    def read(cls, messages: Sequence[Mapping[str, Any]]) -> _Conversation:
-        start, answer = 0, None
-        prompt = ""
-        for index, message in enumerate(messages):
-            for text in _user_texts(message):
-                if not prompt and "task_contract:" in text:
-                    prompt = text
-                found = ANSWER_RE.search(text)
-                if found is not None:
-                    start, answer = index, found["answer"].strip()
-        if not prompt:
-            prompt = "\n".join(t for m in messages for t in _user_texts(m))
-        used = sum(_tool_uses(m) for m in messages[start:])
-        return cls(used=used, answer=answer, prompt=prompt)
-
-
 @dataclass(frozen=True)
 class _Context:
     header: SessionHeader
     task: DemoTask
     request: ModelRequest
-    conversation: _Conversation
+    conversation: Conversation
     contract: dict[str, Any]
     python: str
 
@@ -295,7 +189,7 @@ def _done_turn(text: str) -> _Step:
     def make(ctx: _Context) -> Turn:
         refused = [r for r in ctx.request.tool_results() if r.get("is_error")]
         if refused:
-            return Turn(text=f"signal_back refused the call: {_result_text(refused[0])[:300]}")
+            return Turn(text=f"signal_back refused the call: {result_text(refused[0])[:300]}")
         return Turn(text=text)
 
     return _Step(0, make)
@@ -459,7 +353,7 @@ class DemoBrain:
         header = parse_session_header(request.system_text())
         if header is None:
             return None
-        conversation = _Conversation.read(request.messages)
+        conversation = Conversation.read(request.messages)
         contract = parse_contract(conversation.prompt) or {}
         task = demo_task(header.task)
         if task is None:

@@ -18,9 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from string import Template
 
 from pm_agent.config import CONFIG_FILE
-from pm_agent.demo import sources as src
+from pm_agent.demo.content import demo_text, project_file
 from pm_agent.demo.tasks import DEMO_TASKS, DemoTask
 from pm_agent.errors import InputError
 from pm_agent.testing.repo import init_repo
@@ -93,48 +94,7 @@ agent:
 
 def render_design() -> str:
     """The design doc the plan refers to."""
-    return """\
-# textstats — design
-
-**Status:** approved
-
-textstats is a small, dependency-free Python package that reports statistics about English text:
-word, sentence and syllable counts, and readability scores. It is used as a library
-(`textstats.analyze(text)`) and from the command line (`textstats FILE`).
-
-## Principles
-
-- Pure functions over plain strings; no global state, no I/O outside the CLI.
-- Every input is validated once, at the entry point, before any analysis.
-- Deterministic output: the same text always gives the same numbers, on every platform.
-- Small public API: everything users import is listed in `textstats.__all__`.
-
-## Constraints
-
-- Python 3.11+, standard library only at runtime.
-- Texts up to 1 MB; a 1 MB text is analysed in under one second on a laptop.
-
-## Conventions
-
-- `src/` layout; one module per concern; tests mirror modules (`tests/test_<module>.py`).
-- Type hints everywhere; `ruff check` and `mypy --strict` clean.
-- Numbers are returned in frozen dataclasses, never in dicts.
-
-## Modules
-
-| module | holds |
-|---|---|
-| `textstats.validate` | what counts as acceptable input |
-| `textstats.tokenize` | splitting text into words and sentences |
-| `textstats.counts` | word, sentence and syllable counts |
-| `textstats.readability` | Flesch reading ease and Flesch–Kincaid grade |
-| `textstats.report` | `analyze()` and `Report`, the public entry point |
-| `textstats.cli` | the `textstats` command |
-
-## Tech stack
-
-- Python 3.11, pytest, ruff, mypy
-"""
+    return demo_text("design.md.txt")
 
 
 def _files_block(task: DemoTask) -> list[str]:
@@ -162,29 +122,18 @@ def render_task(task: DemoTask) -> str:
 def render_plan(tasks: Sequence[DemoTask] = DEMO_TASKS, design_name: str | None = None) -> str:
     """The plan markdown: header, then one `### Task N: Title` section per task."""
     design = f"See `{design_name}`." if design_name else "See the design doc."
-    header = f"""\
-# textstats Implementation Plan
-
-**Goal:** Ship textstats 0.1: counts and readability scores for English text, as a library and a CLI.
-
-**Architecture:** Modules under `src/textstats/`: validate, then tokenize → counts → readability,
-with one public entry point `textstats.analyze()` and a `textstats` command. {design}
-
-**Tech Stack:** Python 3.11, pytest, ruff, mypy
-
----
-"""
+    header = Template(demo_text("plan-header.md.txt")).substitute(design=design)
     return header + "\n" + "\n".join(render_task(task) for task in tasks)
 
 
 def skeleton_files() -> dict[str, str]:
     """The package skeleton of the first commit (without docs/plans and pm-agent.yaml)."""
     return {
-        "README.md": src.README_STUB,
-        ".gitignore": src.GITIGNORE,
-        "pyproject.toml": src.PYPROJECT,
-        "src/textstats/__init__.py": src.INIT_SKELETON,
-        "tests/test_version.py": src.TEST_VERSION,
+        "README.md": project_file("README-stub.md"),
+        ".gitignore": project_file("gitignore"),
+        "pyproject.toml": project_file("pyproject.toml"),
+        "src/textstats/__init__.py": project_file("init-skeleton.py"),
+        "tests/test_version.py": project_file("test_version.py"),
     }
 
 

@@ -1,4 +1,4 @@
-"""The demo plan as data: each task's plan entry and the work the scripted agents do for it.
+"""The demo plan: each task's plan entry and the work the scripted agents do for it, from data/tasks.yaml.
 
 One source of truth: `project.render_plan` writes the plan markdown from `DEMO_TASKS`, and the brain
 (`brain.DemoBrain`) writes these files and maps these criteria, so the two cannot drift apart.
@@ -18,11 +18,11 @@ What the run shows:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
-from pm_agent.demo import sources as src
+from pm_agent.demo.content import project_file, tasks_document
 
 __all__ = [
     "DEMO_ANSWERS",
@@ -31,8 +31,10 @@ __all__ = [
     "DemoTask",
     "Question",
     "ReviewText",
+    "criteria_mapping",
     "demo_task",
     "json_default",
+    "line_of",
 ]
 
 
@@ -67,7 +69,8 @@ class DemoTask:
     """One plan task and its scripted work.
 
     `files` are the final contents (created and modified files, then tests) in the order the agent
-    writes them; `variant` replaces them when the content depends on the user's answer.
+    writes them; `files_by_format` ("json", "table") replaces them when the content depends on the
+    output format the user's answer chooses (`json_default`).
     `first_attempt` overrides files on the developer's first attempt, which then runs only
     `first_attempt_tests` (the deliberate slip a gate must catch).
     """
@@ -85,13 +88,12 @@ class DemoTask:
     summary: str
     review: ReviewText
     files: Mapping[str, str] = field(default_factory=dict)
-    variant: Callable[[str | None], dict[str, str]] | None = None
+    files_by_format: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     first_attempt: Mapping[str, str] = field(default_factory=dict)
     first_attempt_tests: tuple[str, ...] = ()
     first_attempt_summary: str = ""
     fix_summary: str = ""
     question: Question | None = None
-    steps: tuple[str, ...] = ()
 
     @property
     def ref(self) -> str:
@@ -105,7 +107,9 @@ class DemoTask:
 
     def final_files(self, answer: str | None = None) -> dict[str, str]:
         """Path -> final content, in writing order (for the answer, when the content depends on it)."""
-        return self.variant(answer) if self.variant is not None else dict(self.files)
+        if self.files_by_format:
+            return dict(self.files_by_format["json" if json_default(answer) else "table"])
+        return dict(self.files)
 
     def attempt_files(self, attempt: int, answer: str | None = None) -> dict[str, str]:
         """What the developer writes on `attempt`: the first attempt's slip, then the final files."""
@@ -136,368 +140,68 @@ def json_default(answer: str | None) -> bool:
     return table_at < 0 or json_at < table_at
 
 
-def _cli_files(answer: str | None) -> dict[str, str]:
-    as_json = json_default(answer)
-    return {
-        "src/textstats/cli.py": src.cli_source(as_json),
-        "pyproject.toml": src.PYPROJECT_WITH_SCRIPT,
-        "tests/test_cli.py": src.cli_tests(as_json),
-    }
+def line_of(content: str, anchors: Sequence[str]) -> int:
+    """The 1-based line of the first anchor found in `content` (anchors tried in order); 1 if none is."""
+    lines = content.splitlines()
+    for anchor in anchors:
+        for number, line in enumerate(lines, start=1):
+            if anchor in line:
+                return number
+    return 1
 
 
-DEMO_TASKS: Final[tuple[DemoTask, ...]] = (
-    DemoTask(
-        number=1,
-        title="Input validation (security)",
-        description=(
-            "Every text entering textstats passes one validation function first, so oversized or "
-            "malformed input never reaches the analysers. It guards the library's only input, so it "
-            "gets the full review."
-        ),
-        ownership="validation",
-        tier="critical",
-        depends_on=(),
-        create=("src/textstats/validate.py",),
-        modify=(),
-        tests=("tests/test_validate.py",),
-        criteria=(
-            Criterion(
-                "`validate_text(text)` returns the text unchanged when it is valid",
-                "src/textstats/validate.py",
-                ("    return text",),
-            ),
-            Criterion(
-                "Input that is not a `str` raises `TypeError`",
-                "src/textstats/validate.py",
-                ("raise TypeError",),
-            ),
-            Criterion(
-                "Text with a NUL byte, invalid Unicode or more than 1 MB of UTF-8 raises `InvalidTextError`",
-                "src/textstats/validate.py",
-                ("if size > max_bytes",),
-            ),
-        ),
-        files={"src/textstats/validate.py": src.VALIDATE, "tests/test_validate.py": src.TEST_VALIDATE},
-        summary=(
-            "Added textstats.validate: validate_text() refuses non-str input (TypeError) and text with a "
-            "NUL byte, invalid Unicode or more than MAX_TEXT_BYTES of UTF-8 (InvalidTextError)."
-        ),
-        review=ReviewText(
-            summary="New module textstats.validate with validate_text(), MAX_TEXT_BYTES and InvalidTextError.",
-            risks=("the 1 MB limit counts UTF-8 bytes, so 1 MB of accented text holds fewer characters",),
-            rollback="Revert the commit; nothing imports the module yet.",
-        ),
-    ),
-    DemoTask(
-        number=2,
-        title="Tokenizer",
-        description="Split text into words and sentences with the standard library's `re`.",
-        ownership="tokenize",
-        tier=None,
-        depends_on=(),
-        create=("src/textstats/tokenize.py",),
-        modify=(),
-        tests=("tests/test_tokenize.py",),
-        criteria=(
-            Criterion(
-                "`words(text)` returns the words without punctuation; apostrophes stay inside words",
-                "src/textstats/tokenize.py",
-                ("return _WORD.findall(text)",),
-            ),
-            Criterion(
-                '`sentences(text)` splits after ".", "!" or "?"',
-                "src/textstats/tokenize.py",
-                ("return [part.strip()",),
-            ),
-            Criterion(
-                "Empty text gives empty lists, not an error",
-                "tests/test_tokenize.py",
-                ("def test_empty_text_gives_empty_lists",),
-            ),
-        ),
-        files={"src/textstats/tokenize.py": src.TOKENIZE, "tests/test_tokenize.py": src.TEST_TOKENIZE},
-        summary="Added textstats.tokenize with words() and sentences(), regex-based, standard library only.",
-        review=ReviewText(
-            summary="New module textstats.tokenize: words() keeps apostrophes, sentences() splits on . ! ?",
-            risks=('abbreviations such as "e.g." end a sentence early; good enough for readability scores',),
-            rollback="Revert the commit; no other module uses it yet.",
-        ),
-    ),
-    DemoTask(
-        number=3,
-        title="Word, sentence and syllable counts",
-        description="Count words, sentences and syllables of a text on top of the tokenizer.",
-        ownership="counts",
-        tier=None,
-        depends_on=(2,),
-        create=("src/textstats/counts.py",),
-        modify=(),
-        tests=("tests/test_counts.py",),
-        criteria=(
-            Criterion(
-                "`count(text)` returns a frozen `Counts(words, sentences, syllables)`",
-                "src/textstats/counts.py",
-                ("@dataclass(frozen=True)",),
-            ),
-            Criterion(
-                "Empty text gives all zeros, not an error",
-                "tests/test_counts.py",
-                ("def test_empty_text_gives_all_zeros",),
-            ),
-            Criterion(
-                'Syllables are vowel groups without a silent final "e": "readability" has 5, "make" has 1',
-                "src/textstats/counts.py",
-                ("groups -= 1", "groups = len(_VOWEL_GROUP"),
-            ),
-        ),
-        files={"src/textstats/counts.py": src.COUNTS, "tests/test_counts.py": src.TEST_COUNTS},
-        first_attempt={"src/textstats/counts.py": src.COUNTS_FIRST_ATTEMPT},
-        first_attempt_tests=("tests/test_tokenize.py",),
-        first_attempt_summary=(
-            "Added textstats.counts: count() returns a frozen Counts(words, sentences, syllables); "
-            "syllables() counts vowel groups. Ran the tests: all pass."
-        ),
-        fix_summary=(
-            "pm-agent's test run showed test_silent_final_e_is_not_a_syllable failing: syllables('make') "
-            "gave 2. syllables() now drops a silent final 'e' (but keeps '-le', as in 'table'); the whole "
-            "suite passes."
-        ),
-        summary=(
-            "Added textstats.counts: count() returns a frozen Counts(words, sentences, syllables); "
-            "syllables() counts vowel groups and drops a silent final 'e'."
-        ),
-        review=ReviewText(
-            summary="New module textstats.counts: Counts dataclass, count() and the syllables() heuristic.",
-            risks=(
-                "the syllable heuristic is approximate for irregular words (e.g. 'queue')",
-                "tests/test_counts.py misc: the test assigns to a frozen Counts on purpose, so mypy must not check it",
-            ),
-            rollback="Revert the commit; readability and the API build on it later, nothing yet.",
-        ),
-    ),
-    DemoTask(
-        number=4,
-        title="Readability scores",
-        description="Flesch reading ease and Flesch–Kincaid grade level computed from `Counts`.",
-        ownership="readability",
-        tier=None,
-        depends_on=(3,),
-        create=("src/textstats/readability.py",),
-        modify=(),
-        tests=("tests/test_readability.py",),
-        criteria=(
-            Criterion(
-                "`flesch_reading_ease(counts)` and `flesch_kincaid_grade(counts)` match the published formulas",
-                "src/textstats/readability.py",
-                ("return 206.835",),
-            ),
-            Criterion(
-                "Text without sentences gives `None`, not a division error",
-                "src/textstats/readability.py",
-                ("if counts.sentences == 0 or counts.words == 0:",),
-            ),
-        ),
-        files={
-            "src/textstats/readability.py": src.READABILITY,
-            "tests/test_readability.py": src.TEST_READABILITY,
-        },
-        summary="Added textstats.readability: Flesch reading ease and Flesch-Kincaid grade, None without sentences.",
-        review=ReviewText(
-            summary="New module textstats.readability with the two published Flesch formulas.",
-            risks=(),
-            rollback="Revert the commit; nothing depends on it yet.",
-        ),
-    ),
-    DemoTask(
-        number=5,
-        title="Public API entry point",
-        description=(
-            "`textstats.analyze(text) -> Report` is the one function users import: changing it later is a "
-            "breaking change, so it gets the full review."
-        ),
-        ownership="api",
-        tier="critical",
-        depends_on=(1, 4),
-        create=("src/textstats/report.py",),
-        modify=("src/textstats/__init__.py",),
-        tests=("tests/test_api.py",),
-        criteria=(
-            Criterion(
-                "`from textstats import analyze, Report` works and `__all__` lists exactly these names",
-                "src/textstats/__init__.py",
-                ('__all__ = ["Report", "analyze"]',),
-            ),
-            Criterion(
-                "`Report` holds the counts and both readability scores",
-                "src/textstats/report.py",
-                ("class Report:",),
-            ),
-            Criterion(
-                "`analyze()` validates its input with `validate_text` before counting",
-                "src/textstats/report.py",
-                ("counts = count(validate_text(text))",),
-            ),
-        ),
-        files={
-            "src/textstats/report.py": src.REPORT,
-            "src/textstats/__init__.py": src.INIT_API,
-            "tests/test_api.py": src.TEST_API,
-        },
-        summary=(
-            "Added the public API: textstats.analyze(text) validates the text and returns a frozen Report "
-            "(counts, reading_ease, grade_level); textstats.__all__ is exactly ['Report', 'analyze']."
-        ),
-        review=ReviewText(
-            summary="New textstats.report (Report, analyze); textstats/__init__.py re-exports them.",
-            risks=("analyze() and Report are now public API: renaming a field later is a breaking change",),
-            rollback="Revert the commit; textstats/__init__.py returns to exporting only __version__.",
-        ),
-    ),
-    DemoTask(
-        number=6,
-        title="Command-line interface",
-        description=(
-            "A `textstats FILE` command that prints the report. Whether it prints JSON or a plain table "
-            "by default is a product decision the plan leaves open."
-        ),
-        ownership="cli",
-        tier=None,
-        depends_on=(5,),
-        create=("src/textstats/cli.py",),
-        modify=("pyproject.toml",),
-        tests=("tests/test_cli.py",),
-        criteria=(
-            Criterion(
-                "`textstats FILE` prints the word, sentence and syllable counts and both readability scores",
-                "src/textstats/cli.py",
-                ('print(render_json(report) if args.format == "json" else render_table(report))',),
-            ),
-            Criterion(
-                "The default output format is the one the user chose, with a flag for the other format",
-                "src/textstats/cli.py",
-                ("DEFAULT_FORMAT = ",),
-            ),
-            Criterion(
-                "A missing or unreadable file exits with status 2 and a one-line error on stderr",
-                "src/textstats/cli.py",
-                ("return 2",),
-            ),
-            Criterion(
-                "`textstats` is installed as a console script",
-                "pyproject.toml",
-                ('textstats = "textstats.cli:main"',),
-            ),
-        ),
-        variant=_cli_files,
-        question=Question(
-            question="Should `textstats FILE` print JSON or a plain aligned table by default?",
-            context=(
-                "The plan leaves the default output format open. A plain table reads best in a terminal; "
-                "JSON suits scripts and pipelines. Either way the other format will be one flag away "
-                "(--json or --table). I would pick the plain table."
-            ),
-        ),
-        summary=(
-            "Added the textstats command (src/textstats/cli.py, console script in pyproject.toml) with the "
-            "default output format the user chose and a flag for the other; unreadable files exit 2."
-        ),
-        review=ReviewText(
-            summary="New textstats.cli with main(), render_table() and render_json(); console script added.",
-            risks=("the default output format is user-visible: scripts parsing it depend on it",),
-            rollback="Revert the commit; pyproject.toml loses the [project.scripts] table again.",
-        ),
-    ),
-    DemoTask(
-        number=7,
-        title="Usage documentation",
-        description="Document the library and the command for users.",
-        ownership="docs",
-        tier="low",
-        depends_on=(),
-        create=("docs/usage.md",),
-        modify=("README.md",),
-        tests=(),
-        criteria=(
-            Criterion(
-                "README.md has a Usage section with a library example and a command-line example",
-                "README.md",
-                ("## Usage",),
-            ),
-            Criterion(
-                "docs/usage.md describes `analyze()`, the `Report` fields and the input limits",
-                "docs/usage.md",
-                ("## Limits",),
-            ),
-        ),
-        files={"docs/usage.md": src.USAGE_DOC, "README.md": src.README_USAGE},
-        summary="Wrote docs/usage.md (API, report fields, command, limits) and a Usage section in README.md.",
-        review=ReviewText(
-            summary="Documentation only: docs/usage.md and the README's Usage section.",
-            risks=("the docs describe the planned API; they must follow if it changes",),
-            rollback="Revert the commit.",
-        ),
-    ),
-    DemoTask(
-        number=8,
-        title="Editor configuration",
-        description="One `.editorconfig` so every editor uses the project's whitespace conventions.",
-        ownership="config",
-        tier="low",
-        depends_on=(),
-        create=(".editorconfig",),
-        modify=(),
-        tests=(),
-        criteria=(
-            Criterion(
-                "`.editorconfig` sets UTF-8, LF line endings and a final newline for every file",
-                ".editorconfig",
-                ("end_of_line = lf",),
-            ),
-            Criterion("Python files are indented with 4 spaces", ".editorconfig", ("indent_size = 4",)),
-        ),
-        files={".editorconfig": src.EDITORCONFIG},
-        summary="Added .editorconfig: UTF-8, LF, final newline, 4-space Python, 2-space markdown/toml/yaml.",
-        review=ReviewText(
-            summary="Configuration only: a new .editorconfig.",
-            risks=(),
-            rollback="Delete .editorconfig (revert the commit).",
-        ),
-    ),
-    DemoTask(
-        number=9,
-        title="Changelog",
-        description="Start a changelog for the 0.1.0 release.",
-        ownership="changelog",
-        tier="low",
-        depends_on=(),
-        create=("CHANGELOG.md",),
-        modify=(),
-        tests=(),
-        criteria=(
-            Criterion(
-                "CHANGELOG.md follows the Keep a Changelog layout with an Unreleased section",
-                "CHANGELOG.md",
-                ("## [Unreleased]",),
-            ),
-            Criterion(
-                "Every 0.1.0 feature of the plan is listed under Added",
-                "CHANGELOG.md",
-                ("### Added",),
-            ),
-        ),
-        files={"CHANGELOG.md": src.CHANGELOG},
-        summary="Added CHANGELOG.md in the Keep a Changelog format with the 0.1.0 features under Unreleased.",
-        review=ReviewText(
-            summary="Documentation only: a new CHANGELOG.md.",
-            risks=(),
-            rollback="Revert the commit.",
-        ),
-    ),
-)
+def criteria_mapping(
+    task: DemoTask, files: Mapping[str, str], texts: Sequence[str] | None = None
+) -> list[dict[str, str]]:
+    """Each acceptance criterion mapped to `path:line` in `files` (the content the agent wrote).
 
-DEMO_ANSWERS: Final[dict[str, str]] = {
-    "task-6": "A plain aligned table by default, for people at a terminal; add a --json flag for scripts.",
-}
+    `texts` are the criteria as the contract words them (used when there are as many as the task's).
+    """
+    names = list(texts) if texts is not None and len(texts) == len(task.criteria) else None
+    mapping = []
+    for index, criterion in enumerate(task.criteria):
+        content = files.get(criterion.path, "")
+        text = names[index] if names is not None else criterion.text
+        mapping.append({"criterion": text, "location": f"{criterion.path}:{line_of(content, criterion.anchors)}"})
+    return mapping
+
+
+def _files(names: Mapping[str, str]) -> dict[str, str]:
+    """Path in the sample project -> content, from path -> data file name (tasks.yaml's `files:`)."""
+    return {path: project_file(name) for path, name in names.items()}
+
+
+def _task(raw: Mapping[str, Any]) -> DemoTask:
+    """One `tasks:` entry of tasks.yaml as a DemoTask."""
+    question = raw.get("question")
+    review = raw["review"]
+    by_format = raw.get("files_by_format") or {}
+    return DemoTask(
+        number=int(raw["number"]),
+        title=raw["title"],
+        description=raw["description"],
+        ownership=raw["ownership"],
+        tier=raw.get("tier"),
+        depends_on=tuple(raw.get("depends_on", ())),
+        create=tuple(raw.get("create", ())),
+        modify=tuple(raw.get("modify", ())),
+        tests=tuple(raw.get("tests", ())),
+        criteria=tuple(Criterion(c["text"], c["path"], tuple(c["anchors"])) for c in raw["criteria"]),
+        summary=raw["summary"],
+        review=ReviewText(review["summary"], tuple(review.get("risks", ())), review["rollback"]),
+        files=_files(raw.get("files", {})),
+        files_by_format={fmt: _files(names) for fmt, names in by_format.items()},
+        first_attempt=_files(raw.get("first_attempt", {})),
+        first_attempt_tests=tuple(raw.get("first_attempt_tests", ())),
+        first_attempt_summary=raw.get("first_attempt_summary", ""),
+        fix_summary=raw.get("fix_summary", ""),
+        question=Question(question["question"], question["context"]) if question else None,
+    )
+
+
+DEMO_TASKS: Final[tuple[DemoTask, ...]] = tuple(_task(raw) for raw in tasks_document()["tasks"])
+
+DEMO_ANSWERS: Final[dict[str, str]] = dict(tasks_document()["answers"])
 """The scripted human's answers to the needs-user-input questions, by task ref."""
 
 

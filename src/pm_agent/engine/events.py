@@ -1,12 +1,12 @@
-"""Listeners: the terminal, the tests and (later) the web page subscribe to the same run events."""
+"""Listeners: the terminal, the tests and (later) the web page subscribe to the same run events.
+
+The library prints nothing: the terminal's listener is `pm_agent.cli.console.ConsoleListener`.
+"""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-
-from rich.console import Console
 
 
 class Listener(Protocol):
@@ -14,42 +14,6 @@ class Listener(Protocol):
 
     def emit(self, kind: str, message: str, **data: Any) -> None:
         """One event: a short kind (`task.moved`, `session.started`, ...) and a line for people."""
-
-
-_STYLES = {
-    "task": "cyan",
-    "session": "blue",
-    "gate": "yellow",
-    "commit": "green",
-    "escalation": "bold magenta",
-    "report": "bold",
-    "run": "bold green",
-    "slots": "dim",
-    "final": "bold cyan",
-}
-
-
-@dataclass
-class ConsoleListener:
-    """Prints each event as one timestamped line; multi-line reports as blocks."""
-
-    console: Console = field(default_factory=lambda: Console(soft_wrap=True, highlight=False))
-    started: float = field(default_factory=time.monotonic)
-
-    def emit(self, kind: str, message: str, **data: Any) -> None:
-        """Print the event."""
-        elapsed = time.monotonic() - self.started
-        style = _STYLES.get(kind.split(".", 1)[0], "")
-        stamp = f"[dim]{int(elapsed // 60):02d}:{elapsed % 60:04.1f}[/]"
-        if "\n" in message:
-            self.console.print(f"{stamp} [{style}]{kind}[/]" if style else f"{stamp} {kind}")
-            self.console.print(message, markup=False)
-        elif style:
-            self.console.print(f"{stamp} [{style}]{kind:<20}[/] ", end="")
-            self.console.print(message, markup=False)
-        else:
-            self.console.print(f"{stamp} {kind:<20} ", end="")
-            self.console.print(message, markup=False)
 
 
 @dataclass

@@ -1,0 +1,224 @@
+"""The commands that drive runs and talk to the human: run, resume, escalations, answer, demo."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import typer
+
+from pm_agent.cli.app import (
+    DesignOption,
+    JsonOption,
+    PlanArgument,
+    RepoOption,
+    call,
+    err,
+    fail,
+    out,
+    print_json,
+    repo_root,
+)
+from pm_agent.cli.console import ConsoleListener
+
+if TYPE_CHECKING:
+    from pm_agent.engine.api import RunResult
+    from pm_agent.human.channels import EscalationChannel
+
+
+def _channel(no_input: bool) -> EscalationChannel:
+    """Ask in this terminal when it is one (and prompting is allowed); else only say how to answer."""
+    from pm_agent.human.channels import PrintOnlyChannel, TerminalChannel
+
+    return TerminalChannel() if sys.stdin.isatty() and not no_input else PrintOnlyChannel()
+
+
+def _finish(result: RunResult, repo: Path) -> NoReturn:
+    """Print how the run ended and what to do next; exit with the run's exit code."""
+    outcome = result.outcome
+    if result.stopped_by is not None:
+        out.print(
+            f"\nrun {result.run_id} stopped by {result.stopped_by.name}: {len(outcome.completed)} task(s) completed "
+            f"so far, all of it kept. Continue with `pm-agent resume -C {repo}`."
+        )
+        raise typer.Exit(result.exit_code)
+    out.print(
+        f"\nrun {result.run_id}: {len(outcome.completed)} completed, {len(outcome.waiting)} waiting for an answer, "
+        f"{len(outcome.failed)} failed, {len(outcome.blocked)} blocked, {len(outcome.errors)} errors"
+    )
+    if outcome.waiting or (result.final is not None and result.final.waiting):
+        out.print(
+            "Answer the open escalations (`pm-agent escalations`, `pm-agent answer ID TEXT`), then `pm-agent resume`."
+        )
+    if result.final is not None and not result.final.passed and result.final.problems:
+        out.print("Final release gate: " + "; ".join(result.final.problems))
+    raise typer.Exit(result.exit_code)
+
+
+def _interrupted(repo: Path) -> NoReturn:
+    """Ctrl-C before the loop took over the signals (while checking, scanning the baseline)."""
+    err.print(
+        f"interrupted before the run got going; if it was recorded, `pm-agent resume -C {repo}` continues it",
+        highlight=False,
+    )
+    raise typer.Exit(130)
+
+
+NoInput = Annotated[
+    bool, typer.Option("--no-input", help="Never prompt in the terminal; escalations wait for `pm-agent answer`.")
+]
+
+
+AllowDirty = Annotated[
+    bool,
+    typer.Option(
+        "--allow-dirty",
+        help="Run although the tree has uncommitted changes (agents work from HEAD and will not see them).",
+    ),
+]
+
+
+def run_cmd(
+    plan: PlanArgument,
+    design: DesignOption = None,
+    slots: Annotated[int | None, typer.Option("--slots", min=1, max=16, help="Parallel agent slots.")] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Agent runner: claude (default) or command (from pm-agent.yaml).")
+    ] = None,
+    repo: RepoOption = None,
+    no_input: NoInput = False,
+    allow_dirty: AllowDirty = False,
+) -> None:
+    """Drive a plan to the end: orchestrate, dispatch agents, gate, commit, report, release.
+
+    One run at a time per repository. Tasks already committed on an existing working branch are
+    skipped. Exit codes: 0 released (manifest written), 3 waiting for a human answer, 1 failed or
+    blocked, 2 bad input (nothing written) or another run in progress, 130/143 stopped by
+    SIGINT/SIGTERM (continue with `pm-agent resume`).
+    """
+    from pm_agent.engine.api import run_plan
+
+    root = repo_root(repo)
+    if agent is not None and agent not in ("claude", "command"):
+        raise fail(f"--agent must be claude or command, not {agent!r}")
+    try:
+        result = call(
+            lambda: run_plan(
+                root,
+                plan.resolve(),
+                design.resolve() if design else None,
+                listener=ConsoleListener(),
+                channel=_channel(no_input),
+                slots=slots,
+                agent=agent,
+                allow_dirty=allow_dirty,
+            )
+        )
+    except KeyboardInterrupt:
+        _interrupted(root)
+    _finish(result, root)
+
+
+def resume_cmd(
+    run: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
+    repo: RepoOption = None,
+    no_input: NoInput = False,
+) -> None:
+    """Continue a run after a stop or a crash: nothing committed twice, sessions resumed where they can be.
+
+    Re-reads pm-agent.yaml: environment commands, agent settings, budgets and timeouts take effect
+    (recorded as an event with the old and new values); changing working_branch or
+    review_artifacts_dir is refused. Same exit codes as `pm-agent run`.
+    """
+    from pm_agent.engine.api import resume
+
+    root = repo_root(repo)
+    try:
+        result = call(
+            lambda: resume(root, run, listener=ConsoleListener(), channel=_channel(no_input), reread_config=True)
+        )
+    except KeyboardInterrupt:
+        _interrupted(root)
+    _finish(result, root)
+
+
+def escalations_cmd(
+    repo: RepoOption = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Include answered and applied ones.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """List the escalations waiting for a human (seed 001's format)."""
+    from pm_agent.engine.api import escalations
+    from pm_agent.reports.escalation import Escalation, render_escalation
+
+    found = call(lambda: escalations(repo_root(repo), include_closed=show_all))
+    if as_json:
+        print_json([e.model_dump(mode="json") for e in found])
+        return
+    if not found:
+        out.print("No open escalations.")
+        return
+    for esc in found:
+        body = Escalation(
+            problem=esc.problem,
+            impact=esc.impact,
+            options=esc.options,
+            recommended=esc.recommended,
+            blocking=esc.blocking,
+        )
+        where = f"task-{esc.task_id}" if esc.task_id else "the run"
+        out.print(
+            f"{render_escalation(body, esc.id)}\n(about {where}; {esc.status.value}"
+            + (f"; answer: {esc.answer}" if esc.answer else "")
+            + ")\n",
+            highlight=False,
+        )
+
+
+def answer_cmd(
+    escalation: Annotated[int, typer.Argument(help="Escalation id (see `pm-agent escalations`).")],
+    text: Annotated[str | None, typer.Argument(help="The answer.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", "-f", help="Read the answer from a file.")] = None,
+    repo: RepoOption = None,
+) -> None:
+    """Answer an escalation; a running pm-agent resumes the waiting agent, a stopped one on `pm-agent resume`."""
+    from pm_agent.engine.api import answer
+
+    if (text is None) == (file is None):
+        raise fail("give the answer as TEXT or with --file, not both")
+    body = text if text is not None else call(lambda: _read(file))
+    if not body.strip():
+        raise fail("the answer is empty")
+    rec = call(lambda: answer(repo_root(repo), escalation, body))
+    out.print(f"escalation #{rec.id} answered; a running pm-agent picks it up, else run `pm-agent resume`.")
+
+
+def _read(path: Path | None) -> str:
+    """The answer file's text; InputError (exit 2) when it cannot be read as UTF-8."""
+    from pm_agent.errors import InputError
+
+    assert path is not None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the answer: {exc}", path=path) from exc
+
+
+def demo_cmd(
+    dest: Annotated[
+        Path | None, typer.Option("--dest", help="Folder for the sample repository (default: a new temp folder).")
+    ] = None,
+    slots: Annotated[int | None, typer.Option("--slots", min=1, max=16, help="Parallel agent slots.")] = None,
+) -> None:
+    """Run the whole loop on a sample project, offline: real Claude Code CLI, scripted model and user.
+
+    Shows parallel LOW tasks, a CRITICAL task alone, a gate failure repaired by the fix loop, an
+    escalation answered by the scripted user, progress reports, the final release gate, the
+    manifest and the handoff. Needs no API key and no network.
+    """
+    from pm_agent.demo.run import closing_lines, run_demo
+
+    result = call(lambda: run_demo(dest.resolve() if dest else None, listener=ConsoleListener(), slots=slots))
+    out.print("\n" + "\n".join(closing_lines(result)), highlight=False)
+    raise typer.Exit(result.run.exit_code)
