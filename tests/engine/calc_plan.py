@@ -66,3 +66,8 @@ def complete(
     mapping = [{"criterion": c, "location": f"{p}:{line_of(files[p], needle)}"} for c, p, needle in criteria]
     payload = {"signal": "complete", "summary": summary, "criteriaMapping": mapping, "reviewNote": dict(note)}
     return signal({**payload, **extra})
+
+
+def claimed(files: Mapping[str, str], criteria: Sequence[tuple[str, str, str]], **extra: Any) -> Step:
+    """`complete` that also claims the files created and a passing test run, as most scripted developers do."""
+    return complete(files, criteria, filesCreated=sorted(files), testEvidence=["all passed"], **extra)

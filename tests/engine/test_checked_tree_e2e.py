@@ -26,8 +26,10 @@ from pm_agent.testing.scenario import ModelRequest, ToolCall, Turn
 from pm_agent.testing.team import Step, bash, signal, write
 from pm_agent.vcs import Git, tree_with_files
 
+from .calc_plan import NOTE
+from .calc_plan import claimed as complete
 from .conftest import Target, git
-from .test_loop_e2e import NOTE, complete, module, pytest_source, work
+from .test_loop_e2e import module, pytest_source, work
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 

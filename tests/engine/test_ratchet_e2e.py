@@ -21,8 +21,9 @@ from pm_agent.reports.manifest import parse_manifest
 from pm_agent.store import EscalationRecord, default_store_path, open_store
 from pm_agent.testing.team import signal
 
+from .calc_plan import NOTE
 from .conftest import Target, git
-from .test_loop_e2e import NOTE, module, pytest_source, work
+from .test_loop_e2e import module, pytest_source, work
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 

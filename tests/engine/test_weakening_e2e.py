@@ -23,8 +23,10 @@ from pm_agent.store import default_store_path, open_store
 from pm_agent.testing.scenario import ModelRequest, ToolCall, Turn
 from pm_agent.testing.team import SIGNAL_TOOL, Step, bash, signal, write
 
+from .calc_plan import NOTE
+from .calc_plan import claimed as complete
 from .conftest import Target, git
-from .test_loop_e2e import NOTE, complete, module
+from .test_loop_e2e import module
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
