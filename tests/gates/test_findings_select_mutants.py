@@ -6,7 +6,7 @@ import pytest
 
 from pm_agent.gates.findings import MAX_FINDINGS, parse_findings, parsers_for_command
 from pm_agent.gates.findings._common import Raw
-from pm_agent.gates.findings.select import ParseResult
+from pm_agent.gates.findings.select import ParseResult, _shape
 
 
 @pytest.mark.parametrize(
@@ -76,3 +76,10 @@ def test_one_tool_keeps_its_own_order() -> None:
     output = "--- FAIL: TestA (0.00s)\n./a.go:3:1: vet says no\nFAIL\texample.com/a\t0.01s\n"
     found = parse_findings("go test ./...", output, 1)
     assert [(f.path, f.test_id) for f in found.findings] == [("a.go", None), (None, "example.com/a::TestA")]
+
+
+def test_shape_signatures_match_at_the_start_of_any_line() -> None:
+    # PARSERS is built at import; this checks the helper it is built with, on an output's later line
+    shape = _shape(r"^Ran \d+ tests? in ")
+    assert shape.search("....\nRan 4 tests in 0.01s\n")
+    assert not shape.search("....\n  Ran 4 tests in 0.01s\n")
