@@ -73,6 +73,7 @@ def test_clean_run_counts_the_baseline_findings_it_fixed() -> None:
     result = ratchet("flake8 .", base, 1, "", 0)
     assert result.explanation == "rule clean: exit 0 (baseline exit 1; 2 baseline findings fixed)"
     assert result.fixed_count == 2
+    assert [(f.path, f.line, f.code) for f in result.fixed] == [("a.py", 1, "F401"), ("a.py", 2, "E501")]
 
 
 def test_too_many_current_findings_fall_back_to_exit_codes() -> None:
