@@ -47,7 +47,7 @@ def test_mypy_joins_at_most_five_wrapped_lines() -> None:
 
 
 def test_mypy_own_lines_end_a_wrapped_message() -> None:
-    assert _mypy_messages(["a.py:1: error: Bad", "mypy: error: x", "more"]) == [(None, "Bad")]
+    assert _mypy_messages(["a.py:1: error: Bad", "mypy: can't read file 'b.py'", "more"]) == [(None, "Bad")]
     success = parse_mypy(["a.py:1: error: Bad", "Success: no issues found in 1 source file", "more"], MYPY)
     assert [r.message for r in success.raws] == ["Bad"]
     assert success.expected == 0
