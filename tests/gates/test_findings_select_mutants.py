@@ -20,6 +20,7 @@ from pm_agent.gates.findings.select import ParseResult, _shape
         ("cargo +nightly clippy", ["clippy"]),
         ("cargo -q -v --locked clippy", []),  # the subcommand is looked for in the next three words only
         ("cargo", []),
+        ("pip install git+https://example.com/x.git#egg=x && pytest", ["pytest"]),  # a # inside a word
     ],
 )
 def test_parsers_for_command_words(command: str, parsers: list[str]) -> None:
