@@ -22,7 +22,6 @@ from pm_agent.config import PmConfig
 from pm_agent.engine import integrity
 from pm_agent.engine.baseline import load_baseline, record_baseline, refresh_baseline, run_preflight
 from pm_agent.engine.events import Listener
-from pm_agent.engine.prompting import task_branch_of
 from pm_agent.engine.reconfig import resume_config
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Scheduler
@@ -40,10 +39,6 @@ from pm_agent.vcs import Git
 from pm_agent.vcs.checkout_guard import CheckoutGuard
 
 S = IssueState
-ANSWER_STATES = {
-    S.WAITING_FOR_HUMAN_INPUT: S.HUMAN_INPUT_RECEIVED,
-    S.WAITING_FOR_REQUIREMENTS_CLARIFICATION: S.REQUIREMENTS_CLARIFIED,
-}
 
 
 @dataclass
@@ -242,7 +237,7 @@ class PmLoop:
     def _worktree(self, rec: TaskRecord) -> None:
         path = self.rc.worktree_path(rec.task_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        wt = self.rc.git.worktree_add(path, task_branch_of(self.rc, rec), start=self.rc.run.working_branch)
+        wt = self.rc.git.worktree_add(path, self.rc.task_branch_of(rec), start=self.rc.run.working_branch)
         if S(rec.state) in (S.RECEIVED, S.PLANNING_APPROACH) and wt.is_clean():
             # Nothing written yet (e.g. a sliced task back after its subtasks): start from the latest work.
             wt.try_run("merge", "--ff-only", "--quiet", self.rc.run.working_branch)
@@ -262,7 +257,7 @@ class PmLoop:
             if esc.status.value != "answered" or esc.task_id is None:
                 continue
             rec = rc.store.get_task(rc.run_id, esc.task_id)
-            target = ANSWER_STATES.get(S(rec.state))
+            target = rc.workflow.on_answer(S(rec.state))
             if target is not None:
                 rc.move(rec, target, f"answer to escalation #{esc.id} received")
                 self._report("escalation resolved")

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from pm_agent.agents.header import session_header
 from pm_agent.engine.contract import render_contract, task_contract
+from pm_agent.engine.history import TaskHistory
 from pm_agent.engine.prompts import render_prompt
 from pm_agent.engine.runctx import RunContext
-from pm_agent.lifecycle import IssueState
-from pm_agent.plan.models import SharedContext, Task
+from pm_agent.plan.models import SharedContext, Task, Tier
 from pm_agent.signals import signal_instructions
 from pm_agent.store import TaskRecord
-from pm_agent.vcs import Git, task_branch
-
-if TYPE_CHECKING:
-    from pm_agent.engine.taskflow import TaskFlow
-
-WORK_ROLES = ("developer", "fixer", "tester")
+from pm_agent.vcs import Git
 
 ROLE_LINES = {
     "developer": "You implement one task of a plan, inside your own git worktree, and never commit.",
@@ -32,20 +25,6 @@ ROLE_LINES = {
 def current_task(rec: TaskRecord) -> Task:
     """The task's contract with the tier as it stands now (auto-escalation may have raised it)."""
     return rec.task().model_copy(update={"tier": rec.tier})
-
-
-def latest_report(flow: TaskFlow, roles: tuple[str, ...] = WORK_ROLES) -> dict[str, Any]:
-    """The payload of the newest accepted complete signal from one of `roles` on this task."""
-    store = flow.rc.store
-    best: dict[str, Any] = {}
-    best_id = -1
-    for session in store.list_sessions(flow.rc.run_id, flow.task_id):
-        if session.role not in roles:
-            continue
-        for signal in store.signals_for_session(session.id):
-            if signal.accepted and signal.kind == "complete" and signal.id > best_id:
-                best, best_id = signal.payload, signal.id
-    return best
 
 
 def system_prompt(rc: RunContext, rec: TaskRecord, role: str, attempt: int) -> str:
@@ -67,31 +46,23 @@ def task_delta(rc: RunContext, rec: TaskRecord) -> str:
     return "\n".join(lines) or "First task on this area: no earlier changes to read."
 
 
-def _fix_evidence(flow: TaskFlow) -> str:
-    requests = flow.events("fix.requested")
-    if not requests:
-        return "(no recorded evidence)"
-    latest = requests[-1]
-    return f"Source: {latest.get('source', '')}\n{latest.get('evidence', '')}"
-
-
-def build_prompt(rc: RunContext, rec: TaskRecord, role: str, state: IssueState, flow: TaskFlow) -> str:
+def build_prompt(rc: RunContext, rec: TaskRecord, role: str, history: TaskHistory) -> str:
     """The whole prompt for a new session of `role` on this task."""
     task = current_task(rec)
     shared = SharedContext.model_validate(rc.run.shared_context).render() if rc.run.shared_context else ""
     contract = task_contract(task, rc.config, shared_context=shared, task_delta=task_delta(rc, rec))
     extra = ""
     if role == "fixer":
-        extra = _fix_evidence(flow)
+        extra = history.fix_evidence()
     elif role == "reviewer":
-        base = task_base(rc, rec)
+        base = rc.task_base(rec)
         stat = Git(rc.worktree_path(rec.task_id)).diff_stat(base) or "(no change found)"
         design = rc.design_text[:4000]
         extra = (
             f"The change is uncommitted in your worktree; `git diff {base[:12]}` shows it.\n{stat}\n\n"
             f"Design doc (excerpt):\n{design}"
         )
-        observed = flow.events("gate.observations")  # written by review_step after each gate pass
+        observed = history.events("gate.observations")  # written by review_step after each gate pass
         suspicious = [str(line) for line in observed[-1].get("suspicious", [])] if observed else []
         if suspicious:
             extra += (
@@ -101,11 +72,11 @@ def build_prompt(rc: RunContext, rec: TaskRecord, role: str, state: IssueState, 
             )
     elif role in ("developer", "analyst", "planner"):
         extra = "The task as the plan writes it:\n\n" + (task.body or task.description or task.title)
-        analysed = latest_report(flow, ("analyst",))
-        if analysed and role != "analyst":
-            extra += "\n\nRequirements as the analyst made them concrete:\n" + str(analysed.get("summary", ""))
-        slices = flow.events("task.sliced")
-        if slices and role == "developer" and not flow.events("task.narrowed"):
+        analysed = history.latest_report(("analyst",))
+        if analysed is not None and role != "analyst":
+            extra += "\n\nRequirements as the analyst made them concrete:\n" + analysed.summary
+        slices = history.events("task.sliced")
+        if slices and role == "developer" and not history.events("task.narrowed"):
             extra += "\n\nThe planner sliced this task; work through the slices in order:\n"
             extra += str(slices[-1].get("slices", ""))
     values = {
@@ -114,17 +85,7 @@ def build_prompt(rc: RunContext, rec: TaskRecord, role: str, state: IssueState, 
         "signal_instructions": signal_instructions(role, task.ref, criteria=task.acceptance_criteria),
         "attempt": str(rec.retry_count),
         "retry_budget": str(rc.config.retry_budget),
-        "review_depth": "full (CRITICAL)" if task.tier.value == "critical" else "targeted (NORMAL)",
+        "review_depth": "full (CRITICAL)" if task.tier is Tier.CRITICAL else "targeted (NORMAL)",
         "patch_size_limit": str(rc.config.patch_size_limit_files),
     }
     return render_prompt(role, values, rc.repo)
-
-
-def task_branch_of(rc: RunContext, rec: TaskRecord) -> str:
-    """The branch of the task's worktree."""
-    return task_branch(rc.run.plan_id, rec.task_id, rec.title)
-
-
-def task_base(rc: RunContext, rec: TaskRecord) -> str:
-    """The commit the task's branch forked from the working branch: what its change is measured against."""
-    return rc.git.run("merge-base", rc.run.working_branch, f"refs/heads/{task_branch_of(rc, rec)}").strip()

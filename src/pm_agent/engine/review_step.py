@@ -1,21 +1,19 @@
-"""Seed 001 phases 3 and 4 inside the lifecycle: gates (RUNNING_TESTS), tier review, commit (CREATING_PR)."""
+"""Seed 001 phase 3 inside the lifecycle: the gates (RUNNING_TESTS) and the tier review (REVIEWING_CODE).
+
+Each step does its work and returns the `Decision` that follows; `TaskFlow` applies it.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pm_agent.engine.delivery import (
-    CHECKED_TREE,
-    Refusal,
-    deliver,
-    describe_drift,
-    is_high_blast_radius,
-    rebase_after_conflict,
-)
+from pm_agent.engine.delivery import CHECKED_TREE, describe_drift
 from pm_agent.engine.faults import fault_point
-from pm_agent.engine.prompting import current_task, latest_report, task_base, task_branch_of
+from pm_agent.engine.history import TaskHistory
+from pm_agent.engine.prompting import current_task
+from pm_agent.engine.routing import Decision, EscalationRequest, FixRequest, NextSession, fix_or_escalate
+from pm_agent.engine.runctx import RunContext
 from pm_agent.errors import PmAgentError
 from pm_agent.gates import (
     INTEGRITY_CHECKS,
@@ -31,12 +29,10 @@ from pm_agent.gates import (
 from pm_agent.gates.ward import allowed_env
 from pm_agent.lifecycle import IssueState
 from pm_agent.plan.models import EnvironmentContract, Tier
-from pm_agent.reports.review import GateLine, ReviewArtifact, render_review, review_artifact_path
-from pm_agent.store import Severity, TaskRecord
+from pm_agent.reports.escalation import Escalation
+from pm_agent.signals import signal_payload
+from pm_agent.store import TaskRecord
 from pm_agent.vcs import ChangeSet, CheckedTree, Git, drift, snapshot
-
-if TYPE_CHECKING:
-    from pm_agent.engine.taskflow import TaskFlow
 
 S = IssueState
 CHECKED_TREE_EVENT = "gates.checked_tree"  # the tree a gate run checked; delivery commits exactly it
@@ -44,9 +40,9 @@ CHECKED_TREE_EVENT = "gates.checked_tree"  # the tree a gate run checked; delive
 OBSERVATIONS = "gate.observations"
 
 
-def environment(flow: TaskFlow, rec: TaskRecord) -> EnvironmentContract:
+def environment(rc: RunContext, rec: TaskRecord) -> EnvironmentContract:
     """The task's environment contract over the configured one."""
-    conf = flow.rc.config.environment
+    conf = rc.config.environment
     own = rec.task().environment
     return EnvironmentContract(
         lint_command=own.lint_command or conf.lint_command,
@@ -84,18 +80,17 @@ def _changed_during_gates(git: Git, checked: CheckedTree) -> GateResult | None:
     return GateResult(gate=CHECKED_TREE, passed=False, evidence=evidence, details={"paths": list(paths)})
 
 
-def latest_checked_tree(flow: TaskFlow) -> CheckedTree | None:
+def latest_checked_tree(history: TaskHistory) -> CheckedTree | None:
     """The tree the task's latest gate run checked (None before any)."""
-    found = flow.events(CHECKED_TREE_EVENT)
+    found = history.events(CHECKED_TREE_EVENT)
     return CheckedTree.from_payload(found[-1]) if found else None
 
 
-async def run_gates_step(flow: TaskFlow, rec: TaskRecord) -> None:
+async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) -> Decision:
     """RUNNING_TESTS: the ward. pm-agent runs every gate itself; the agent's claims are only evidence."""
-    rc = flow.rc
     task = current_task(rec)
     worktree = rc.worktree_path(rec.task_id)
-    base = await asyncio.to_thread(task_base, rc, rec)
+    base = await asyncio.to_thread(rc.task_base, rec)
     git = Git(worktree)
     # Before any gate command runs: the tree they check is the tree delivery commits.
     checked, changes = await asyncio.to_thread(_snapshot, git, base)
@@ -106,15 +101,15 @@ async def run_gates_step(flow: TaskFlow, rec: TaskRecord) -> None:
         task,
         worktree,
         base,
-        await asyncio.to_thread(latest_report, flow),
-        environment=environment(flow, rec),
+        await asyncio.to_thread(_report_payload, history),
+        environment=environment(rc, rec),
         changes=changes,
         timeout_s=rc.config.environment.gate_timeout_s,
         env=allowed_env(rc.config.environment.pass_env),
         known_task_ids={t.task_id for t in rc.store.list_tasks(rc.run_id)},
         extra_allowed=[rc.config.review_artifacts_dir.rstrip("/") + "/"],
         env_baseline=rc.env_baseline,
-        previous_counts=previous_test_counts(flow),
+        previous_counts=previous_test_counts(history),
     )
     rc.emit("gate.running", f"task-{rec.task_id}: running {len(MINIMUM_GATES) + len(INTEGRITY_CHECKS)} gates")
     results = await asyncio.to_thread(run_gates, ctx, [*MINIMUM_GATES, *INTEGRITY_CHECKS])
@@ -142,41 +137,68 @@ async def run_gates_step(flow: TaskFlow, rec: TaskRecord) -> None:
             passed=result.passed,
             evidence=result.evidence,
         )
-    rec = _observe(flow, rec, results)
+    rec = _observe(rc, rec, results)
     fault_point("after-gates")
     failed = [r for r in results if not r.passed]
     summary = ", ".join(f"{r.gate}={'pass' if r.passed else 'FAIL'}" for r in results)
     rc.emit("gate.result", f"task-{rec.task_id}: {summary}")
     if not failed:
-        rc.move(rec, S.REVIEWING_CODE, f"all {len(results)} gates passed")
-        return
+        return Decision(
+            rc.workflow.on_complete(S.RUNNING_TESTS) or S.REVIEWING_CODE, f"all {len(results)} gates passed"
+        )
     broken = [r for r in failed if r.details.get("environment_failure")]
     if broken:
         # A tool that cannot run is not the agent's to fix: no fixer attempt is spent, a human is asked.
-        flow.environment_escalation(rec, broken)
-        return
+        return environment_escalation(rec, broken)
     if any(r.gate == "vcs-tampering" for r in failed):
         # The agent committed or moved HEAD: undo that, keep its edits for the fixer, refuse the result.
         Git(worktree).run("reset", "--soft", base)
     names = ", ".join(str(r.gate) for r in failed)
-    if rec.retry_count >= rc.config.retry_budget:
-        flow.request_fix(rec, "gates", _evidence(results), {})
-        flow._budget_escalation(rec, f"gates still failing after {rec.retry_count} fix attempts: {names}", None)
-        return
-    flow.request_fix(rec, f"gates failed: {names}", _evidence(results), {})
-    rc.move(rec, S.FIXING_ISSUES, f"gates failed: {names}", retry_count=rec.retry_count + 1)
+    evidence = _evidence(results)
+    return fix_or_escalate(
+        rec.task_id,
+        rec.retry_count,
+        rc.config,
+        fix=FixRequest(f"gates failed: {names}", evidence),
+        reason=f"gates failed: {names}",
+        exhausted=FixRequest("gates", evidence),
+        why=f"gates still failing after {rec.retry_count} fix attempts: {names}",
+    )
 
 
-def previous_test_counts(flow: TaskFlow) -> TestCounts | None:
+def _report_payload(history: TaskHistory) -> dict[str, Any]:
+    """The latest work report as the gates read it (its wire fields; empty before any)."""
+    report = history.latest_report()
+    return signal_payload(report) if report is not None else {}
+
+
+def environment_escalation(rec: TaskRecord, broken: list[GateResult]) -> Decision:
+    """A gate command that cannot run (not installed, time-out): ask a human at once, spend no fix attempt."""
+    what = "; ".join(f"{r.gate}: {r.details['environment_failure']}" for r in broken)
+    body = Escalation(
+        problem=f"task-{rec.task_id}: a gate command cannot run in this environment: {what}",
+        impact=f"task-{rec.task_id} cannot be checked; the fixer is not asked (it is not the agent's doing)",
+        options=[
+            "retry: re-run the gates once the environment is fixed (install the tool, raise gate_timeout_s)",
+            "skip the task",
+            "abort the run",
+        ],
+        recommended="fix the environment (see the evidence in `pm-agent log " + rec.task_id + "`), then retry",
+    )
+    context = "\n".join(r.evidence for r in broken)[:2000]
+    escalation = EscalationRequest("environment", body, context=context)
+    return Decision(S.WAITING_FOR_HUMAN_INPUT, f"environment failure: {what[:100]}", escalation=escalation)
+
+
+def previous_test_counts(history: TaskHistory) -> TestCounts | None:
     """The tests the task's previous gate pass ran (tests-weakened compares the count)."""
-    observed = flow.events(OBSERVATIONS)
+    observed = history.events(OBSERVATIONS)
     counts = observed[-1].get("test_counts") if observed else None
     return TestCounts.model_validate(counts) if counts else None
 
 
-def _observe(flow: TaskFlow, rec: TaskRecord, results: list[GateResult]) -> TaskRecord:
+def _observe(rc: RunContext, rec: TaskRecord, results: list[GateResult]) -> TaskRecord:
     """Record this pass's test counts and suspicious lines; a LOW task with suspicious lines gets a reviewer."""
-    rc = flow.rc
     weakened = next((r for r in results if r.gate == GateId.TESTS_WEAKENED), None)
     suspicious = [str(line) for r in results for line in r.details.get("suspicious", [])]
     payload = {
@@ -198,19 +220,19 @@ def _observe(flow: TaskFlow, rec: TaskRecord, results: list[GateResult]) -> Task
     return rec
 
 
-async def review_step(flow: TaskFlow, rec: TaskRecord) -> None:
+async def review_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) -> Decision:
     """REVIEWING_CODE: LOW gets pm-agent's diff sanity check; NORMAL and CRITICAL a reviewer agent."""
-    rc = flow.rc
     task = current_task(rec)
     if task.tier is Tier.LOW:
         worktree = rc.worktree_path(rec.task_id)
-        base = await asyncio.to_thread(task_base, rc, rec)
+        base = await asyncio.to_thread(rc.task_base, rec)
         git = Git(worktree)
         sanity = await asyncio.to_thread(lambda: sanity_check(task, git.changes(base).names(), git.diff_text(base)))
-        uncertain = str(latest_report(flow).get("selfAssessment", "confident")) != "confident"
+        report = history.latest_report()
+        uncertain = report is not None and report.self_assessment != "confident"
         if sanity.ok and not uncertain:
-            rc.move(rec, S.CREATING_PR, "LOW: PM read the diff; it matches the task's scope")
-            return
+            done = rc.workflow.on_complete(S.REVIEWING_CODE) or S.CREATING_PR
+            return Decision(done, "LOW: PM read the diff; it matches the task's scope")
         why = "; ".join(sanity.reasons or sanity.out_of_scope) or "the agent was not confident"
         rec = rc.store.update_task(
             rc.run_id,
@@ -220,112 +242,4 @@ async def review_step(flow: TaskFlow, rec: TaskRecord) -> None:
             decision_log=[*rec.decision_log, f"LOW → NORMAL for review: {why}"],
         )
         rc.emit("task.tier", f"task-{rec.task_id}: reviewer needed ({why})")
-    await flow.agent_state(rec, S.REVIEWING_CODE)
-
-
-async def deliver_step(flow: TaskFlow, rec: TaskRecord) -> None:
-    """CREATING_PR: commit with the review artifact, integrate into the working branch, tag, record."""
-    rc = flow.rc
-    task = current_task(rec)
-    worktree = Git(rc.worktree_path(rec.task_id))
-    report = latest_report(flow)
-    reviewer = latest_report(flow, ("reviewer",))
-    artifact_path = review_artifact_path(rc.config.review_artifacts_dir, task.ref)
-    gates = rc.store.gate_results(rc.run_id, rec.task_id)
-    latest_attempt = max((g.attempt for g in gates), default=0)
-    note = report.get("reviewNote") or {}
-    artifact = ReviewArtifact(
-        task_ref=task.ref,
-        title=task.title,
-        tier=rec.task().tier.value,
-        review_tier=task.tier.value,
-        summary=str(note.get("summary") or report.get("summary", "")),
-        criteria=[(str(m.get("criterion", "")), str(m.get("location", ""))) for m in report.get("criteriaMapping", [])],
-        gates=[GateLine(g.gate, g.passed, g.evidence) for g in gates if g.attempt == latest_attempt],
-        risks=[str(r) for r in [*note.get("risks", []), *report.get("risks", [])]],
-        rollback=str(note.get("rollback", "")),
-        attempts=rec.retry_count + 1,
-        reviewer=str((reviewer.get("reviewNote") or {}).get("summary") or reviewer.get("summary", "")),
-        breaking_change=task.io_contract.breaking_change,
-    )
-    tag = task.tier is Tier.CRITICAL and rc.config.checkpoint_tags
-    branch = task_branch_of(rc, rec)
-    checked = latest_checked_tree(flow)
-    async with rc.integrate_lock:
-        done = await asyncio.to_thread(
-            deliver,
-            rc.git,
-            worktree,
-            task=task,
-            plan_id=rc.run.plan_id,
-            task_branch=branch,
-            working_branch=rc.run.working_branch,
-            artifact_path=artifact_path,
-            artifact_text=render_review(artifact),
-            tag_checkpoint=tag,
-            checked=checked,
-        )
-        if rc.host.checkout_guard is not None:  # pm-agent's own moves, not an agent's (checkout guard)
-            rc.host.checkout_guard.accept_refs(rc.run.working_branch, done.tag)
-    if done.refused is not None:
-        _refuse(flow, rec, done.refused)
-        return
-    if done.conflict or done.commit_sha is None:
-        conflicts = done.integration.conflicts if done.integration else []
-        onto = rc.git.rev_parse(rc.run.working_branch)
-        await asyncio.to_thread(rebase_after_conflict, worktree, done.task_commit, onto)
-        evidence = "integration conflict with the working branch in: " + ", ".join(conflicts)
-        flow.request_fix(rec, "integration conflict", evidence, {})
-        rc.move(rec, S.FIXING_ISSUES, evidence[:120], retry_count=rec.retry_count + 1)
-        return
-    subject = rc.git.run("log", "-1", "--format=%s", done.commit_sha).strip()
-    rc.store.record_commit(rc.run_id, rec.task_id, sha=done.commit_sha, branch=rc.run.working_branch, message=subject)
-    fault_point("after-commit-recorded")
-    for risk in artifact.risks:
-        known = {r.description for r in rc.store.list_risks(rc.run_id)}
-        if risk not in known:
-            rc.store.add_risk(rc.run_id, description=risk, severity=Severity(task.tier.value), source_task=rec.task_id)
-    if done.tag and done.tag not in rc.run.checkpoint_tags:
-        rc.run = rc.store.update_run(rc.run_id, checkpoint_tags=[*rc.run.checkpoint_tags, done.tag])
-    files = rc.git.run("show", "--name-only", "--format=", done.commit_sha).split()
-    started = rec.started_at or datetime.now(UTC)
-    duration = int((datetime.now(UTC) - started.replace(tzinfo=started.tzinfo or UTC)).total_seconds() * 1000)
-    rc.move(
-        rec,
-        S.COMPLETED,
-        f"committed {done.commit_sha[:12]} on {rc.run.working_branch}" + (f", tagged {done.tag}" if done.tag else ""),
-        commit_sha=done.commit_sha,
-        artifacts=files,
-        review_notes=note or {"summary": artifact.summary},
-        duration_ms=duration,
-        known_risks=list(artifact.risks),
-    )
-    rc.emit("commit.done", f"task-{rec.task_id}: {subject} ({done.commit_sha[:12]})")
-    await asyncio.to_thread(_cleanup, rc.git, rc.worktree_path(rec.task_id), branch, is_high_blast_radius(task))
-
-
-def _refuse(flow: TaskFlow, rec: TaskRecord, refusal: Refusal) -> None:
-    """Nothing was committed: record the integrity failure by name, then the fixer gets it, or a human."""
-    rc = flow.rc
-    evidence = refusal.evidence()
-    rc.store.record_gate_result(
-        rc.run_id, rec.task_id, attempt=rec.attempt, gate=CHECKED_TREE, passed=False, evidence=evidence
-    )
-    what = refusal.reason + (" " + ", ".join(refusal.paths) if refusal.paths else "")
-    rc.emit("integrity.refused", f"task-{rec.task_id}: {CHECKED_TREE}: nothing committed; {what}")
-    if rec.retry_count >= rc.config.retry_budget:
-        flow.request_fix(rec, CHECKED_TREE, evidence, {})
-        flow._budget_escalation(rec, f"{CHECKED_TREE}: nothing committed; {what}", None)
-        return
-    flow.request_fix(rec, f"integrity failure ({CHECKED_TREE}) at delivery", evidence, {})
-    rc.move(rec, S.FIXING_ISSUES, f"{CHECKED_TREE}: nothing committed; {what}"[:120], retry_count=rec.retry_count + 1)
-
-
-def _cleanup(repo: Git, worktree: Any, branch: str, keep_branch: bool) -> None:
-    """Remove a finished task's worktree; its branch too unless it is held for staged integration."""
-    try:
-        repo.worktree_remove(worktree, force=True)
-        if not keep_branch:
-            repo.run("branch", "-D", branch)
-    except Exception:  # cleanup is best effort; a leftover worktree is harmless and listed by git
-        return
+    return Decision(None, then=NextSession(rc.workflow.owner(S.REVIEWING_CODE) or "reviewer"))
