@@ -13,10 +13,10 @@ from typing import Any
 from pm_agent.engine.delivery import CHECKED_TREE, Refusal, deliver, is_high_blast_radius, rebase_after_conflict
 from pm_agent.engine.faults import fault_point
 from pm_agent.engine.history import TaskHistory
-from pm_agent.engine.prompting import current_task
-from pm_agent.engine.review_step import latest_checked_tree
+from pm_agent.engine.prompt_builder import current_task
 from pm_agent.engine.routing import Decision, FixRequest, WorktreeCleanup, fix_or_escalate, to_fixer
 from pm_agent.engine.runctx import RunContext
+from pm_agent.engine.steps import latest_checked_tree
 from pm_agent.lifecycle import IssueState
 from pm_agent.plan.models import Tier
 from pm_agent.reports.review import GateLine, ReviewArtifact, render_review, review_artifact_path

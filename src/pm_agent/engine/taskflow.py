@@ -23,9 +23,7 @@ from pm_agent.engine import integrity
 from pm_agent.engine.deliver_step import deliver_step
 from pm_agent.engine.faults import fault_point
 from pm_agent.engine.history import TaskHistory, typed_signal
-from pm_agent.engine.planning import apply_slices, planning_step
-from pm_agent.engine.prompting import build_prompt, system_prompt
-from pm_agent.engine.review_step import review_step, run_gates_step
+from pm_agent.engine.prompt_builder import build_prompt, system_prompt
 from pm_agent.engine.routing import (
     Answer,
     Decision,
@@ -38,6 +36,7 @@ from pm_agent.engine.routing import (
     triage,
 )
 from pm_agent.engine.runctx import RunContext
+from pm_agent.engine.steps import apply_slices, planning_step, review_step, run_gates_step
 from pm_agent.engine.stopping import ended_by_stop
 from pm_agent.errors import AgentError, TransitionError
 from pm_agent.lifecycle import AGENT_ROLES, IssueState, resolve_role

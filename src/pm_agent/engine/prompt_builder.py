@@ -1,16 +1,102 @@
-"""Prompts for agent sessions: the task contract (seed 001), the role's instructions, the evidence."""
+"""The prompt of an agent session: seed 001's task contract, the role's template, the evidence.
+
+The role templates are package data in `engine/prompts/*.md` (a repository may override them in
+`.pm-agent/prompts/`); this module fills them.
+"""
 
 from __future__ import annotations
 
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import Any
+
+import yaml
+
 from pm_agent.agents.header import session_header
-from pm_agent.engine.contract import render_contract, task_contract
+from pm_agent.config import PmConfig
 from pm_agent.engine.history import TaskHistory
-from pm_agent.engine.prompts import render_prompt
 from pm_agent.engine.runctx import RunContext
 from pm_agent.plan.models import SharedContext, Task, Tier
 from pm_agent.signals import signal_instructions
 from pm_agent.store import TaskRecord
 from pm_agent.vcs import Git
+
+# ---------------------------------------------------------------- templates
+
+ROLES_WITH_PROMPTS = ("developer", "fixer", "reviewer", "tester", "analyst", "planner")
+OVERRIDE_DIR = Path(".pm-agent") / "prompts"
+
+
+def template_text(role: str, repo: Path | None = None) -> str:
+    """The template for a role: `<repo>/.pm-agent/prompts/<role>.md` if present, else the shipped one."""
+    if role not in ROLES_WITH_PROMPTS:
+        raise ValueError(f"no prompt template for role {role!r}")
+    if repo is not None:
+        override = repo / OVERRIDE_DIR / f"{role}.md"
+        if override.is_file():
+            return override.read_text(encoding="utf-8")
+    return resources.files("pm_agent.engine").joinpath("prompts", f"{role}.md").read_text(encoding="utf-8")
+
+
+def render_prompt(role: str, values: dict[str, str], repo: Path | None = None) -> str:
+    """Fill a role's template; unknown placeholders are left as written so user templates never crash."""
+    return Template(template_text(role, repo)).safe_substitute(values).strip() + "\n"
+
+
+# ---------------------------------------------------------------- the task contract (seed 001 section 4)
+
+DEFINITION_OF_DONE = [
+    "Code implements all acceptance criteria",
+    "tests_to_add written and passing",
+    "tests_to_run all passing",
+    "Docs updated if public API or config changed",
+    "Migration + rollback notes if schema/infra changed",
+    "No TODO/FIXME without linked follow-up task",
+]
+
+
+def task_contract(task: Task, config: PmConfig, *, shared_context: str, task_delta: str) -> dict[str, Any]:
+    """The full task contract of seed 001 section 4, as plain data."""
+    env = config.environment
+    return {
+        "task_id": task.ref,
+        "title": task.title,
+        "tier": task.tier.value,
+        "ownership": task.ownership,
+        "acceptance_criteria": list(task.acceptance_criteria),
+        "expected_files": {
+            "create": list(task.expected_files.create),
+            "modify": list(task.expected_files.modify),
+            "delete": list(task.expected_files.delete),
+            "test": list(task.expected_files.test),
+        },
+        "non_goals": list(task.non_goals),
+        "tests_to_add": list(task.tests_to_add),
+        "tests_to_run": list(task.tests_to_run),
+        "definition_of_done": list(DEFINITION_OF_DONE),
+        "io_contract": task.io_contract.model_dump(),
+        "environment": {
+            "lint_command": task.environment.lint_command or env.lint_command,
+            "typecheck_command": task.environment.typecheck_command or env.typecheck_command,
+            "test_command": task.environment.test_command or env.test_command,
+            "build_command": task.environment.build_command or env.build_command,
+        },
+        "context": {"shared": shared_context, "task_delta": task_delta},
+        "retry_budget": config.retry_budget,
+        "time_budget_ms": int(config.agent.time_budget_min * 60_000),
+        "patch_size_limit": config.patch_size_limit_files,
+        "security_flags": task.security_flags.model_dump(),
+        "steps": list(task.steps),
+    }
+
+
+def render_contract(contract: dict[str, Any]) -> str:
+    """The contract as YAML for a prompt."""
+    return yaml.safe_dump({"task_contract": contract}, sort_keys=False, allow_unicode=True, width=100)
+
+
+# ---------------------------------------------------------------- a session's prompt
 
 ROLE_LINES = {
     "developer": "You implement one task of a plan, inside your own git worktree, and never commit.",
