@@ -30,7 +30,7 @@ from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.storewatch import STORE_WATCH, Finding, Mark, StoreWatch
 from pm_agent.errors import PmAgentError
 from pm_agent.lifecycle import IssueState, Workflow
-from pm_agent.plan.models import TaskStatus
+from pm_agent.plan.models import Presence, TaskStatus
 from pm_agent.reports.escalation import Escalation
 from pm_agent.store import TaskRecord
 
@@ -56,10 +56,10 @@ S = IssueState
 def _completion(rc: RunContext, records: list[TaskRecord]) -> list[Finding]:
     found = []
     for rec in records:
-        if rec.state != S.COMPLETED.value or rec.task_id in rc.watch.verified:
+        if S(rec.state) is not S.COMPLETED or rec.task_id in rc.watch.verified:
             continue
         task = rec.task()
-        if task.presence.value == "EXISTS" and rec.commit_sha is None:
+        if task.presence is Presence.EXISTS and rec.commit_sha is None:
             rc.watch.verified.add(rec.task_id)  # triage found it done before the run: no commit of its own
             continue
         branch = rc.run.working_branch

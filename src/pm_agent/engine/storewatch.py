@@ -103,7 +103,7 @@ def _adopt(rec: TaskRecord, first: bool) -> list[Finding]:
     if current != rec.state:
         problem = f"task-{rec.task_id} is stored in state {rec.state!r} but its workflow context says {current!r}"
         return [Finding(STORE_WATCH, rec.task_id, problem)]
-    if not first and (rec.state != S.RECEIVED.value or rec.iteration_count):
+    if not first and (S(rec.state) is not S.RECEIVED or rec.iteration_count):
         problem = f"task-{rec.task_id} appeared in the store in state {rec.state!r} without pm-agent"
         return [Finding(STORE_WATCH, rec.task_id, problem)]
     return []
