@@ -148,7 +148,7 @@ def build_prompt(rc: RunContext, rec: TaskRecord, role: str, history: TaskHistor
             f"The change is uncommitted in your worktree; `git diff {base[:12]}` shows it.\n{stat}\n\n"
             f"Design doc (excerpt):\n{design}"
         )
-        observed = history.events("gate.observations")  # written by review_step after each gate pass
+        observed = history.events("gate.observations")  # written by steps.run_gates_step after each gate pass
         suspicious = [str(line) for line in observed[-1].get("suspicious", [])] if observed else []
         if suspicious:
             extra += (

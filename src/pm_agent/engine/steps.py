@@ -40,7 +40,7 @@ from pm_agent.vcs import ChangeSet, CheckedTree, Git, drift, snapshot
 
 S = IssueState
 CHECKED_TREE_EVENT = "gates.checked_tree"  # the tree a gate run checked; delivery commits exactly it
-# Per gate pass: the tests that ran (the next pass compares) and lines a reviewer must look at (prompting reads).
+# Per gate pass: the tests that ran (the next pass compares) and lines a reviewer must look at (prompt_builder reads).
 OBSERVATIONS = "gate.observations"
 SLICED = "task.sliced"  # the planner's slices, once per task
 

@@ -1,12 +1,12 @@
 """One task through its lifecycle: the loop that runs sessions and applies decisions.
 
-Seed 003's single-state rule: `drive` looks at the stored state, asks that state's step (planning.py,
-review_step.py, deliver_step.py, routing.py's triage) or agent what happens, and applies the one
-`Decision` that comes back, then looks again, until the task ends or waits for a human. Deciding is
-pure (routing.py); doing happens here: `TaskFlow` runs the agent sessions (recovering one a restart
-interrupted, refusing one whose result fails the integrity checks) and is the only place a task
-moves, an escalation opens or a fix is requested. Everything it decides from is in the store, so a
-restarted pm-agent continues from the same place.
+Seed 003's single-state rule: `drive` looks at the stored state, asks that state's step (steps.py,
+deliver_step.py, routing.py's triage) or agent what happens, and applies the one `Decision` that
+comes back, then looks again, until the task ends or waits for a human. Where a session's signal
+leads is pure (routing.py, over the workflow file's routes); doing happens here: `TaskFlow` runs
+the agent sessions (recovering one a restart interrupted, refusing one whose result fails the
+integrity checks) and is the only place a task moves, an escalation opens or a fix is requested.
+Everything it decides from is in the store, so a restarted pm-agent continues from the same place.
 """
 
 from __future__ import annotations
