@@ -20,8 +20,7 @@ import pytest
 from pm_agent.agents.session import answer_prompt
 from pm_agent.config import load_config
 from pm_agent.demo import DemoBrain, DemoRepo, build_demo_repo, session_header
-from pm_agent.engine.contract import render_contract, task_contract
-from pm_agent.engine.prompts import render_prompt
+from pm_agent.engine.prompt_builder import render_contract, render_prompt, task_contract
 from pm_agent.plan import Plan, load_plan
 from pm_agent.signals import TOOL_NAME, AnySignal, parse_signal, signal_instructions, signal_payload
 from pm_agent.testing.model_server import ModelRequest

@@ -142,19 +142,27 @@ def test_check_workflow_agrees_with_the_oracle(wf: Workflow) -> None:
 
 
 def as_yaml(wf: Workflow) -> str:
-    doc = {
-        "version": 1,
-        "states": {
-            s.value: {
-                "owner": None if spec.owner is None else str(spec.owner),
-                "terminal": spec.terminal,
-                "waiting": spec.waiting,
-                "next": [t.value for t in spec.next],
-            }
-            for s, spec in wf.states.items()
-        },
-    }
+    doc = {"version": 1, "states": {s.value: _state_doc(spec) for s, spec in wf.states.items()}}
     return yaml.safe_dump(doc, sort_keys=False)
+
+
+def _state_doc(spec: StateSpec) -> dict[str, object]:
+    doc: dict[str, object] = {
+        "owner": None if spec.owner is None else str(spec.owner),
+        "terminal": spec.terminal,
+        "waiting": spec.waiting,
+        "next": [t.value for t in spec.next],
+    }
+    # The routing keys (workflow files grew them with engine/routing.py); only those the state has.
+    if spec.on_complete is not None:
+        doc["on_complete"] = spec.on_complete.value
+    if spec.followup:
+        doc["followup"] = {role: target.value for role, target in spec.followup}
+    if spec.on_answer is not None:
+        doc["on_answer"] = spec.on_answer.value
+    if spec.status is not None:
+        doc["status"] = spec.status
+    return doc
 
 
 @settings(max_examples=200, deadline=None)

@@ -22,7 +22,7 @@ from pm_agent.errors import NotFoundError
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.preflight.baseline import PreflightError, remove_stale_preflight
 from pm_agent.reports.escalation import Escalation
-from pm_agent.store import EscalationRecord, RunStatus, default_store_path, open_store
+from pm_agent.store import EscalationRecord, EscalationStatus, RunStatus, default_store_path, open_store
 from pm_agent.vcs import Git
 
 
@@ -194,6 +194,6 @@ def escalations(repo: Path, *, include_closed: bool = False) -> list[EscalationR
     store = open_store(path)
     try:
         found = store.list_escalations()
-        return found if include_closed else [e for e in found if e.status.value == "open"]
+        return found if include_closed else [e for e in found if e.status is EscalationStatus.OPEN]
     finally:
         store.close()

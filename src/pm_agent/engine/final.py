@@ -31,7 +31,7 @@ from pm_agent.reports.manifest import (
     render_manifest,
 )
 from pm_agent.reports.review import review_artifact_path
-from pm_agent.store import EscalationRecord, RiskStatus, TaskRecord
+from pm_agent.store import EscalationRecord, EscalationStatus, RiskStatus, TaskRecord
 from pm_agent.vcs import Git
 
 RISK_OPTIONS = [
@@ -174,7 +174,7 @@ async def _risk_audit(rc: RunContext, records: list[TaskRecord]) -> tuple[str, l
         return "clear", []
     described = [f"{r.id} {r.description}" for r in critical_open]
     esc = _risk_escalation(rc)
-    if esc is None or esc.status.value == "open":
+    if esc is None or esc.status is EscalationStatus.OPEN:
         if esc is None:
             body = Escalation(
                 problem="open risks on CRITICAL tasks: " + "; ".join(described),
@@ -187,10 +187,10 @@ async def _risk_audit(rc: RunContext, records: list[TaskRecord]) -> tuple[str, l
             pending, text = rc.pending_escalations.pop(0)
             await rc.channel.escalate(rc.store, pending, text)
         esc = rc.store.get_escalation(esc.id)
-    if esc.status.value == "open":
+    if esc.status is EscalationStatus.OPEN:
         return "held", described
     word = (esc.answer or "").strip().lower()
-    if esc.status.value == "answered":
+    if esc.status is EscalationStatus.ANSWERED:
         rc.store.mark_escalation_applied(esc.id)
     if word.startswith("accept"):
         for risk in critical_open:

@@ -23,18 +23,16 @@ so a check never sees a transition half-made.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pm_agent.agents.session import SessionResult
+from pm_agent.engine.runctx import RunContext
+from pm_agent.engine.storewatch import STORE_WATCH, Finding, Mark, StoreWatch
 from pm_agent.errors import PmAgentError
 from pm_agent.lifecycle import IssueState, Workflow
-from pm_agent.plan.models import TaskStatus
+from pm_agent.plan.models import Presence, TaskStatus
 from pm_agent.reports.escalation import Escalation
 from pm_agent.store import TaskRecord
-
-if TYPE_CHECKING:
-    from pm_agent.engine.runctx import RunContext
 
 __all__ = [
     "CHECKOUT_GUARD",
@@ -50,112 +48,18 @@ __all__ = [
     "hold_state",
 ]
 
-STORE_WATCH = "store-watch"
 COMPLETION_CHECK = "completion-check"
 CHECKOUT_GUARD = "checkout-guard"
 S = IssueState
 
 
-@dataclass(frozen=True)
-class Mark:
-    """The fields of a task that only pm-agent's transitions write, as it last wrote them."""
-
-    state: str
-    status: str
-    commit_sha: str | None
-    iteration_count: int
-    retry_count: int
-    workflow_context: str  # canonical JSON
-
-    @classmethod
-    def of(cls, rec: TaskRecord) -> Mark:
-        """The mark of a stored task."""
-        return cls(
-            state=rec.state.value,
-            status=rec.status.value,
-            commit_sha=rec.commit_sha,
-            iteration_count=rec.iteration_count,
-            retry_count=rec.retry_count,
-            workflow_context=json.dumps(rec.workflow_context, sort_keys=True),
-        )
-
-    def differences(self, other: Mark) -> list[str]:
-        """`field: expected → found` for each field that differs."""
-        out = []
-        for name in ("state", "status", "commit_sha", "iteration_count", "retry_count"):
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if mine != theirs:
-                out.append(f"{name} {mine!r} → {theirs!r}")
-        if self.workflow_context != other.workflow_context:
-            out.append("workflow_context changed")
-        return out
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One integrity problem: which check caught it, about which task, what pm-agent expected."""
-
-    caught_by: str
-    task_id: str | None
-    problem: str
-    expected: Mark | None = None  # what pm-agent last wrote (a repair puts it back)
-
-
-@dataclass
-class StoreWatch:
-    """pm-agent's memory of its own writes to the tasks table; see the module docstring."""
-
-    marks: dict[str, Mark] = field(default_factory=dict)
-    verified: set[str] = field(default_factory=set)  # completed tasks whose Refs commit was found
-    started: bool = False
-    incidents: int = 0  # findings handled so far: a session running across one gets its result refused
-
-    def saw(self, rec: TaskRecord) -> None:
-        """pm-agent itself just wrote this task."""
-        self.marks[rec.task_id] = Mark.of(rec)
-
-    def compare(self, records: list[TaskRecord]) -> list[Finding]:
-        """The differences between the store and the memory; the first call adopts what is stored."""
-        found: list[Finding] = []
-        first = not self.started
-        self.started = True
-        present = {rec.task_id for rec in records}
-        for rec in records:
-            mark = Mark.of(rec)
-            expected = self.marks.get(rec.task_id)
-            if expected is None:
-                found += _adopt(rec, first)
-                self.marks[rec.task_id] = mark
-            elif expected != mark:
-                what = "; ".join(expected.differences(mark))
-                found.append(Finding(STORE_WATCH, rec.task_id, f"task-{rec.task_id} changed in the store "
-                                     f"without pm-agent: {what}", expected))  # fmt: skip
-        for task_id in sorted(self.marks.keys() - present):
-            found.append(Finding(STORE_WATCH, task_id, f"task-{task_id} was deleted from the store"))
-            del self.marks[task_id]
-        return found
-
-
-def _adopt(rec: TaskRecord, first: bool) -> list[Finding]:
-    """A task pm-agent has no memory of: at the first look any consistent one, later only a new one."""
-    # A task pm-agent never moved has an empty context: it must still be `received`.
-    current = rec.workflow_context.get("current_state", S.RECEIVED.value)
-    if current != rec.state:
-        problem = f"task-{rec.task_id} is stored in state {rec.state.value!r} but its workflow context says {current!r}"
-        return [Finding(STORE_WATCH, rec.task_id, problem)]
-    if not first and (rec.state != S.RECEIVED.value or rec.iteration_count):
-        problem = f"task-{rec.task_id} appeared in the store in state {rec.state.value!r} without pm-agent"
-        return [Finding(STORE_WATCH, rec.task_id, problem)]
-    return []
-
-
 def _completion(rc: RunContext, records: list[TaskRecord]) -> list[Finding]:
     found = []
     for rec in records:
-        if rec.state != S.COMPLETED.value or rec.task_id in rc.watch.verified:
+        if S(rec.state) is not S.COMPLETED or rec.task_id in rc.watch.verified:
             continue
         task = rec.task()
-        if task.presence.value == "EXISTS" and rec.commit_sha is None:
+        if task.presence is Presence.EXISTS and rec.commit_sha is None:
             rc.watch.verified.add(rec.task_id)  # triage found it done before the run: no commit of its own
             continue
         branch = rc.run.working_branch

@@ -22,7 +22,6 @@ from pm_agent.config import PmConfig
 from pm_agent.engine import integrity
 from pm_agent.engine.baseline import load_baseline, record_baseline, refresh_baseline, run_preflight
 from pm_agent.engine.events import Listener
-from pm_agent.engine.prompting import task_branch_of
 from pm_agent.engine.reconfig import resume_config
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Scheduler
@@ -31,19 +30,15 @@ from pm_agent.engine.taskflow import TaskFlow
 from pm_agent.errors import NotFoundError, PmAgentError
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import IssueState, default_workflow
-from pm_agent.plan.models import TaskStatus, Tier
+from pm_agent.plan.models import Presence, TaskStatus, Tier
 from pm_agent.preflight.baseline import remove_stale_preflight
 from pm_agent.reports.progress import ReportClock
 from pm_agent.reports.progress_data import progress_text
-from pm_agent.store import RunStatus, Store, TaskRecord, default_store_path, open_store
+from pm_agent.store import EscalationStatus, RunStatus, Store, TaskRecord, default_store_path, open_store
 from pm_agent.vcs import Git
 from pm_agent.vcs.checkout_guard import CheckoutGuard
 
 S = IssueState
-ANSWER_STATES = {
-    S.WAITING_FOR_HUMAN_INPUT: S.HUMAN_INPUT_RECEIVED,
-    S.WAITING_FOR_REQUIREMENTS_CLARIFICATION: S.REQUIREMENTS_CLARIFIED,
-}
 
 
 @dataclass
@@ -220,7 +215,7 @@ class PmLoop:
     # ---------------------------------------------------------------- readiness
 
     def _ready(self, records: list[TaskRecord]) -> list[TaskRecord]:
-        done = {r.task_id for r in records if r.state == S.COMPLETED.value}
+        done = {r.task_id for r in records if S(r.state) is S.COMPLETED}
         ready = []
         for rec in records:
             state = S(rec.state)
@@ -235,14 +230,14 @@ class PmLoop:
     async def _slot(self, task_id: str) -> TaskRecord:
         rc = self.rc
         rec = rc.store.get_task(rc.run_id, task_id)
-        if S(rec.state) is not S.RECEIVED or rec.task().presence.value != "EXISTS":
+        if S(rec.state) is not S.RECEIVED or rec.task().presence is not Presence.EXISTS:
             await asyncio.to_thread(self._worktree, rec)
         return await TaskFlow(rc, task_id).drive()
 
     def _worktree(self, rec: TaskRecord) -> None:
         path = self.rc.worktree_path(rec.task_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        wt = self.rc.git.worktree_add(path, task_branch_of(self.rc, rec), start=self.rc.run.working_branch)
+        wt = self.rc.git.worktree_add(path, self.rc.task_branch_of(rec), start=self.rc.run.working_branch)
         if S(rec.state) in (S.RECEIVED, S.PLANNING_APPROACH) and wt.is_clean():
             # Nothing written yet (e.g. a sliced task back after its subtasks): start from the latest work.
             wt.try_run("merge", "--ff-only", "--quiet", self.rc.run.working_branch)
@@ -259,10 +254,10 @@ class PmLoop:
             self.prompts.add(prompt)
             prompt.add_done_callback(self.prompts.discard)
         for esc in rc.store.list_escalations(rc.run_id):
-            if esc.status.value != "answered" or esc.task_id is None:
+            if esc.status is not EscalationStatus.ANSWERED or esc.task_id is None:
                 continue
             rec = rc.store.get_task(rc.run_id, esc.task_id)
-            target = ANSWER_STATES.get(S(rec.state))
+            target = rc.workflow.on_answer(S(rec.state))
             if target is not None:
                 rc.move(rec, target, f"answer to escalation #{esc.id} received")
                 self._report("escalation resolved")
@@ -307,7 +302,7 @@ class PmLoop:
                     self._cycle_diff()
                     slots = ", ".join(sorted(f"task-{t}" for t in [*self.flows, cand.task_id]))
                     spent = sum(x.cost_usd for x in rc.store.list_sessions(rc.run_id))
-                    done_count = sum(1 for r in records if r.state == S.COMPLETED.value)
+                    done_count = sum(1 for r in records if S(r.state) is S.COMPLETED)
                     rc.emit(
                         "slots",
                         f"dispatch task-{cand.task_id} ({cand.tier.value}); slots: {slots}; "
@@ -317,7 +312,8 @@ class PmLoop:
             if not self.flows:
                 waiting = {r.task_id for r in records if rc.workflow.is_waiting(S(r.state))}
                 answered = any(
-                    e.status.value == "answered" and e.task_id in waiting for e in rc.store.list_escalations(rc.run_id)
+                    e.status is EscalationStatus.ANSWERED and e.task_id in waiting
+                    for e in rc.store.list_escalations(rc.run_id)
                 )
                 # A human may still answer an open prompt; an answer may have landed since _escalations ran.
                 if not rc.aborted and (rc.pending_escalations or self.prompts or answered):
@@ -349,7 +345,7 @@ class PmLoop:
             )
             return
         rec = fut.result()
-        if rec.state == S.COMPLETED.value:
+        if S(rec.state) is S.COMPLETED:
             self.scheduler.record_completion(rec.tier)
             self.clock.task_completed()
             if rec.tier is Tier.CRITICAL:

@@ -10,24 +10,15 @@ from typing import Any
 from pm_agent.agents.session import AgentHost
 from pm_agent.config import PmConfig
 from pm_agent.engine.events import Listener
-from pm_agent.engine.integrity import StoreWatch
+from pm_agent.engine.history import TaskHistory
+from pm_agent.engine.storewatch import StoreWatch
 from pm_agent.gates import Baseline
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import IssueState, Workflow, WorkflowContext
 from pm_agent.plan.models import TaskStatus
 from pm_agent.reports.escalation import Escalation, render_escalation
-from pm_agent.store import EscalationRecord, RunRecord, Store, TaskRecord
-from pm_agent.vcs import Git
-
-STATUS_FOR_STATE = {
-    IssueState.RECEIVED: TaskStatus.PENDING,
-    IssueState.COMPLETED: TaskStatus.COMPLETED,
-    IssueState.FAILED: TaskStatus.FAILED,
-    IssueState.REQUIRES_HUMAN_INTERVENTION: TaskStatus.ESCALATED,
-    IssueState.WAITING_FOR_HUMAN_INPUT: TaskStatus.ESCALATED,
-    IssueState.WAITING_FOR_REQUIREMENTS_CLARIFICATION: TaskStatus.ESCALATED,
-    IssueState.BLOCKED: TaskStatus.ESCALATED,
-}
+from pm_agent.store import EscalationRecord, EscalationStatus, RunRecord, Store, TaskRecord
+from pm_agent.vcs import Git, task_branch
 
 
 @dataclass
@@ -70,6 +61,18 @@ class RunContext:
         """Where a task's worktree lives."""
         return self.state_dir / "worktrees" / self.run_id / f"task-{task_id}"
 
+    def history(self, task_id: str) -> TaskHistory:
+        """What the store holds about one task, read as typed facts."""
+        return TaskHistory(self.store, self.run_id, task_id)
+
+    def task_branch_of(self, rec: TaskRecord) -> str:
+        """The branch of the task's worktree."""
+        return task_branch(self.run.plan_id, rec.task_id, rec.title)
+
+    def task_base(self, rec: TaskRecord) -> str:
+        """The commit the task's branch forked from the working branch: what its change is measured against."""
+        return self.git.run("merge-base", self.run.working_branch, f"refs/heads/{self.task_branch_of(rec)}").strip()
+
     def emit(self, kind: str, message: str, **data: Any) -> None:
         """Tell the listeners."""
         self.listener.emit(kind, message, **data)
@@ -87,7 +90,7 @@ class RunContext:
         show it to the listeners and queue it for the channel (the loop hands it over)."""
         for esc in self.store.list_escalations(self.run_id):
             same = (esc.task_id, esc.source, esc.session_id) == (task_id, source, session_id)
-            if same and esc.status.value == "open":
+            if same and esc.status is EscalationStatus.OPEN:
                 return esc  # opened before a restart
         esc = self.store.open_escalation(
             self.run_id,
@@ -122,8 +125,8 @@ class RunContext:
         ctx = self.context_of(rec)
         frm = ctx.current_state
         ctx.transition_to(to, reason)  # raises TransitionError, nothing stored
-        if status is None:
-            status = STATUS_FOR_STATE.get(to, TaskStatus.IN_PROGRESS)
+        if status is None:  # the workflow file names each state's coarse status (seed 001)
+            status = TaskStatus(self.workflow.status(to) or TaskStatus.IN_PROGRESS)
         new = self.store.transition(
             self.run_id,
             rec.task_id,

@@ -25,18 +25,20 @@ from pm_agent.lifecycle.roles import (
 )
 from pm_agent.lifecycle.states import IssueState, parse_state
 from pm_agent.lifecycle.workflow import (
-    BUILTIN_WORKFLOWS,
     START_STATE,
     StateSpec,
     Violation,
     ViolationKind,
     Workflow,
     check_workflow,
+    require_sound,
+)
+from pm_agent.lifecycle.workflow_file import (
+    BUILTIN_WORKFLOWS,
     default_workflow,
     load_builtin_workflow,
     load_workflow,
     parse_workflow,
-    require_sound,
 )
 
 __all__ = [

@@ -16,7 +16,8 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PrivateAttr
 
 from pm_agent.errors import TransitionError
 from pm_agent.lifecycle.states import IssueState, parse_state
-from pm_agent.lifecycle.workflow import Workflow, default_workflow
+from pm_agent.lifecycle.workflow import Workflow
+from pm_agent.lifecycle.workflow_file import default_workflow
 
 
 class StateChange(BaseModel):

@@ -1,0 +1,140 @@
+"""Seed 001 phase 4 inside the lifecycle: CREATING_PR commits the checked tree, integrates, tags, records.
+
+`deliver_step` does the delivery (delivery.py) and returns the `Decision` that follows: COMPLETED with
+the commit, or the fixer (an integration conflict, a worktree that is not what the gates checked).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any
+
+from pm_agent.engine.delivery import CHECKED_TREE, Refusal, deliver, is_high_blast_radius, rebase_after_conflict
+from pm_agent.engine.faults import fault_point
+from pm_agent.engine.history import TaskHistory
+from pm_agent.engine.prompt_builder import current_task
+from pm_agent.engine.routing import Decision, FixRequest, WorktreeCleanup, fix_or_escalate, to_fixer
+from pm_agent.engine.runctx import RunContext
+from pm_agent.engine.steps import latest_checked_tree
+from pm_agent.lifecycle import IssueState
+from pm_agent.plan.models import Tier
+from pm_agent.reports.review import GateLine, ReviewArtifact, render_review, review_artifact_path
+from pm_agent.signals import CompleteSignal
+from pm_agent.store import Severity, TaskRecord
+from pm_agent.vcs import Git
+
+S = IssueState
+
+
+async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) -> Decision:
+    """CREATING_PR: commit with the review artifact, integrate into the working branch, tag, record."""
+    task = current_task(rec)
+    worktree = Git(rc.worktree_path(rec.task_id))
+    artifact_path = review_artifact_path(rc.config.review_artifacts_dir, task.ref)
+    artifact = _artifact(rc, rec, history)
+    note = artifact_note(history.latest_report())
+    tag = task.tier is Tier.CRITICAL and rc.config.checkpoint_tags
+    branch = rc.task_branch_of(rec)
+    checked = latest_checked_tree(history)
+    async with rc.integrate_lock:
+        done = await asyncio.to_thread(
+            deliver,
+            rc.git,
+            worktree,
+            task=task,
+            plan_id=rc.run.plan_id,
+            task_branch=branch,
+            working_branch=rc.run.working_branch,
+            artifact_path=artifact_path,
+            artifact_text=render_review(artifact),
+            tag_checkpoint=tag,
+            checked=checked,
+        )
+        if rc.host.checkout_guard is not None:  # pm-agent's own moves, not an agent's (checkout guard)
+            rc.host.checkout_guard.accept_refs(rc.run.working_branch, done.tag)
+    if done.refused is not None:
+        return _refuse(rc, rec, done.refused)
+    if done.conflict or done.commit_sha is None:
+        conflicts = done.integration.conflicts if done.integration else []
+        onto = rc.git.rev_parse(rc.run.working_branch)
+        await asyncio.to_thread(rebase_after_conflict, worktree, done.task_commit, onto)
+        evidence = "integration conflict with the working branch in: " + ", ".join(conflicts)
+        return to_fixer(FixRequest("integration conflict", evidence), evidence[:120], rec.retry_count)
+    subject = rc.git.run("log", "-1", "--format=%s", done.commit_sha).strip()
+    rc.store.record_commit(rc.run_id, rec.task_id, sha=done.commit_sha, branch=rc.run.working_branch, message=subject)
+    fault_point("after-commit-recorded")
+    for risk in artifact.risks:
+        known = {r.description for r in rc.store.list_risks(rc.run_id)}
+        if risk not in known:
+            rc.store.add_risk(rc.run_id, description=risk, severity=Severity(task.tier.value), source_task=rec.task_id)
+    if done.tag and done.tag not in rc.run.checkpoint_tags:
+        rc.run = rc.store.update_run(rc.run_id, checkpoint_tags=[*rc.run.checkpoint_tags, done.tag])
+    files = rc.git.run("show", "--name-only", "--format=", done.commit_sha).split()
+    started = rec.started_at or datetime.now(UTC)
+    duration = int((datetime.now(UTC) - started.replace(tzinfo=started.tzinfo or UTC)).total_seconds() * 1000)
+    return Decision(
+        rc.workflow.on_complete(S.CREATING_PR) or S.COMPLETED,
+        f"committed {done.commit_sha[:12]} on {rc.run.working_branch}" + (f", tagged {done.tag}" if done.tag else ""),
+        {
+            "commit_sha": done.commit_sha,
+            "artifacts": files,
+            "review_notes": note or {"summary": artifact.summary},
+            "duration_ms": duration,
+            "known_risks": list(artifact.risks),
+        },
+        note=("commit.done", f"task-{rec.task_id}: {subject} ({done.commit_sha[:12]})"),
+        # After the move: nothing may await between recording the commit and storing the move.
+        cleanup=WorktreeCleanup(rc.worktree_path(rec.task_id), branch, keep_branch=is_high_blast_radius(task)),
+    )
+
+
+def artifact_note(report: CompleteSignal | None) -> dict[str, Any]:
+    """The report's reviewNote as stored with the task ({} without one)."""
+    if report is None or report.review_note is None:
+        return {}
+    return report.review_note.model_dump(mode="json", by_alias=True)
+
+
+def _artifact(rc: RunContext, rec: TaskRecord, history: TaskHistory) -> ReviewArtifact:
+    """Seed 001's review artifact from the latest work report, the reviewer's report and the gate results."""
+    task = current_task(rec)
+    report = history.latest_report()
+    reviewer = history.latest_report(("reviewer",))
+    gates = rc.store.gate_results(rc.run_id, rec.task_id)
+    latest_attempt = max((g.attempt for g in gates), default=0)
+    note = report.review_note if report is not None else None
+    reviewed = reviewer.review_note.summary if reviewer is not None and reviewer.review_note is not None else ""
+    return ReviewArtifact(
+        task_ref=task.ref,
+        title=task.title,
+        tier=rec.task().tier.value,
+        review_tier=task.tier.value,
+        summary=(note.summary if note is not None else "") or (report.summary if report is not None else ""),
+        criteria=[(m.criterion, m.location) for m in (report.criteria_mapping if report is not None else [])],
+        gates=[GateLine(g.gate, g.passed, g.evidence) for g in gates if g.attempt == latest_attempt],
+        risks=[*(note.risks if note is not None else []), *(report.risks if report is not None else [])],
+        rollback=note.rollback if note is not None else "",
+        attempts=rec.retry_count + 1,
+        reviewer=reviewed or (reviewer.summary if reviewer is not None else ""),
+        breaking_change=task.io_contract.breaking_change,
+    )
+
+
+def _refuse(rc: RunContext, rec: TaskRecord, refusal: Refusal) -> Decision:
+    """Nothing was committed: record the integrity failure by name, then the fixer gets it, or a human."""
+    evidence = refusal.evidence()
+    rc.store.record_gate_result(
+        rc.run_id, rec.task_id, attempt=rec.attempt, gate=CHECKED_TREE, passed=False, evidence=evidence
+    )
+    what = refusal.reason + (" " + ", ".join(refusal.paths) if refusal.paths else "")
+    rc.emit("integrity.refused", f"task-{rec.task_id}: {CHECKED_TREE}: nothing committed; {what}")
+    return fix_or_escalate(
+        rec.task_id,
+        rec.retry_count,
+        rc.config,
+        fix=FixRequest(f"integrity failure ({CHECKED_TREE}) at delivery", evidence),
+        reason=f"{CHECKED_TREE}: nothing committed; {what}"[:120],
+        exhausted=FixRequest(CHECKED_TREE, evidence),
+        why=f"{CHECKED_TREE}: nothing committed; {what}",
+    )

@@ -1,0 +1,388 @@
+"""Where a task goes next, decided from data alone: seed 004's routing as pure functions.
+
+`route(state, outcome, history, config, workflow)` reads the state a task is in, what just happened
+there (a session's end, or a human's answer), the task's history and the workflow file's routing
+keys (`on_complete`, `followup`), and returns a `Decision`. It touches no store, no git and no
+agent; `TaskFlow` applies the decision (the only place a task moves, an escalation opens or a fix
+is requested). The steps (planning, gates, review, delivery) build their decisions with the
+helpers here too, so every escalation of one kind reads the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from pm_agent.agents.session import answer_prompt, followup_done_prompt
+from pm_agent.config import PmConfig
+from pm_agent.engine.history import FOLLOWUP_PENDING, FOLLOWUP_RESOLVED, PendingFollowup
+from pm_agent.lifecycle import IssueState, Workflow, WorkflowContext
+from pm_agent.plan.models import Presence, Task
+from pm_agent.reports.escalation import Escalation
+from pm_agent.signals import (
+    AnySignal,
+    CompleteSignal,
+    NeedsRoleFollowupSignal,
+    NeedsUserInputSignal,
+    PartiallyCompleteSignal,
+    signal_payload,
+)
+from pm_agent.store import SessionStatus
+
+S = IssueState
+RESUME_AFTER_CRASH = "Your last run ended without calling signal_back. Finish the task and call it exactly once."
+
+
+# ---------------------------------------------------------------- what a decision is
+
+
+@dataclass(frozen=True)
+class FixRequest:
+    """What the fixer must fix; its prompt reads the latest one (`fix.requested`)."""
+
+    source: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class EscalationRequest:
+    """An escalation to open about the task (seed 001's format)."""
+
+    source: str
+    body: Escalation
+    session_id: int | None = None
+    context: str = ""
+
+
+@dataclass(frozen=True)
+class NextSession:
+    """A session to run once the decision is applied, in the state the task is then in.
+
+    kind "agent": the state's owner works (a stored signal or an interrupted session is recovered first);
+    "resume": session `resume_session` continues with `prompt`; "continue": a fresh session of `role`
+    carries on after `continuation` (a partially-complete signal). `slices` marks the planner session
+    whose complete signal slices the task (planning.py)."""
+
+    role: str
+    kind: str = "agent"
+    resume_session: int | None = None
+    prompt: str = ""
+    continuation: PartiallyCompleteSignal | None = None
+    slices: bool = False
+
+
+@dataclass(frozen=True)
+class WorktreeCleanup:
+    """A finished task's worktree to remove after its move; its branch too unless kept (staged integration)."""
+
+    worktree: Path
+    branch: str
+    keep_branch: bool = False
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision about one task; `target` None keeps the task in its state."""
+
+    target: IssueState | None
+    reason: str = ""
+    fields: Mapping[str, Any] = field(default_factory=dict)  # stored with the move (e.g. retry_count)
+    fix: FixRequest | None = None
+    escalation: EscalationRequest | None = None
+    consume: bool = False  # the session's signal is handled
+    events: tuple[tuple[str, Mapping[str, Any]], ...] = ()  # appended to the task's event log
+    note: tuple[str, str] | None = None  # (kind, message) told to the listeners after the move
+    then: NextSession | None = None
+    applied_escalation: int | None = None  # an answered escalation this decision acts on
+    abort: bool = False  # the human chose to abort the whole run
+    cleanup: WorktreeCleanup | None = None
+
+
+# ---------------------------------------------------------------- what happened
+
+
+@dataclass(frozen=True)
+class SessionEnd:
+    """How one agent session ended, as far as routing cares."""
+
+    role: str
+    session_id: int
+    signal: AnySignal | None
+    status: SessionStatus
+    detail: str = ""
+    resumable: bool = False  # the CLI session can be resumed (it has an id and did not hang)
+    last_lines: str = ""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A human's answer to the task's latest answered escalation."""
+
+    escalation_id: int
+    source: str
+    answer: str
+    session_id: int | None = None  # the session that asked (needs-user-input)
+    session_role: str = ""
+    asked: NeedsUserInputSignal | None = None
+    asking_state: IssueState = S.IMPLEMENTING  # the state the task was in before it waited
+
+
+Outcome = SessionEnd | Answer
+
+
+class History(Protocol):
+    """The facts of a task's history routing reads (`TaskHistory` reads them from the store)."""
+
+    task_id: str
+
+    def pending_followup(self) -> PendingFollowup | None: ...
+
+    def since_state_entry(self, kind: str | None) -> int: ...
+
+    def retry_count(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class HistoryFacts:
+    """A history given as values: what `route` needs, without a store (replays, tests)."""
+
+    task_id: str
+    pending: PendingFollowup | None = None
+    counts: Mapping[str | None, int] = field(default_factory=dict)  # since_state_entry by kind
+    retries: int = 0
+
+    def pending_followup(self) -> PendingFollowup | None:
+        """The open followup, if any."""
+        return self.pending
+
+    def since_state_entry(self, kind: str | None) -> int:
+        """Sessions in the current state that ended with `kind` (None: without a signal)."""
+        return self.counts.get(kind, 0)
+
+    def retry_count(self) -> int:
+        """Fix attempts spent."""
+        return self.retries
+
+
+# ---------------------------------------------------------------- shared decisions
+
+
+def budget_escalation(
+    task_id: str,
+    why: str,
+    config: PmConfig,
+    *,
+    limit: str | None = None,
+    consume: bool = False,
+    fix: FixRequest | None = None,
+) -> Decision:
+    """A task that used up a limit waits for a human; `limit` names it (default: the retry budget)."""
+    limit = limit or f"retry budget of {config.retry_budget} (retry_budget) exhausted"
+    body = Escalation(
+        problem=f"task-{task_id}: {why}; {limit}",
+        impact=f"task-{task_id} and the tasks that depend on it are blocked",
+        options=["retry: <guidance for the fixer>", "skip the task", "abort the run"],
+        recommended="retry with guidance after reading `pm-agent log " + task_id + "`",
+    )
+    return Decision(
+        S.WAITING_FOR_HUMAN_INPUT,
+        f"escalated: {why[:100]}",
+        escalation=EscalationRequest("retry-budget", body),
+        consume=consume,
+        fix=fix,
+    )
+
+
+def to_fixer(fix: FixRequest, reason: str, retry_count: int, *, consume: bool = False) -> Decision:
+    """Send the task to the fixer with `fix` as its evidence; one fix attempt is spent."""
+    return Decision(S.FIXING_ISSUES, reason, {"retry_count": retry_count + 1}, fix=fix, consume=consume)
+
+
+def fix_or_escalate(
+    task_id: str, retry_count: int, config: PmConfig, *, fix: FixRequest, reason: str, exhausted: FixRequest, why: str
+) -> Decision:
+    """The fixer gets `fix` while the retry budget lasts; after it, `exhausted` is recorded and a human asked."""
+    if retry_count >= config.retry_budget:
+        return budget_escalation(task_id, why, config, fix=exhausted)
+    return to_fixer(fix, reason, retry_count)
+
+
+def triage(task: Task) -> Decision:
+    """RECEIVED: a task triage found already done completes without an agent; any other is planned."""
+    if task.presence is Presence.EXISTS:
+        return Decision(S.COMPLETED, f"triage: EXISTS ({task.presence_reason}); no agent dispatched")
+    return Decision(S.PLANNING_APPROACH, f"triage: {task.presence.value}; the PM plans the approach")
+
+
+def limit_reached(
+    task_id: str, state: IssueState, ctx: WorkflowContext, config: PmConfig, workflow: Workflow
+) -> Decision | None:
+    """Seed 003's loop detection and iteration limit: REQUIRES_HUMAN_INTERVENTION, else None."""
+    window = max(3, 2 * config.retry_budget + 2)
+    why = ""
+    if ctx.iterations_exhausted:
+        why = f"{ctx.iteration_count} transitions reached max_iterations ({ctx.max_iterations})"
+    elif ctx.is_in_loop(window):
+        why = f"loop detected in the last {window} states: " + ", ".join(s.value for s in ctx.previous_states[-window:])
+    if not why or state is S.CREATING_PR or not workflow.is_valid(state, S.REQUIRES_HUMAN_INTERVENTION):
+        return None
+    body = Escalation(
+        problem=f"task-{task_id} is not converging: {why}",
+        impact="the task stops; tasks that depend on it stay blocked",
+        options=["retry with guidance (new run of the task)", "skip the task", "abort the run"],
+        recommended="read `pm-agent log` for the task, then retry with guidance",
+    )
+    return Decision(S.REQUIRES_HUMAN_INTERVENTION, why, escalation=EscalationRequest("loop-detection", body))
+
+
+# ---------------------------------------------------------------- route
+
+
+def route(state: IssueState, outcome: Outcome, history: History, config: PmConfig, workflow: Workflow) -> Decision:
+    """Seed 004's routing: the one decision that follows `outcome` in `state`."""
+    if isinstance(outcome, Answer):
+        return _answer(state, outcome)
+    signal = outcome.signal
+    if signal is None:
+        return _no_signal(outcome, history, config)
+    if isinstance(signal, CompleteSignal):
+        return _complete(state, outcome, signal, history, workflow)
+    if isinstance(signal, PartiallyCompleteSignal):
+        done = history.since_state_entry("partially-complete")
+        if done > config.max_continuations:
+            why = f"{done} partially-complete sessions in {state.value}"
+            hit = f"continuation limit of {config.max_continuations} (max_continuations) reached"
+            return budget_escalation(history.task_id, why, config, limit=hit, consume=True)
+        note = ("session.continuation", f"task-{history.task_id}: a fresh {outcome.role} session continues")
+        then = NextSession(outcome.role, kind="continue", continuation=signal)
+        return Decision(None, consume=True, note=note, then=then)
+    if isinstance(signal, NeedsUserInputSignal):
+        return _needs_user_input(state, outcome, signal, history.task_id)
+    return _followup(state, outcome, signal, history, config, workflow)
+
+
+def _needs_user_input(state: IssueState, end: SessionEnd, signal: NeedsUserInputSignal, task_id: str) -> Decision:
+    body = Escalation(
+        problem=f"the {end.role} on task-{task_id} asks: {signal.question}",
+        impact=f"task-{task_id} and the tasks that depend on it wait; other slots keep working",
+        options=["answer the question (the agent resumes its session with your answer)", "skip the task"],
+        recommended="answer the question",
+    )
+    target = S.REQUIREMENTS_UNCLEAR if state is S.ANALYZING_REQUIREMENTS else S.WAITING_FOR_HUMAN_INPUT
+    escalation = EscalationRequest("needs-user-input", body, session_id=end.session_id, context=signal.context)
+    return Decision(target, "needs-user-input: escalated to the human", escalation=escalation, consume=True)
+
+
+def _complete(
+    state: IssueState, end: SessionEnd, signal: CompleteSignal, history: History, workflow: Workflow
+) -> Decision:
+    pending = history.pending_followup()
+    if pending is not None and state is not pending.return_state:
+        asked = signal_payload(pending.asked) if pending.asked is not None else {}
+        prompt = followup_done_prompt(asked, None, signal.summary)
+        return Decision(
+            pending.return_state,
+            f"{end.role} finished; resuming the asking {pending.asker_role}",
+            consume=True,
+            events=((FOLLOWUP_RESOLVED, {"session_id": pending.session_id}),),
+            then=NextSession(pending.asker_role, kind="resume", resume_session=pending.session_id, prompt=prompt),
+        )
+    if state is S.ANALYZING_REQUIREMENTS and signal.self_assessment != "confident":
+        return Decision(S.REQUIREMENTS_UNCLEAR, "analyst is not confident the requirements are clear", consume=True)
+    if state is S.ANALYZING_REQUIREMENTS:
+        return Decision(workflow.on_complete(state) or S.PLANNING_APPROACH, "analyst: requirements clear", consume=True)
+    nxt = workflow.on_complete(state) or S.RUNNING_TESTS  # every change is checked by the gates first
+    return Decision(nxt, f"{end.role} signalled complete; pm-agent checks it", consume=True)
+
+
+def _followup(
+    state: IssueState,
+    end: SessionEnd,
+    signal: NeedsRoleFollowupSignal,
+    history: History,
+    config: PmConfig,
+    workflow: Workflow,
+) -> Decision:
+    role, reason, task_id = signal.target_role, signal.reason, history.task_id
+    target = workflow.followup(state, role)
+    if target is None or not workflow.is_valid(state, target):
+        body = Escalation(
+            problem=f"the {end.role} asked for {role}, which cannot follow {state.value}",
+            impact=f"task-{task_id} waits",
+            options=["retry with guidance", "skip the task"],
+            recommended="retry with guidance",
+        )
+        return Decision(
+            S.WAITING_FOR_HUMAN_INPUT,
+            f"followup to {role} not allowed here",
+            escalation=EscalationRequest("needs-role-followup", body),
+            consume=True,
+        )
+    evidence = reason + (f"\n{signal.context}" if signal.context else "")
+    if target is S.FIXING_ISSUES:
+        retries = history.retry_count()
+        if retries >= config.retry_budget:
+            return budget_escalation(task_id, f"{end.role} found issues: {reason}", config, consume=True)
+        fix = FixRequest(f"{end.role} ({state.value}) found issues", evidence)
+        return to_fixer(fix, f"{end.role} asked for the fixer", retries, consume=True)
+    events: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    if signal.resume:
+        pending = {"session_id": end.session_id, "return_state": state.value, "target": role}
+        events = ((FOLLOWUP_PENDING, pending),)
+    fix = FixRequest(f"{end.role} asked for the {role}", evidence)
+    return Decision(target, f"needs-role-followup → {role}: {reason[:80]}", fix=fix, consume=True, events=events)
+
+
+def _no_signal(end: SessionEnd, history: History, config: PmConfig) -> Decision:
+    """Seed 004: a process that ends without a signal crashed; retry within the budget, then escalate."""
+    crashes = history.since_state_entry(None)
+    what = f"{end.status.value}: {end.detail or 'exited without calling signal_back'}"
+    failed = (
+        "session.failed",
+        {"session_id": end.session_id, "status": end.status.value, "last_lines": end.last_lines},
+    )
+    if crashes > config.retry_budget:
+        escalated = budget_escalation(
+            history.task_id, f"{crashes} {end.role} sessions ended without a signal ({what})", config
+        )
+        return replace(escalated, events=(failed,))
+    note = ("session.retry", f"task-{history.task_id}: {what}; retry {crashes}/{config.retry_budget}")
+    # A resumable session continues; otherwise the next drive step starts a fresh one in the same state.
+    then = (
+        NextSession(end.role, kind="resume", resume_session=end.session_id, prompt=RESUME_AFTER_CRASH)
+        if end.resumable
+        else None
+    )
+    return Decision(None, events=(failed,), note=note, then=then)
+
+
+def _answer(state: IssueState, answer: Answer) -> Decision:
+    """HUMAN_INPUT_RECEIVED / REQUIREMENTS_CLARIFIED: act on the human's answer."""
+    esc, text = answer.escalation_id, answer.answer
+    if answer.source == "needs-user-input" and answer.session_id is not None and not text.lower().startswith("skip"):
+        back = S.ANALYZING_REQUIREMENTS if state is S.REQUIREMENTS_CLARIFIED else answer.asking_state
+        asked = signal_payload(answer.asked) if answer.asked is not None else {}
+        then = NextSession(
+            answer.session_role, kind="resume", resume_session=answer.session_id, prompt=answer_prompt(asked, text)
+        )
+        reason = f"human answered escalation #{esc}; resuming the {answer.session_role}"
+        return Decision(back, reason, applied_escalation=esc, then=then)
+    word = text.strip().lower()
+    if word.startswith(("skip", "abort")):
+        reason = f"human chose to {word.split()[0]} (escalation #{esc})"
+        return Decision(S.FAILED, reason, applied_escalation=esc, abort=word.startswith("abort"))
+    if word.startswith("accept"):
+        return Decision(S.CREATING_PR, f"human accepted (escalation #{esc})", applied_escalation=esc)
+    if answer.source == "environment" and word.startswith("retry"):
+        reason = f"human fixed the environment (escalation #{esc}): gates again"
+        return Decision(S.RUNNING_TESTS, reason, applied_escalation=esc)
+    guidance = text.split(":", 1)[1].strip() if word.startswith("retry") and ":" in text else text
+    return Decision(
+        S.FIXING_ISSUES,
+        f"human chose retry with guidance (escalation #{esc})",
+        {"retry_count": 0},
+        fix=FixRequest(f"human guidance (escalation #{esc})", guidance),
+        applied_escalation=esc,
+    )
