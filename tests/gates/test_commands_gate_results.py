@@ -69,6 +69,7 @@ def test_a_pytest_command_drops_a_directory_of_the_worktree(work: Any) -> None:
     assert [c["cmd"] for c in result.details["commands"]] == ["bin/pytest -q tests/test_new.py"]
     run = gate_tests_run(_tests("bin/pytest tests -q", tests_to_run=["tests/test_calc.py"]), work.path, None)
     assert [c["cmd"] for c in run.details["commands"]] == ["bin/pytest tests -q", "bin/pytest -q tests/test_calc.py"]
+    assert run.details["cannot_run"] == []
 
 
 # ---------------------------------------------------------------- gate 3: tests run
@@ -166,3 +167,24 @@ def test_gate_4_counts_new_and_pre_existing_findings(work: Any) -> None:
     assert result.details["rules"] == ["findings"]
     assert (result.details["new_findings"], result.details["preexisting_findings"]) == (1, 2)
     assert result.details["environment_failure"] is None
+
+
+def test_evidence_against_a_baseline_names_the_rule_and_shows_no_tail_for_an_accepted_failure(work: Any) -> None:
+    before = run_command(ODD_FAILURE, work.path, 30.0, keep_output_bytes=KEEP_OUTPUT_BYTES)
+    baseline = Baseline(sha=work.base, commands=(baseline_entry("typecheck_command", "typecheck", before, 30.0),))
+    contract = EnvironmentContract(lint_command=PASS, typecheck_command=ODD_FAILURE)
+    result = gate_lint_typecheck(_task(environment=contract), work.path, baseline=baseline)
+    assert result.passed, result.evidence
+    lines = result.evidence.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith(f"`{PASS}` PASSED: exit 0 in ")
+    assert lines[1] == f"`{PASS}`: exit 0 (rule: clean)"
+    assert lines[2].startswith(f"`{ODD_FAILURE}`: exit 1 (rule: exit-status) rule exit-status")
+    worse = EnvironmentContract(lint_command=ODD_FAILURE.replace("odd", "odder"), typecheck_command=ODD_FAILURE)
+    failed = gate_lint_typecheck(_task(environment=worse), work.path, baseline=baseline)
+    assert not failed.passed
+    odder = failed.evidence.splitlines()
+    assert len(odder) == 4
+    assert odder[0] == f"`{worse.lint_command}`: exit 1 (no baseline run to compare with)"
+    assert odder[1].startswith(f"`{worse.lint_command}` FAILED: exit 1 in ")
+    assert odder[2:] == ["    something odder", lines[2]]
