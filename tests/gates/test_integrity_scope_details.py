@@ -110,3 +110,20 @@ def test_a_branch_switch_is_named(work: Any) -> None:
     assert result.evidence.startswith("switched from branch 'feat/demo/task-1' to branch 'agent-branch'")
     assert result.details["reason"] == result.evidence
     assert result.details["expected_head"] == work.base
+
+
+def test_an_ownership_directory_not_created_yet_still_sets_the_scope(work: Any) -> None:
+    work.write("README.md", "# changed\n")
+    result = check_scope(_task(ownership="src/newpkg"), work.path, work.base)
+    assert not result.passed
+    assert result.details["allowed"] == ["src/newpkg/"]
+    assert result.details["outside"] == ["README.md"]
+
+
+def test_one_assertion_added_for_two_removed_is_still_a_removal(make_work: Any) -> None:
+    work = make_work({"tests/test_a.py": "def test_a():\n    assert f(1) == 1\n    assert f(2) == 2\n"})
+    work.write("tests/test_a.py", "def test_a():\n    assert f(1) in (1, 2)\n")
+    result = check_tests_weakened(_task(), work.path, work.base)
+    assert not result.passed
+    assert result.details["removed_asserts"] == {"tests/test_a.py": {"removed": 2, "added": 1}}
+    assert result.evidence == "assertions removed: tests/test_a.py (-2 +1 assert lines)"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pm_agent.gates.ward import run_command
+from pm_agent.gates.ward import allowed_env, run_command
 
 PY = sys.executable
 
@@ -88,3 +88,16 @@ def test_a_finished_command_leaves_no_file_descriptor_open(tmp_path: Path) -> No
     for _ in range(3):
         assert run_command("echo hello", tmp_path, 20).output_tail == "hello"
     assert _open_fds() == before
+
+
+def test_a_line_ending_in_x_keeps_its_x_when_its_carriage_return_is_dropped(tmp_path: Path) -> None:
+    result = run_command("printf 'SIX\\r\\nFIX\\r\\n'", tmp_path, 20)
+    assert result.output_tail == "SIX\nFIX"
+
+
+def test_allowed_env_reads_the_environment_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MYAPP_MODE", raising=False)
+    monkeypatch.setenv("MYAPP_OTHER", "from-os")
+    given = {"MYAPP_MODE": "test", "HOME": "/home/x"}
+    assert allowed_env(["MYAPP_*"], given) == {"MYAPP_MODE": "test"}
+    assert allowed_env(["MYAPP_*"]) == {"MYAPP_OTHER": "from-os"}
