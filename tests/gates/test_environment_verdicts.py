@@ -1,0 +1,132 @@
+"""Environment commands judged against their baseline: each verdict's exact words, and why a run cannot run.
+
+Written against mutmut's survivors (make mutation) in gates/environment.py. Command results are built from
+the output a tool prints (ruff's concise format), so counts and limits can be exact.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pm_agent.gates.environment import BaselineCommand, Verdict, cannot_run_reason, judge, relative_output
+from pm_agent.gates.ward import CommandResult
+
+RUFF = "ruff check ."
+
+
+def _ruff_output(count: int, start: int = 0) -> str:
+    lines = [f"pkg/m{i:02}.py:1:8: F401 [*] `os` imported but unused\n" for i in range(start, start + count)]
+    return "".join(lines) + f"Found {count} errors.\n"
+
+
+def _result(**fields: Any) -> CommandResult:
+    return CommandResult.model_validate({"cmd": RUFF, "exit_code": 1, "duration_ms": 5, "output_tail": ""} | fields)
+
+
+def _baseline(**fields: Any) -> BaselineCommand:
+    values = {"key": "lint_command", "name": "lint", "command": RUFF, "exit_code": 1, "duration_ms": 5}
+    return BaselineCommand.model_validate(values | fields)
+
+
+# ---------------------------------------------------------------- why a command cannot run
+
+
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ({"exit_code": 127, "output": "sh: 1: ruff: not found\n\n  \n"}, "exit 127: sh: 1: ruff: not found"),
+        (
+            {"exit_code": 126, "output": "sh: 1: ./lint.sh: Permission denied\n"},
+            "exit 126: sh: 1: ./lint.sh: Permission denied",
+        ),
+        ({"exit_code": 127, "output": ""}, "exit 127: "),
+        ({"output": "/usr/bin/python3: No module named ruff\n"}, "No module named ruff"),
+        ({"output": 'npm error Missing script: "lint"\n'}, 'package.json has no script "lint"'),
+        ({"output": "make: *** No rule to make target 'lint'.  Stop.\n"}, "the Makefile has no target lint"),
+        ({"output": "error: no such command: `clippy`\n"}, "no such command: clippy"),
+        ({"exit_code": -9, "timed_out": True}, "timed out after 2.5s"),
+        ({"output": "pkg/a.py:1:1: F401 unused\n"}, None),
+    ],
+)
+def test_cannot_run_reason(fields: dict[str, Any], reason: str | None) -> None:
+    assert cannot_run_reason(_result(**fields), 2.5) == reason
+
+
+def test_the_whole_output_is_read_before_the_tail() -> None:
+    whole = _result(output="python3: No module named mypy\n", output_tail="tail without the reason")
+    assert cannot_run_reason(whole, 60) == "No module named mypy"
+    only_tail = _result(output=None, output_tail="python3: No module named mypy")
+    assert cannot_run_reason(only_tail, 60) == "No module named mypy"
+
+
+def test_relative_output_of_a_worktree_whose_name_ends_in_x() -> None:
+    result = _result(output="/w/GFX/pkg/a.py:1:8: F401\n", cwd="/w/GFX")
+    assert relative_output(result) == "pkg/a.py:1:8: F401\n"
+
+
+# ---------------------------------------------------------------- the verdicts, word for word
+
+
+def test_an_environment_failure_says_it_is_escalated() -> None:
+    verdict = judge(_result(exit_code=127, output="sh: ruff: not found"), None, mode="ratchet", timeout_s=60)
+    assert verdict == Verdict(
+        passed=False,
+        rule="environment",
+        lines=(
+            "ENVIRONMENT: `ruff check .` cannot run: exit 127: sh: ruff: not found (not the task's doing: escalated)",
+        ),
+        environment_failure="exit 127: sh: ruff: not found",
+    )
+
+
+@pytest.mark.parametrize(
+    ("baseline", "mode", "why"),
+    [
+        (None, "ratchet", "no baseline run to compare with"),
+        (None, "strict", "no baseline run to compare with"),
+        (_baseline(output=_ruff_output(1)), "strict", "environment.baseline is strict"),
+        (_baseline(exit_code=0), "ratchet", "it passed on the baseline"),
+    ],
+)
+def test_a_failure_judged_strictly_says_why(baseline: BaselineCommand | None, mode: Any, why: str) -> None:
+    verdict = judge(_result(exit_code=1, output=_ruff_output(1)), baseline, mode=mode, timeout_s=60)
+    assert verdict == Verdict(passed=False, rule="strict", lines=(f"`ruff check .`: exit 1 ({why})",))
+
+
+@pytest.mark.parametrize("baseline", [None, _baseline(exit_code=0)])
+def test_a_clean_run_without_a_failed_baseline_fixed_nothing(baseline: BaselineCommand | None) -> None:
+    verdict = judge(_result(exit_code=0), baseline, mode="ratchet", timeout_s=60)
+    assert verdict == Verdict(passed=True, rule="clean", lines=("`ruff check .`: exit 0 (rule: clean)",))
+
+
+@pytest.mark.parametrize(("baseline_complete", "now_complete"), [(True, False), (False, True), (False, False)])
+def test_output_too_large_on_either_side_falls_back_to_the_exit_status(
+    baseline_complete: bool, now_complete: bool
+) -> None:
+    baseline = _baseline(exit_code=1, output=_ruff_output(1), output_complete=baseline_complete)
+    now = _result(exit_code=1, output=_ruff_output(3), output_complete=now_complete)
+    verdict = judge(now, baseline, mode="ratchet", timeout_s=60)
+    assert verdict == Verdict(
+        passed=True,
+        rule="exit-status",
+        lines=(
+            "`ruff check .`: exit 1, baseline exit 1 (rule: exit-status: the output was too large to compare "
+            "findings; no worse than the baseline)",
+        ),
+    )
+
+
+def test_at_most_ten_pre_existing_findings_are_listed_and_fixed_ones_counted() -> None:
+    baseline = _baseline(output=_ruff_output(14))
+    verdict = judge(_result(output=_ruff_output(12)), baseline, mode="ratchet", timeout_s=60)
+    assert (verdict.passed, verdict.rule, verdict.new, verdict.preexisting, verdict.fixed) == (
+        True,
+        "findings",
+        0,
+        12,
+        2,
+    )
+    listed = verdict.lines[2:]
+    assert listed == (*[f"  pkg/m{i:02}.py:1: F401 `os` imported but unused" for i in range(10)], "  ... and 2 more")
