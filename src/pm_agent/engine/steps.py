@@ -253,15 +253,20 @@ def _observe(rc: RunContext, rec: TaskRecord, results: list[GateResult]) -> Task
     }
     rc.store.append_event(rc.run_id, OBSERVATIONS, payload, task_id=rec.task_id)
     if suspicious and all(r.passed for r in results) and rec.tier is Tier.LOW:
-        why = f"pm-agent cannot tell whether {len(suspicious)} test line(s) can fail"
-        rec = rc.store.update_task(
-            rc.run_id,
-            rec.task_id,
-            event="task.tier_escalated",
-            tier=Tier.NORMAL,
-            decision_log=[*rec.decision_log, f"LOW → NORMAL for review: {why}"],
-        )
-        rc.emit("task.tier", f"task-{rec.task_id}: reviewer needed ({why})")
+        rec = _needs_reviewer(rc, rec, f"pm-agent cannot tell whether {len(suspicious)} test line(s) can fail")
+    return rec
+
+
+def _needs_reviewer(rc: RunContext, rec: TaskRecord, why: str) -> TaskRecord:
+    """A LOW task goes to a reviewer agent after all (NORMAL for review), with the reason logged."""
+    rec = rc.store.update_task(
+        rc.run_id,
+        rec.task_id,
+        event="task.tier_escalated",
+        tier=Tier.NORMAL,
+        decision_log=[*rec.decision_log, f"LOW → NORMAL for review: {why}"],
+    )
+    rc.emit("task.tier", f"task-{rec.task_id}: reviewer needed ({why})")
     return rec
 
 
@@ -278,13 +283,5 @@ async def review_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) -> 
         if sanity.ok and not uncertain:
             done = rc.workflow.on_complete(S.REVIEWING_CODE) or S.CREATING_PR
             return Decision(done, "LOW: PM read the diff; it matches the task's scope")
-        why = "; ".join(sanity.reasons or sanity.out_of_scope) or "the agent was not confident"
-        rec = rc.store.update_task(
-            rc.run_id,
-            rec.task_id,
-            event="task.tier_escalated",
-            tier=Tier.NORMAL,
-            decision_log=[*rec.decision_log, f"LOW → NORMAL for review: {why}"],
-        )
-        rc.emit("task.tier", f"task-{rec.task_id}: reviewer needed ({why})")
+        _needs_reviewer(rc, rec, "; ".join(sanity.reasons or sanity.out_of_scope) or "the agent was not confident")
     return Decision(None, then=NextSession(rc.workflow.owner(S.REVIEWING_CODE) or "reviewer"))
