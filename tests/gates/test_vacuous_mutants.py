@@ -96,3 +96,10 @@ def test_a_line_outside_the_source_is_quoted_empty() -> None:
     assert verdict.failing == ["cannot fail: t.py:9: `` (test_x)"]
     verdict = judge_test("t.py", "test_x", [Assertion(0, Strength.WEAK)], None, ["def test_x():", "    pass"])
     assert verdict.failing == ["checks almost nothing: t.py:0: `` (test_x)"]
+
+
+def test_a_long_line_is_quoted_up_to_120_characters() -> None:
+    line = "    assert True, '" + "x" * 130 + "'"
+    report = VacuousReport()
+    judge_file("tests/test_long.py", None, "def test_x():\n" + line + "\n", report)
+    assert report.failing == [f"cannot fail: tests/test_long.py:2: `{line.strip()[:120]}` (test_x)"]
