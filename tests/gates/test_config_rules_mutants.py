@@ -9,7 +9,15 @@ from typing import Any
 
 import pytest
 
-from pm_agent.gates.config_rules import LINT, addopts_items, compare_settings, flat_eslint_weakenings
+from pm_agent.gates.config_rules import (
+    LINT,
+    RUNNER,
+    addopts_items,
+    compare_settings,
+    file_weakenings,
+    flat_eslint_weakenings,
+    rule_for,
+)
 from pm_agent.gates.justify import Weakening
 
 
@@ -87,3 +95,206 @@ def test_flat_eslint_config_lines() -> None:
         Weakening(LINT, path, 5, "ignores: [],", "eslint ignores", ("ignores",)),
     ]
     assert LINT == "lint/type check"
+
+
+Found = list[tuple[int | None, str, tuple[str, ...]]]
+
+
+def _found(old: dict[Any, Any], new: dict[Any, Any], added: list[tuple[int, str]] | None = None) -> Found:
+    """(line, what, codes) of each weakening compare_settings finds from `old` to `new`."""
+    return [(w.line, w.what, w.codes) for w in compare_settings("cfg", old, new, added or [])]
+
+
+RUFF_PFI = ("ruff", "per-file-ignores", "tests/*")
+FLAKE8_PFI = ("flake8", "per_file_ignores")
+TCM = ("pyright", "typeCheckingMode")
+TESTPATHS = ("pytest", "testpaths")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "found"),
+    [
+        # added, with the per-file glob as a second code
+        ({}, {RUFF_PFI: ["S101"]}, [(None, "ruff per-file-ignores.tests/* += S101", ("S101", "tests/*"))]),
+        ({RUFF_PFI: ["S101"]}, {RUFF_PFI: ["S101"]}, []),
+        # flake8's per-file-ignores text: one `glob: codes` per line, or several on one line
+        (
+            {FLAKE8_PFI: "tests/*: S101"},
+            {FLAKE8_PFI: "tests/*:S101 src/*:E501,E203\n  :E1"},
+            [
+                (None, "flake8 per_file_ignores += src/*: E501", ("src/*: E501",)),
+                (None, "flake8 per_file_ignores += src/*: E203", ("src/*: E203",)),
+            ],
+        ),
+        # mypy's exclude: one pattern a line
+        (
+            {},
+            {("mypy", "exclude"): "build/\n  dist/\n"},
+            [(None, "mypy exclude += build/", ("build/",)), (None, "mypy exclude += dist/", ("dist/",))],
+        ),
+        # removed from a select list
+        ({("ruff", "select"): "E,F B"}, {("ruff", "select"): "E F"}, [(None, "ruff select -= B", ("B",))]),
+        # lists of tables and scalars where a list is expected
+        (
+            {},
+            {("ruff", "ignore"): [{"b": 1, "a": 2}, 3]},
+            [(None, 'ruff ignore += {"a": 2, "b": 1}', ('{"a": 2, "b": 1}',)), (None, "ruff ignore += 3", ("3",))],
+        ),
+        ({}, {("ruff", "ignore"): 5}, [(None, "ruff ignore += 5", ("5",))]),
+        # true: turned on, in any spelling; already on is no change
+        (
+            {("mypy", "ignore_errors"): "False"},
+            {("mypy", "ignore_errors"): " Yes"},
+            [(None, "mypy ignore_errors =  Yes", ("ignore_errors",))],
+        ),
+        ({}, {("mypy", "ignore_errors"): 1}, [(None, "mypy ignore_errors = 1", ("ignore_errors",))]),
+        ({}, {("mypy", "ignore_errors"): "on"}, [(None, "mypy ignore_errors = on", ("ignore_errors",))]),
+        ({}, {("mypy", "ignore_errors"): "TRUE"}, [(None, "mypy ignore_errors = TRUE", ("ignore_errors",))]),
+        ({("mypy", "ignore_errors"): "on"}, {("mypy", "ignore_errors"): 1}, []),
+        ({}, {("mypy", "ignore_errors"): 0}, []),
+        ({}, {("mypy", "ignore_errors"): "maybe"}, []),
+        # false: turned off or removed while on; already off is no change
+        ({("mypy", "strict"): 1}, {}, [(None, "mypy strict = (removed)", ("strict",))]),
+        ({("mypy", "strict"): "1"}, {("mypy", "strict"): "No"}, [(None, "mypy strict = No", ("strict",))]),
+        ({}, {("mypy", "strict"): "off"}, [(None, "mypy strict = off", ("strict",))]),
+        ({("mypy", "strict"): "no"}, {("mypy", "strict"): 0}, []),
+        ({("mypy", "strict"): "no"}, {}, []),
+        ({("mypy", "strict"): False}, {}, []),
+        ({}, {("mypy", "strict"): True}, []),
+        (
+            {("mypy", "overrides", "pkg.*", "disallow_untyped_defs"): True},
+            {("mypy", "overrides", "pkg.*", "disallow_untyped_defs"): False},
+            [(None, "mypy overrides.pkg.*.disallow_untyped_defs = false", ("disallow_untyped_defs",))],
+        ),
+        # value: one of the weakening values, in any case, from another value
+        ({}, {("mypy", "follow_imports"): "Skip"}, [(None, "mypy follow_imports = Skip", ("follow_imports",))]),
+        ({("mypy", "follow_imports"): "silent"}, {("mypy", "follow_imports"): "skip"}, []),
+        ({("mypy", "follow_imports"): "skip"}, {("mypy", "follow_imports"): "normal"}, []),
+        # lowered: below the old level (standard when there was none); unknown levels lower nothing
+        ({TCM: "strict"}, {TCM: "basic"}, [(None, "pyright typeCheckingMode = basic", ("typeCheckingMode",))]),
+        ({TCM: "standard"}, {TCM: "off"}, [(None, "pyright typeCheckingMode = off", ("typeCheckingMode",))]),
+        ({}, {TCM: "basic"}, [(None, "pyright typeCheckingMode = basic", ("typeCheckingMode",))]),
+        ({TCM: "basic"}, {TCM: "strict"}, []),
+        ({}, {TCM: "standard"}, []),
+        ({TCM: "standard"}, {TCM: "weird"}, []),
+        ({TCM: "weird"}, {TCM: "off"}, []),
+        # new: only an entry that did not exist
+        (
+            {},
+            {("golangci", "issues", "exclude-rules", "0", "linters"): ["errcheck"]},
+            [(None, 'golangci issues.exclude-rules.0.linters = ["errcheck"]', ("linters",))],
+        ),
+        (
+            {("golangci", "issues", "exclude-rules", "0", "linters"): ["errcheck"]},
+            {("golangci", "issues", "exclude-rules", "0", "linters"): ["gosec"]},
+            [],
+        ),
+        # changed: any change
+        (
+            {("pytest", "python_files"): "test_*.py"},
+            {("pytest", "python_files"): "check_*.py"},
+            [(None, "pytest python_files = check_*.py", ("python_files",))],
+        ),
+        ({("pytest", "python_files"): "test_*.py"}, {("pytest", "python_files"): "test_*.py"}, []),
+        # narrowed: set where there was none, or a path dropped
+        ({}, {TESTPATHS: "tests"}, [(None, "pytest testpaths narrowed to tests", ("tests",))]),
+        ({TESTPATHS: "tests docs"}, {TESTPATHS: "tests"}, [(None, "pytest testpaths narrowed to tests", ("tests",))]),
+        ({TESTPATHS: "tests"}, {}, [(None, "pytest testpaths narrowed to (nothing)", ("testpaths",))]),
+        ({TESTPATHS: "tests"}, {TESTPATHS: "tests,docs"}, []),
+        # warnings: new ignore filters, dropped error filters
+        (
+            {("pytest", "filterwarnings"): "error\nignore::UserWarning\nerror::ResourceWarning"},
+            {
+                (
+                    "pytest",
+                    "filterwarnings",
+                ): "ignore::UserWarning\nignore::DeprecationWarning\ndefault\nerror::ResourceWarning"
+            },
+            [
+                (None, "pytest filterwarnings += ignore::DeprecationWarning", ("ignore::DeprecationWarning",)),
+                (None, "pytest filterwarnings -= error", ("error",)),
+            ],
+        ),
+        # addopts: only options not there before
+        (
+            {("pytest", "addopts"): "-k a"},
+            {("pytest", "addopts"): "-k a -m b"},
+            [(None, "pytest addopts += -m b", ("-m b",))],
+        ),
+    ],
+)
+def test_each_kind_of_weakening(old: dict[Any, Any], new: dict[Any, Any], found: Found) -> None:
+    assert _found(old, new) == found
+
+
+def test_the_line_of_a_weakening_is_the_first_added_line_naming_it() -> None:
+    key = ("ruff", "ignore")
+    added = [(3, "[tool.ruff]"), (4, 'ignore = ["F401",'), (5, '  "E501"]')]
+    assert [(w.line, w.text) for w in compare_settings("p", {}, {key: ["E501", "F401"]}, added)] == [
+        (5, '"E501"]'),
+        (4, 'ignore = ["F401",'),
+    ]
+    pfi = [(7, '"tests/*" = ["S101"]')]
+    assert _found({}, {RUFF_PFI: ["S101"]}, pfi)[0][0] == 7
+    flake8 = [(2, "per-file-ignores ="), (3, "  tests/*: S101")]
+    assert _found({}, {FLAKE8_PFI: "tests/*: S101"}, flake8)[0][0] == 3, "the code, then the whole item"
+    named_by_key = [(2, "[mypy]"), (3, "strict = false")]
+    assert [(w.line, w.text) for w in compare_settings("m", {}, {("mypy", "strict"): "false"}, named_by_key)] == [
+        (3, "strict = false")
+    ]
+    assert [(w.line, w.text) for w in compare_settings("m", {}, {("mypy", "strict"): "false"}, [(9, " x ")])] == [
+        (9, "x")
+    ], "no added line names it: the first added line"
+    assert [w.text for w in compare_settings("m", {}, {("mypy", "strict"): "false"}, [])] == ["mypy strict = false"]
+
+
+def test_only_the_rules_of_the_check_asked_for() -> None:
+    both = {("pytest", "addopts"): "-m b", ("ruff", "ignore"): ["E1"]}
+    runner = compare_settings("pyproject.toml", {}, both, [], RUNNER)
+    assert [(w.check, w.what) for w in runner] == [(RUNNER, "pytest addopts += -m b")]
+    lint = compare_settings("pyproject.toml", {}, both, [], LINT)
+    assert [(w.check, w.what) for w in lint] == [(LINT, "ruff ignore += E1")]
+    assert [w.what for w in compare_settings("pyproject.toml", {}, both, [])] == [
+        "pytest addopts += -m b",
+        "ruff ignore += E1",
+    ]
+    assert compare_settings("x", {}, {("ruff", "line-length"): 200, ("black", "ignore"): ["x"]}, []) == []
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"),
+    [
+        (("ruff", "extend_ignore"), "added"),  # `_` and `-` are the same
+        (("mypy", "disallow_untyped_defs"), "false"),
+        (("mypy", "overrides", "pkg", "ignore_errors"), "true"),
+        (("mypy", "overrides", "pkg", "follow-imports"), "value"),
+        (("eslint", "overrides", "0", "rules", "eqeqeq"), "off"),
+        (("pytest", "xfail_strict"), "false"),
+        (("pyright", "reportMissingImports"), "off"),
+        (("pyright", "strict"), "removed"),
+    ],
+)
+def test_rule_for(key: tuple[str, ...], kind: str) -> None:
+    rule = rule_for(key)
+    assert rule is not None
+    assert rule.kind == kind
+
+
+@pytest.mark.parametrize(
+    "key", [("ruff",), ("ruff", "ignore", "x"), ("mypy", "overrides", "ignore_errors"), ("RUFF", "ignore"), ("x", "y")]
+)
+def test_no_rule_for(key: tuple[str, ...]) -> None:
+    assert rule_for(key) is None
+
+
+def test_a_deleted_configuration_file() -> None:
+    ruff = "[tool.ruff]\nline-length = 100\nignore = []\n"
+    assert [w.quote() for w in file_weakenings("pyproject.toml", ruff, None, [], LINT)] == [
+        "pyproject.toml: configuration file deleted (lint/type check): (file deleted)"
+    ]
+    assert file_weakenings("pyproject.toml", ruff, None, [], RUNNER) == [], "no runner setting was in it"
+    assert file_weakenings("pyproject.toml", '[project]\nname = "x"\n', None, [], LINT) == []
+    assert file_weakenings("pyproject.toml", None, ruff, [], LINT) == [], "ignore = [] adds nothing"
+    assert file_weakenings("eslint.config.js", None, "x", [(1, "'eqeqeq': 'off',")], RUNNER) == []
+    [flat] = file_weakenings("eslint.config.js", None, "x", [(1, "'eqeqeq': 'off',")], LINT)
+    assert flat.what == "eslint rule eqeqeq off"
