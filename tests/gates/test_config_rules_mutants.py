@@ -12,6 +12,8 @@ import pytest
 from pm_agent.gates.config_rules import (
     LINT,
     RUNNER,
+    Rule,
+    _rules,
     addopts_items,
     compare_settings,
     file_weakenings,
@@ -298,3 +300,18 @@ def test_a_deleted_configuration_file() -> None:
     assert file_weakenings("eslint.config.js", None, "x", [(1, "'eqeqeq': 'off',")], RUNNER) == []
     [flat] = file_weakenings("eslint.config.js", None, "x", [(1, "'eqeqeq': 'off',")], LINT)
     assert flat.what == "eslint rule eqeqeq off"
+
+
+def test_rules_builds_one_rule_per_name_and_mypy_override_variants() -> None:
+    # RULES is built once at import; _rules is called again here so that a change to it can be seen
+    assert _rules("ruff", "ignore|lint/extend-ignore", "added") == [
+        Rule(("ruff", "ignore"), "added"),
+        Rule(("ruff", "lint", "extend-ignore"), "added"),
+    ]
+    assert _rules("mypy", "strict", "false", check=RUNNER, values=("a",)) == [
+        Rule(("mypy", "strict"), "false", check=RUNNER, values=("a",)),
+        Rule(("mypy", "overrides", "*", "strict"), "false", check=RUNNER, values=("a",)),
+    ]
+    assert _rules("flake8", "per-file-ignores", "added", split="perfile") == [
+        Rule(("flake8", "per-file-ignores"), "added", LINT, "perfile")
+    ]
