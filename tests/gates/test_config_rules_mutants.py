@@ -81,6 +81,7 @@ def test_flat_eslint_config_lines() -> None:
         (4, "  ignores: [ 'dist/**' , \"build\", 'Xcode', 'X' ],"),
         (5, "  ignores: [],"),
         (6, "  'no-undef': 'error',"),
+        (7, "  ignores: ['dist', '', \"\"],"),
     ]
     path = "eslint.config.js"
     assert flat_eslint_weakenings(path, added) == [
@@ -95,6 +96,7 @@ def test_flat_eslint_config_lines() -> None:
             ("dist/**", "build", "Xcode", "X"),
         ),
         Weakening(LINT, path, 5, "ignores: [],", "eslint ignores", ("ignores",)),
+        Weakening(LINT, path, 7, "ignores: ['dist', '', \"\"],", "eslint ignores", ("dist",)),
     ]
     assert LINT == "lint/type check"
 
@@ -150,6 +152,34 @@ TESTPATHS = ("pytest", "testpaths")
             [(None, "mypy ignore_errors =  Yes", ("ignore_errors",))],
         ),
         ({}, {("mypy", "ignore_errors"): 1}, [(None, "mypy ignore_errors = 1", ("ignore_errors",))]),
+        ({}, {("mypy", "ignore_errors"): "1"}, [(None, "mypy ignore_errors = 1", ("ignore_errors",))]),
+        ({}, {("mypy", "strict"): "0"}, [(None, "mypy strict = 0", ("strict",))]),
+        # off: a rule that stays on is no change
+        ({("eslint", "rules", "eqeqeq"): "warn"}, {("eslint", "rules", "eqeqeq"): "error"}, []),
+        ({("eslint", "rules", "eqeqeq"): "warn"}, {}, [(None, "eslint rules.eqeqeq = (removed)", ("eqeqeq",))]),
+        ({("eslint", "rules", "eqeqeq"): "off"}, {}, []),
+        # lines: one entry a line, blanks inside a line kept
+        (
+            {},
+            {("mypy", "exclude"): "(?x)(\n    ^one\\.py$\n  | ^two\\.py$\n)"},
+            [
+                (None, "mypy exclude += (?x)(", ("(?x)(",)),
+                (None, "mypy exclude += ^one\\.py$", ("^one\\.py$",)),
+                (None, "mypy exclude += | ^two\\.py$", ("| ^two\\.py$",)),
+                (None, "mypy exclude += )", (")",)),
+            ],
+        ),
+        (
+            {},
+            {("pytest", "filterwarnings"): "ignore:an old api:DeprecationWarning"},
+            [
+                (
+                    None,
+                    "pytest filterwarnings += ignore:an old api:DeprecationWarning",
+                    ("ignore:an old api:DeprecationWarning",),
+                )
+            ],
+        ),
         ({}, {("mypy", "ignore_errors"): "on"}, [(None, "mypy ignore_errors = on", ("ignore_errors",))]),
         ({}, {("mypy", "ignore_errors"): "TRUE"}, [(None, "mypy ignore_errors = TRUE", ("ignore_errors",))]),
         ({("mypy", "ignore_errors"): "on"}, {("mypy", "ignore_errors"): 1}, []),

@@ -222,3 +222,20 @@ def test_unreadable_files_raise_value_error_naming_the_format(path: str, text: s
 def test_config_format_and_is_lint_config(path: str, kind: str | None, lint: bool) -> None:
     assert config_format(path) == kind
     assert is_lint_config(path) is lint
+
+
+@pytest.mark.parametrize(
+    ("text", "settings"),
+    [
+        (
+            '{"a": "say \\" // not a comment", "b": 1}',
+            {("tsconfig", "a"): 'say " // not a comment', ("tsconfig", "b"): 1},
+        ),
+        ('{"a": 1 /*/ "b": 2 */}', {("tsconfig", "a"): 1}),  # `/*/` opens a comment, it does not close one
+        ('{"a": 1 /**/, "b": 2}', {("tsconfig", "a"): 1, ("tsconfig", "b"): 2}),
+        ('{"a": 1, /* c */"b": 2}', {("tsconfig", "a"): 1, ("tsconfig", "b"): 2}),
+        ('{/* one */ "a": 1, /* two */ "b": 2}', {("tsconfig", "a"): 1, ("tsconfig", "b"): 2}),
+    ],
+)
+def test_comments_and_strings_next_to_each_other(text: str, settings: dict[tuple[str, ...], object]) -> None:
+    assert read_settings("tsconfig.json", text) == settings
