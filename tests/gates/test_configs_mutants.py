@@ -239,3 +239,9 @@ def test_config_format_and_is_lint_config(path: str, kind: str | None, lint: boo
 )
 def test_comments_and_strings_next_to_each_other(text: str, settings: dict[tuple[str, ...], object]) -> None:
     assert read_settings("tsconfig.json", text) == settings
+
+
+def test_a_mypy_override_section_without_a_mypy_section() -> None:
+    assert read_settings("mypy.ini", "[mypy-pkg.*]\nignore_errors = True\n") == {
+        ("mypy", "overrides", "pkg.*", "ignore_errors"): "True"
+    }
