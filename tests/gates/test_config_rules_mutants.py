@@ -233,6 +233,12 @@ TESTPATHS = ("pytest", "testpaths")
         ({TESTPATHS: "tests docs"}, {TESTPATHS: "tests"}, [(None, "pytest testpaths narrowed to tests", ("tests",))]),
         ({TESTPATHS: "tests"}, {}, [(None, "pytest testpaths narrowed to (nothing)", ("testpaths",))]),
         ({TESTPATHS: "tests"}, {TESTPATHS: "tests,docs"}, []),
+        ({TESTPATHS: "a b c"}, {TESTPATHS: "a b"}, [(None, "pytest testpaths narrowed to a, b", ("a", "b"))]),
+        (
+            {("pytest", "filterwarnings"): "error:an old api:UserWarning\nerror"},
+            {("pytest", "filterwarnings"): "error"},
+            [(None, "pytest filterwarnings -= error:an old api:UserWarning", ("error:an old api:UserWarning",))],
+        ),
         # warnings: new ignore filters, dropped error filters
         (
             {("pytest", "filterwarnings"): "error\nignore::UserWarning\nerror::ResourceWarning"},

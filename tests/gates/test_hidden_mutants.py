@@ -148,3 +148,11 @@ def test_nothing_runs_without_configurations_or_commands(make_work: MakeWork) ->
     work.write("ruff.toml", "")
     assert hidden_findings(work.path, work.base, [], [LINT], timeout_s=30).commands == []
     assert hidden_findings(work.path, work.base, ["ruff.toml"], [], timeout_s=30).commands == []
+
+
+def test_a_hidden_finding_far_above_the_last_lines_of_output(make_work: MakeWork) -> None:
+    shared = "".join(f"calc.py:{n}:1: E501 [*] Line too long\n" for n in range(10, 110))
+    work = make_work({"ruff.toml": F401 + shared})
+    work.write("ruff.toml", shared)
+    hidden = hidden_findings(work.path, work.base, ["ruff.toml"], ["cat ruff.toml; exit 1"], timeout_s=30)
+    assert [f.key for f in hidden.findings["cat ruff.toml; exit 1"]] == ["ruff|calc.py|F401|`os` imported but unused"]

@@ -14,9 +14,11 @@ from pm_agent.gates.weakened import (
     gate_checks_weakened,
     gate_tests_weakened,
     lint_config_weakenings,
+    lint_settings_differ,
     vacuous_tests,
 )
 from pm_agent.plan.models import Task
+from pm_agent.vcs import ChangeSet
 
 from .conftest import MakeWork, Work
 
@@ -261,3 +263,30 @@ def test_vacuous_tests_compares_with_the_base_version(make_work: MakeWork) -> No
     work.write("tests/test_f.py", TEST.replace("f() == 1", "f()"))
     weaker = vacuous_tests(work.path, work.base, work.git.changes(work.base))
     assert weaker.failing == ["assertion replaced by a weaker one in test_f: tests/test_f.py:5: `assert f()`"]
+
+
+def test_only_lint_settings_count_as_a_lint_configuration_change() -> None:
+    old = '[tool.ruff]\nline-length = 100\n[tool.pytest.ini_options]\naddopts = "-q"\n'
+    assert not lint_settings_differ("pyproject.toml", old, old.replace('"-q"', '"-q -x"'))
+    assert lint_settings_differ("pyproject.toml", old, old.replace("100", "120"))
+    assert lint_settings_differ("eslint.config.js", "x", "x"), "a flat eslint config cannot be read: always counts"
+
+
+def test_the_changes_given_are_the_ones_judged(make_work: MakeWork) -> None:
+    work = make_work({"calc.py": "x = 1\n"})
+    work.write("calc.py", "import os  # noqa: F401\n")
+    nothing = ChangeSet(base=work.base, target=work.base)
+    assert gate_checks_weakened(TASK, work.path, work.base, AgentReport(), changes=nothing).passed
+    assert gate_tests_weakened(TASK, work.path, work.base, AgentReport(), changes=nothing).passed
+    assert not gate_checks_weakened(TASK, work.path, work.base, AgentReport()).passed
+
+
+def test_the_environment_reaches_both_lint_runs(make_work: MakeWork) -> None:
+    work = _ruff_work(make_work, f"line-length = 200\n# {E501}\n")
+    command = 'sed -n "s/^# //p" ruff.toml; [ -n "$LINT_ENV" ] || exit 0; exit 1'
+    with_env = gate_checks_weakened(
+        TASK, work.path, work.base, AgentReport(), commands=(command,), timeout_s=30, env={"LINT_ENV": "1"}
+    )
+    assert with_env.details["hidden"] == {command: ["ruff|calc.py|F401|`os` imported but unused"]}
+    without = gate_checks_weakened(TASK, work.path, work.base, AgentReport(), commands=(command,), timeout_s=30)
+    assert without.details["hidden"] == {}
