@@ -112,6 +112,9 @@ def test_findings_hidden_by_a_change_no_rule_names(make_work: MakeWork) -> None:
     assert passed.details["justified"] == ["ruff.toml: configuration change hides findings: (configuration change)"]
     assert JUSTIFY_HINT not in passed.evidence
     assert "calc.py:1: F401" in passed.evidence
+    # the file is the change's code: an entry naming a line of it (the change has no line) still names it
+    by_line = _note("ruff.toml:1: the team agreed on longer lines for this code")
+    assert gate_checks_weakened(TASK, work.path, work.base, by_line, commands=(LINT,), timeout_s=30).passed
 
 
 def test_a_named_weakening_is_not_listed_again_as_a_configuration_change(make_work: MakeWork) -> None:
