@@ -284,6 +284,17 @@ def test_the_line_of_a_weakening_is_the_first_added_line_naming_it() -> None:
         (9, "x")
     ], "no added line names it: the first added line"
     assert [w.text for w in compare_settings("m", {}, {("mypy", "strict"): "false"}, [])] == ["mypy strict = false"]
+    # an option and its value: the whole item first, not its last word
+    addopts = [(2, "# about"), (3, 'addopts = "-m b"')]
+    assert [w.line for w in compare_settings("p", {}, {("pytest", "addopts"): "-m b"}, addopts)] == [3]
+    # a TOML list does not hold "-m b": the line naming the setting, not the table's header
+    listed = [(5, "[tool.pytest.ini_options]"), (6, 'addopts = ["-m", "b"]')]
+    assert [w.line for w in compare_settings("p", {}, {("pytest", "addopts"): ["-m", "b"]}, listed)] == [6]
+    # a code on a line the change kept: the line naming the glob, not the table's header
+    moved = [(3, "[tool.ruff.per-file-ignores]"), (4, '"tests/*" = [')]
+    assert [w.line for w in compare_settings("p", {}, {RUFF_PFI: ["S101"]}, moved)] == [4]
+    flake8_tight = [(2, "per-file-ignores ="), (3, "    tests/*:S101")]
+    assert _found({}, {FLAKE8_PFI: "tests/*:S101"}, flake8_tight)[0][0] == 3, "the code alone, without the glob"
 
 
 def test_only_the_rules_of_the_check_asked_for() -> None:

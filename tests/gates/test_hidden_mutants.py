@@ -156,3 +156,11 @@ def test_a_hidden_finding_far_above_the_last_lines_of_output(make_work: MakeWork
     work.write("ruff.toml", shared)
     hidden = hidden_findings(work.path, work.base, ["ruff.toml"], ["cat ruff.toml; exit 1"], timeout_s=30)
     assert [f.key for f in hidden.findings["cat ruff.toml; exit 1"]] == ["ruff|calc.py|F401|`os` imported but unused"]
+
+
+def test_a_command_that_times_out_is_noted_with_the_timeout(make_work: MakeWork) -> None:
+    work = make_work({"ruff.toml": F401})
+    work.write("ruff.toml", "")
+    hidden = hidden_findings(work.path, work.base, ["ruff.toml"], ["sleep 5"], timeout_s=0.5)
+    assert hidden.notes == ["`sleep 5` cannot run with the task's configuration (timed out after 0.5s): not compared"]
+    assert not hidden.any
