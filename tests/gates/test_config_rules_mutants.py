@@ -342,6 +342,11 @@ def test_a_deleted_configuration_file() -> None:
         "pyproject.toml: configuration file deleted (lint/type check): (file deleted)"
     ]
     assert file_weakenings("pyproject.toml", ruff, None, [], RUNNER) == [], "no runner setting was in it"
+    [deleted] = file_weakenings("pytest.ini", "[pytest]\naddopts = -q\n", None, [], RUNNER)
+    assert (deleted.check, deleted.codes) == (RUNNER, ("pytest.ini",))
+    both = '[tool.ruff]\nignore = ["E1"]\n[tool.pytest.ini_options]\naddopts = "-m b"\n'
+    assert [w.what for w in file_weakenings("pyproject.toml", None, both, [], RUNNER)] == ["pytest addopts += -m b"]
+    assert [w.what for w in file_weakenings("pyproject.toml", None, both, [], LINT)] == ["ruff ignore += E1"]
     assert file_weakenings("pyproject.toml", '[project]\nname = "x"\n', None, [], LINT) == []
     assert file_weakenings("pyproject.toml", None, ruff, [], LINT) == [], "ignore = [] adds nothing"
     assert file_weakenings("eslint.config.js", None, "x", [(1, "'eqeqeq': 'off',")], RUNNER) == []

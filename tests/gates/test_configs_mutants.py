@@ -135,6 +135,8 @@ x = 1
         ("pylintrc", "[MAIN]\njobs = 2\n", {("pylint", "jobs"): "2"}),
         (".eslintrc", "rules:\n  eqeqeq: 0\n", {("eslint", "rules", "eqeqeq"): 0}),
         (".eslintrc", '  {"rules": {"eqeqeq": 0}}', {("eslint", "rules", "eqeqeq"): 0}),
+        (".eslintrc", '\n  {\n  // quiet\n  "rules": {"eqeqeq": 0},\n}', {("eslint", "rules", "eqeqeq"): 0}),
+        (".golangci.json", '{"run": {"timeout": 1e3}}', {("golangci", "run", "timeout"): 1000.0}),  # JSON, not YAML
         (".eslintrc.yml", "", {}),
         (".eslintrc.yaml", "rules:\n  a: 0\n", {("eslint", "rules", "a"): 0}),
         (".eslintrc.json", "", {}),
