@@ -115,3 +115,10 @@ def test_added_suppressions_of_a_change(make_work: MakeWork) -> None:
             "lint/type check",
         ),
     ]
+
+
+def test_a_python_file_that_is_not_utf8_is_still_read(make_work: MakeWork) -> None:
+    work = make_work({"a.py": "x = 1\n"})
+    (work.path / "a.py").write_bytes(b"x = 1\nname = '\xff'  # noqa: E501\n")
+    [found] = added_suppressions(work.path, work.git.changes(work.base))
+    assert (found.line, found.codes) == (2, ("E501",))
