@@ -35,8 +35,8 @@ bench: $(STAMP)
 # mutmut ([tool.mutmut] in pyproject.toml) on gates/, the signal parser, plan/deps.py and plan/tier_rules.py with
 # the fast tests of tests/gates, tests/signals and tests/plan; prints each module's score and the mutants no test
 # detects. Equivalent mutants (no test can tell them from the source) are listed with their reason in
-# bench/mutation_equivalent.txt, which the target prints. Cached in mutants/ (git-ignored): a first run (4,646
-# mutants) takes one to two hours on 2 shared cores; later ones test only changed functions and the survivors.
+# bench/mutation_equivalent.txt, which the target prints. Cached in mutants/ (git-ignored): a first run (7,275
+# mutants) takes two to three hours on 2 shared cores; later ones test only changed functions and the survivors.
 # MUTATION_ARGS=--fresh forgets the cache.
 mutation: $(STAMP)
 	$(BIN)/python bench/mutation.py $(MUTATION_ARGS)
