@@ -171,7 +171,9 @@ def test_deleted_test_files_count_their_tests(make_work: MakeWork) -> None:
         ("body", "Without removing tests", None),
         ("body", "We don't remove tests", None),
         ("body", "remove one two three four five six tests", None),  # too far apart
-        ("body", "removal of tests", None),
+        ("body", "removal of tests", "removal of tests"),
+        ("body", "Deleting the old tests", "Deleting the old tests"),
+        ("steps", "Removing tests we no longer need", "Removing tests"),
         ("body", "remove the testing helpers", None),
     ],
 )

@@ -367,3 +367,17 @@ def test_rules_builds_one_rule_per_name_and_mypy_override_variants() -> None:
     assert _rules("flake8", "per-file-ignores", "added", split="perfile") == [
         Rule(("flake8", "per-file-ignores"), "added", LINT, "perfile")
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "items"),
+    [
+        # flake8 separates entries by commas as well as blanks
+        ("a.py:E1,b.py:E2", ["a.py: E1", "b.py: E2"]),
+        ("a.py:E1,E2 b.py : E3", ["a.py: E1", "a.py: E2", "b.py: E3"]),
+        ("\n  tests/*: S101, F401\n  :E9", ["tests/*: S101", "tests/*: F401"]),
+    ],
+)
+def test_flake8_per_file_ignores_entries(text: str, items: list[str]) -> None:
+    found = _found({}, {FLAKE8_PFI: text})
+    assert [codes[0] for _, _, codes in found] == items

@@ -20,6 +20,8 @@ from pm_agent.gates.findings.select import ParseResult, _shape
         ("cargo +nightly clippy", ["clippy"]),
         ("cargo -q -v --locked clippy", []),  # the subcommand is looked for in the next three words only
         ("cargo", []),
+        ("go -C service vet ./...", ["go-vet"]),  # -C's value is not the subcommand
+        ("go -C vet", []),
         ("pip install git+https://example.com/x.git#egg=x && pytest", ["pytest"]),  # a # inside a word
     ],
 )

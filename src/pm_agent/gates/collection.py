@@ -42,7 +42,7 @@ RUNNER_HOOKS: dict[str, str] = {
     "collect_ignore": "leaves files out of collection",
     "collect_ignore_glob": "leaves files out of collection",
 }
-_REMOVES_TESTS = re.compile(r"\b(?:remove|delete|drop|retire)\w*\b(?:\W+\w+){0,5}?\W+tests?\b", re.IGNORECASE)
+_REMOVES_TESTS = re.compile(r"\b(?:remov|delet|drop|retir)\w*\b(?:\W+\w+){0,5}?\W+tests?\b", re.IGNORECASE)
 _NEGATED = re.compile(r"\b(?:not|never|no|without)\b|n't\b", re.IGNORECASE)
 
 

@@ -163,10 +163,13 @@ def _items(value: Any, split: str) -> list[str]:
     if split == "lines":
         return [line.strip() for line in value.splitlines() if line.strip()]
     if split == "perfile":
-        items = []
-        for line in re.split(r"\n|(?<=\d)\s+(?=\S+:)", value):
-            glob, _, codes = line.partition(":")
-            items += [f"{glob.strip()}: {code}" for code in re.split(r"[,\s]+", codes) if code and glob.strip()]
+        # flake8 separates entries and codes alike by commas or blanks: a word before a colon starts an entry.
+        items, glob = [], ""
+        for m in re.finditer(r"([^\s,:]*)[ \t]*:|([^\s,:]+)", value):
+            if m.group(2) is None:
+                glob = m.group(1)  # a colon with no glob before it starts an entry whose codes count for nothing
+            elif glob:
+                items.append(f"{glob}: {m.group(2)}")
         return items
     return [v for v in re.split(r"[,\s]+", value) if v]
 

@@ -127,8 +127,13 @@ def parsers_for_command(command: str) -> list[str]:
 
 def _next_word(words: Sequence[str], i: int) -> str:
     """The next word after `words[i]` that is not an option (`cargo +nightly clippy`, `go -C dir vet`)."""
+    after_option = False
     for word in words[i + 1 : i + 4]:
-        if not word.startswith(("-", "+")):
+        if word.startswith(("-", "+")):
+            after_option = word == "-C"  # `-C dir`: the option's value is not the subcommand
+        elif after_option:
+            after_option = False
+        else:
             return word
     return ""
 
