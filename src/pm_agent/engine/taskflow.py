@@ -322,6 +322,6 @@ def _remove_worktree(rc: RunContext, cleanup: WorktreeCleanup) -> None:
     try:
         rc.git.worktree_remove(cleanup.worktree, force=True)
         if not cleanup.keep_branch:
-            rc.git.run("branch", "-D", cleanup.branch)
+            rc.git.delete_branch(cleanup.branch)
     except Exception:  # cleanup is best effort; a leftover worktree is harmless and listed by git
         return

@@ -83,8 +83,7 @@ def base_config_copy(worktree: Path, base: str, configs: Sequence[str]) -> Itera
             with contextlib.suppress(GitCommandError):
                 git.worktree_remove(path, force=True)
         shutil.rmtree(tmp, ignore_errors=True)
-        with contextlib.suppress(GitCommandError):
-            git.run("worktree", "prune")
+        git.worktree_prune()
 
 
 def _run(command: str, cwd: Path, timeout_s: float, env: Mapping[str, str] | None) -> CommandResult:

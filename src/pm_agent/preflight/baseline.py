@@ -87,7 +87,7 @@ def remove_stale_preflight(git: Git, state_dir: Path) -> None:
             with contextlib.suppress(Exception):
                 git.worktree_remove(info.path, force=True)
     shutil.rmtree(root, ignore_errors=True)
-    git.try_run("worktree", "prune")
+    git.worktree_prune()
 
 
 def run_baseline(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Self
@@ -37,6 +38,11 @@ _REPO_LOCATING_VARS = frozenset(
     {"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR", "GIT_PREFIX"}
 )
 NO_HOOKS_ARGS = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false")
+# git does not lock its worktree metadata: `worktree add` writes .git/worktrees/<name>/ in steps, and a
+# concurrent `worktree list`, `remove` or `prune` reading it half-written fails ("failed to read ...
+# commondir"). pm-agent's slots run in threads of one process, so one lock per repository serialises them.
+_METADATA_LOCKS: dict[str, threading.RLock] = {}
+_METADATA_LOCKS_GUARD = threading.Lock()
 
 
 class GitCore:
@@ -52,6 +58,15 @@ class GitCore:
         self.path = Path(path).resolve()
         self.timeout_s = timeout_s
         self.protected_branches = protected_branches
+        self._common_dir: str | None = None
+
+    def metadata_lock(self) -> threading.RLock:
+        """The lock held while worktrees and branches of this repository (shared by all its worktrees) change."""
+        if self._common_dir is None:
+            out = self.run("rev-parse", "--path-format=absolute", "--git-common-dir")
+            self._common_dir = str(Path(out.strip()).resolve())
+        with _METADATA_LOCKS_GUARD:
+            return _METADATA_LOCKS.setdefault(self._common_dir, threading.RLock())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.path)!r})"

@@ -17,13 +17,20 @@ class GitWorktrees(GitCore):
         """Create branch `name` at `start`; idempotent when it already points there. Returns its sha."""
         self.check_writable(name, "create")
         sha = self.rev_parse(start)
-        if self.branch_exists(name):
-            existing = self.rev_parse(f"refs/heads/{name}")
-            if existing != sha:
-                raise VcsError(f"branch {name!r} already exists at {existing[:12]}, not at {sha[:12]}")
-            return sha
-        self.run("branch", "--no-track", name, sha)
+        with self.metadata_lock():
+            if self.branch_exists(name):
+                existing = self.rev_parse(f"refs/heads/{name}")
+                if existing != sha:
+                    raise VcsError(f"branch {name!r} already exists at {existing[:12]}, not at {sha[:12]}")
+                return sha
+            self.run("branch", "--no-track", name, sha)
         return sha
+
+    def delete_branch(self, name: str) -> None:
+        """Delete branch `name` whatever it holds (`branch -D`)."""
+        self.check_writable(name, "delete")
+        with self.metadata_lock():
+            self.run("branch", "-D", name)
 
     def worktree_add(self, path: Path | str, branch: str, start: str | None = None) -> Self:
         """Check `branch` out in a new worktree at `path`, creating it from `start` if it does not exist.
@@ -32,41 +39,43 @@ class GitWorktrees(GitCore):
         """
         self.check_writable(branch, "check out")
         target = Path(path).resolve()
-        for info in self.worktree_list():
-            if Path(info.path).resolve() == target:
-                if info.branch != branch:
-                    raise VcsError(f"{target} is already a worktree on {info.branch or 'a detached HEAD'}")
-                return self._at(target)
-        if self.branch_exists(branch):
-            self.run("worktree", "add", "--quiet", str(target), branch)
-        else:
-            self.run(
-                "worktree",
-                "add",
-                "--quiet",
-                "--no-track",
-                "-b",
-                branch,
-                str(target),
-                self.rev_parse(start or "HEAD"),
-            )
+        with self.metadata_lock():
+            for info in self.worktree_list():
+                if Path(info.path).resolve() == target:
+                    if info.branch != branch:
+                        raise VcsError(f"{target} is already a worktree on {info.branch or 'a detached HEAD'}")
+                    return self._at(target)
+            if self.branch_exists(branch):
+                self.run("worktree", "add", "--quiet", str(target), branch)
+            else:
+                start_sha = self.rev_parse(start or "HEAD")
+                self.run("worktree", "add", "--quiet", "--no-track", "-b", branch, str(target), start_sha)
         return self._at(target)
 
     def worktree_add_detached(self, path: Path | str, start: str) -> Self:
         """A worktree at `path` with a detached HEAD at `start`."""
         target = Path(path).resolve()
-        self.run("worktree", "add", "--quiet", "--detach", str(target), self.rev_parse(start))
+        sha = self.rev_parse(start)
+        with self.metadata_lock():
+            self.run("worktree", "add", "--quiet", "--detach", str(target), sha)
         return self._at(target)
 
     def worktree_remove(self, path: Path | str, force: bool = False) -> None:
         """Remove the worktree at `path` (its branch stays); `force` discards uncommitted changes in it."""
         args = ["worktree", "remove"] + (["--force"] if force else []) + [str(Path(path).resolve())]
-        self.run(*args)
-        self.run("worktree", "prune")
+        with self.metadata_lock():
+            self.run(*args)
+            self.run("worktree", "prune")
+
+    def worktree_prune(self) -> None:
+        """Forget worktrees whose folders are gone (best effort: a failure leaves only stale metadata)."""
+        with self.metadata_lock():
+            self.try_run("worktree", "prune")
 
     def worktree_list(self) -> list[WorktreeInfo]:
         """Every worktree of the repository, the main one first."""
-        out = self.run("worktree", "list", "--porcelain")
+        with self.metadata_lock():
+            out = self.run("worktree", "list", "--porcelain")
         infos: list[WorktreeInfo] = []
         for block in out.strip().split("\n\n"):
             fields: dict[str, str] = {}

@@ -126,9 +126,10 @@ def integrate(git: Git, task_branch: str, into_branch: str, *, merge_commit: boo
             )
         new = wt.head_sha()
     finally:
-        if wt_path.exists():
-            git.try_run("worktree", "remove", "--force", str(wt_path))
-        git.try_run("worktree", "prune")
+        with git.metadata_lock():
+            if wt_path.exists():
+                git.try_run("worktree", "remove", "--force", str(wt_path))
+            git.worktree_prune()
         shutil.rmtree(tmp, ignore_errors=True)
     if new == before:  # every commit was already applied (e.g. integrated before): nothing to move
         return IntegrationResult(status="up-to-date", after=before, message="changes already contained", **base)
