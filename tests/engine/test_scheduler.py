@@ -33,10 +33,23 @@ def test_independent_low_tasks_run_in_parallel_up_to_the_limit() -> None:
     assert ids(s.pick(ready[3:], running=[c("1", Tier.LOW, 1)])) == ["4", "5"]
 
 
-def test_tasks_with_dependencies_or_normal_tier_run_serially() -> None:
+def test_ready_tasks_with_completed_dependencies_share_the_slots() -> None:
     s = Scheduler()
-    assert ids(s.pick([c("2", Tier.LOW, 2, deps=("1",)), c("3", Tier.LOW, 3)], running=[])) == ["2"]
+    # Ready means every dependency is completed: the task is independent for dispatch.
+    assert ids(s.pick([c("2", Tier.LOW, 2, deps=("1",)), c("3", Tier.LOW, 3)], running=[])) == ["2", "3"]
+    assert ids(s.pick([c("4", Tier.LOW, 4, deps=("2",))], running=[c("3", Tier.LOW, 3, deps=("1",))])) == ["4"]
+
+
+def test_tiers_outside_parallel_tiers_run_serially() -> None:
+    s = Scheduler()
     assert ids(s.pick([c("2", Tier.NORMAL, 2), c("3", Tier.NORMAL, 3)], running=[])) == ["2"]
+    assert s.pick([c("3", Tier.NORMAL, 3)], running=[c("2", Tier.NORMAL, 2)]) == []
+
+
+def test_critical_runs_alone_even_when_listed_in_parallel_tiers() -> None:
+    s = Scheduler(parallel_tiers=frozenset(Tier))
+    assert ids(s.pick([c("1", Tier.CRITICAL, 1), c("2", Tier.LOW, 2)], running=[])) == ["1"]
+    assert s.pick([c("2", Tier.LOW, 2)], running=[c("1", Tier.CRITICAL, 1)]) == []
 
 
 def test_same_ownership_area_never_runs_twice_at_once() -> None:

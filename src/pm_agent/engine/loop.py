@@ -24,7 +24,7 @@ from pm_agent.engine.baseline import load_baseline, record_baseline, refresh_bas
 from pm_agent.engine.events import Listener
 from pm_agent.engine.reconfig import resume_config
 from pm_agent.engine.runctx import RunContext
-from pm_agent.engine.scheduler import Candidate, Scheduler
+from pm_agent.engine.scheduler import Candidate, Scheduler, remaining_paths, task_weight
 from pm_agent.engine.startup import StartInput, check_start, done_on_branch, record_takeover
 from pm_agent.engine.taskflow import TaskFlow
 from pm_agent.errors import NotFoundError, PmAgentError
@@ -179,7 +179,7 @@ def _exclude_state_dir(git: Git) -> None:
         exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + ".pm-agent/\n", encoding="utf-8")
 
 
-def _candidate(rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
+def _candidate(rec: TaskRecord, queue_pos: dict[str, int], paths: dict[str, float]) -> Candidate:
     task = rec.task()
     return Candidate(
         task_id=rec.task_id,
@@ -188,6 +188,15 @@ def _candidate(rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
         queue_order=queue_pos.get(rec.task_id, rec.plan_order),
         ownership=rec.ownership,
         depends_on=tuple(task.dependency_ids()),
+        remaining=paths.get(rec.task_id, 0.0),
+    )
+
+
+def _paths(records: list[TaskRecord]) -> dict[str, float]:
+    """Each task's critical-path length to the end of the plan, weighted by its size."""
+    tasks = {r.task_id: r.task() for r in records}
+    return remaining_paths(
+        {tid: task_weight(t) for tid, t in tasks.items()}, {tid: t.dependency_ids() for tid, t in tasks.items()}
     )
 
 
@@ -211,6 +220,7 @@ class PmLoop:
         self.prompts: set[asyncio.Task[None]] = set()
         self.errors: dict[str, str] = {}
         self.last_cycle_sha = rc.run.current_sha or rc.run.baseline_sha
+        self.paths: dict[str, float] = {}
 
     # ---------------------------------------------------------------- readiness
 
@@ -296,8 +306,10 @@ class PmLoop:
                 records = rc.store.list_tasks(rc.run_id)
             by_id = {r.task_id: r for r in records}
             if not rc.aborted:
-                ready = [_candidate(r, queue_pos) for r in self._ready(records)]
-                running = [_candidate(by_id[t], queue_pos) for t in self.flows]
+                if any(t not in self.paths for t in by_id):  # once per plan, again if slicing adds tasks
+                    self.paths = _paths(records)
+                ready = [_candidate(r, queue_pos, self.paths) for r in self._ready(records)]
+                running = [_candidate(by_id[t], queue_pos, self.paths) for t in self.flows]
                 for cand in self.scheduler.pick(ready, running):
                     self._cycle_diff()
                     slots = ", ".join(sorted(f"task-{t}" for t in [*self.flows, cand.task_id]))

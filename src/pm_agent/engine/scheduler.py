@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pm_agent.plan.models import Tier
+from pm_agent.plan.models import Task, Tier
 
 TIER_RANK = {Tier.CRITICAL: 0, Tier.NORMAL: 1, Tier.LOW: 2}
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """What the scheduler needs to know of a task."""
+    """What the scheduler needs to know of a task; `remaining` is its critical-path length."""
 
     task_id: str
     tier: Tier
@@ -20,16 +20,51 @@ class Candidate:
     queue_order: int
     ownership: str = ""
     depends_on: tuple[str, ...] = ()
+    remaining: float = 0.0
+
+
+def remaining_paths(weights: Mapping[str, float], depends_on: Mapping[str, Sequence[str]]) -> dict[str, float]:
+    """For each task, the heaviest path from it to the end of the plan, its own weight included.
+
+    `weights` holds every task; edges to tasks not in `weights` are ignored. Iterative (a plan may be
+    10,000 tasks deep) and linear in tasks plus edges; a cycle, which the plan loader already refuses,
+    leaves its tasks at their own weight instead of looping.
+    """
+    dependents: dict[str, list[str]] = {t: [] for t in weights}
+    pending = dict.fromkeys(weights, 0)  # dependents not yet finished, per task
+    for task, deps in depends_on.items():
+        if task not in weights:
+            continue
+        for dep in set(deps):
+            if dep in weights and dep != task:
+                dependents[dep].append(task)
+                pending[dep] += 1
+    result: dict[str, float] = {}
+    # Kahn's algorithm from the sinks backwards: a task is final once all its dependents are.
+    stack = [t for t, n in pending.items() if n == 0]
+    while stack:
+        task = stack.pop()
+        result[task] = weights[task] + max((result[d] for d in dependents[task]), default=0.0)
+        for dep in set(depends_on.get(task, ())):
+            if dep in pending and dep != task:
+                pending[dep] -= 1
+                if pending[dep] == 0:
+                    stack.append(dep)
+    for task in weights:
+        result.setdefault(task, weights[task])
+    return result
 
 
 @dataclass
 class Scheduler:
     """Seed 001's dispatch rules as one object with a tiny state (the anti-starvation counter).
 
-    - CRITICAL tasks and tasks with dependencies run alone (serial).
-    - Independent tasks of `parallel_tiers` may run beside each other, at most `max_parallel`,
+    Every task passed as ready has all its dependencies completed, so it is independent for dispatch.
+    - CRITICAL tasks, and tiers outside `parallel_tiers`, run alone (serial).
+    - Tasks of `parallel_tiers` may run beside each other, at most `max_parallel`,
       never two in the same ownership area.
-    - Priority CRITICAL > NORMAL > LOW, then dependency (queue) order, then plan order;
+    - Ranking: longest remaining path to the end of the plan first (`Candidate.remaining`, the
+      critical path weighted by size), then CRITICAL > NORMAL > LOW, then plan order;
       after `anti_starvation_interval` CRITICAL/NORMAL completions one ready LOW task goes first.
     """
 
@@ -40,8 +75,8 @@ class Scheduler:
     decisions: list[str] = field(default_factory=list)
 
     def parallel_ok(self, task: Candidate) -> bool:
-        """May this task share the slots with others?"""
-        return task.tier in self.parallel_tiers and not task.depends_on
+        """May this task share the slots with others? Its dependencies are completed by the time it is ready."""
+        return task.tier in self.parallel_tiers and task.tier is not Tier.CRITICAL
 
     def record_completion(self, tier: Tier) -> None:
         """Count completions for the anti-starvation rule."""
@@ -52,7 +87,7 @@ class Scheduler:
 
     def order(self, ready: Iterable[Candidate]) -> list[Candidate]:
         """Ready tasks by priority, with the anti-starvation exception applied."""
-        ranked = sorted(ready, key=lambda c: (TIER_RANK[c.tier], c.queue_order, c.plan_order))
+        ranked = sorted(ready, key=lambda c: (-c.remaining, TIER_RANK[c.tier], c.plan_order, c.queue_order))
         if self.completions_since_low >= self.anti_starvation_interval:
             lows = [c for c in ranked if c.tier is Tier.LOW]
             if lows:
@@ -80,3 +115,10 @@ class Scheduler:
             started.append(candidate)
             active.append(candidate)
         return started
+
+
+def task_weight(task: Task) -> float:
+    """A task's size for the critical path: its Estimate if the plan gives one, else its expected files (min 1)."""
+    if task.estimate is not None:
+        return task.estimate
+    return float(max(1, len(task.expected_files.all_paths())))

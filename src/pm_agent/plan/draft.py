@@ -22,6 +22,7 @@ class Draft:
     level: int  # heading level; a heading at this level or above ends the section
     explicit_tier: Tier | None = None
     ownership: str = ""
+    estimate: float | None = None
     refs: list[fields.Ref] = field(default_factory=list)
     said_none: bool = False  # `**Depends on:** none` (or `depends_on: []`) was written
     adopt: bool = False  # a task file's front-matter task: the file's first task heading fills it in
@@ -58,6 +59,7 @@ class Draft:
             tier=self.explicit_tier or Tier.NORMAL,
             explicit_tier=self.explicit_tier,
             ownership=self.ownership,
+            estimate=self.estimate,
             acceptance_criteria=self.lists["acceptance_criteria"],
             expected_files=self.files,
             non_goals=self.lists["non_goals"],

@@ -19,6 +19,8 @@ LABELS: dict[str, str] = {
     "ownership": "ownership",
     "owner": "ownership",
     "module": "ownership",
+    "estimate": "estimate",
+    "size": "estimate",
     "acceptance criteria": "acceptance_criteria",
     "acceptance": "acceptance_criteria",
     "non-goals": "non_goals",
@@ -251,6 +253,25 @@ def parse_tier(value: str) -> Tier:
         return Tier(word)
     except ValueError:
         raise ValueError(f"unknown tier {value.strip()!r} (expected critical, normal or low)") from None
+
+
+_ESTIMATE = re.compile(r"^~?\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[a-z]*)\.?$", re.IGNORECASE)
+# Hours are the unit; other units convert, and T-shirt sizes stand for a typical task of that size.
+_UNIT_NAMES = {1.0: "h hr hrs hour hours pt pts point points", 1 / 60: "m min mins minutes", 8.0: "d day days"}
+_UNITS = {"": 1.0} | {name: f for f, names in _UNIT_NAMES.items() for name in names.split()}
+_SIZES = {"xs": 0.5, "s": 1.0, "small": 1.0, "m": 3.0, "medium": 3.0, "l": 8.0, "large": 8.0, "xl": 16.0}
+
+
+def parse_estimate(value: str) -> float:
+    """`2h`, `3`, `30 min`, `1.5 days`, `small` / `medium` / `large` -> a positive size; ValueError otherwise."""
+    text = value.strip().strip("`*").strip()
+    word = re.split(r"[\s,;(—–]+", text, maxsplit=1)[0].lower()
+    if word in _SIZES and not text[:1].isdigit():
+        return _SIZES[word]
+    match = _ESTIMATE.match(re.split(r"\s*[,;(—–]", text, maxsplit=1)[0])
+    if match is not None and match.group("unit").lower() in _UNITS and float(match.group("n")) > 0:
+        return float(match.group("n")) * _UNITS[match.group("unit").lower()]
+    raise ValueError(f"unknown estimate {text!r} (expected e.g. 2h, 3, 30min, 1d, small, medium or large)")
 
 
 def clean_path(raw: str) -> str:

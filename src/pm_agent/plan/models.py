@@ -111,6 +111,8 @@ class Task(_Model):
     tier_reason: str = ""
     explicit_tier: Tier | None = None
     ownership: str = ""
+    # `**Estimate:**` in relative units (hours, points or small/medium/large); None: sized by expected files.
+    estimate: float | None = Field(default=None, gt=0)
     acceptance_criteria: list[str] = Field(default_factory=list)
     expected_files: ExpectedFiles = Field(default_factory=ExpectedFiles)
     non_goals: list[str] = Field(default_factory=list)

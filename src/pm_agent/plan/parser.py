@@ -230,6 +230,11 @@ class _Reader:
                 raise self.error(str(exc), plan_line) from None
         elif name == "ownership":
             draft.ownership = value
+        elif name == "estimate":
+            try:
+                draft.estimate = fields.parse_estimate(value)
+            except ValueError as exc:
+                raise self.error(str(exc), plan_line) from None
         elif name == "depends_on":
             if value:  # an empty value announces a list
                 self.add_refs(draft, value, plan_line)
