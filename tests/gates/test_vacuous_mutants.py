@@ -6,7 +6,6 @@ Written against mutmut's survivors (make mutation).
 from __future__ import annotations
 
 import ast
-import textwrap
 
 import pytest
 
@@ -22,11 +21,7 @@ from pm_agent.gates.vacuous import (
     judge_test,
 )
 
-
-def _strengths(body: str) -> list[Strength]:
-    source = "def test_x(self=None):\n" + textwrap.indent(textwrap.dedent(body), "    ")
-    func = ast.parse(source).body[0]
-    return [a.strength for a in assertions(func)]
+from .test_gates_vacuous import _strengths
 
 
 @pytest.mark.parametrize(
