@@ -26,7 +26,7 @@ from pm_agent.testing.scenario import ModelRequest, ToolCall, Turn
 from pm_agent.testing.team import Step, bash, signal, write
 from pm_agent.vcs import Git, tree_with_files
 
-from .calc_plan import NOTE
+from .calc_plan import ADDITION, NOTE, plan
 from .calc_plan import claimed as complete
 from .conftest import Target, git
 from .test_loop_e2e import module, pytest_source, work
@@ -34,18 +34,7 @@ from .test_loop_e2e import module, pytest_source, work
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
 PY = sys.executable
-PLAN = """\
-# calc
-
-### Task 1: Addition
-
-**Files:**
-- Create: `src/calc/add.py`
-- Test: `tests/test_add.py`
-
-**Acceptance criteria:**
-- add(a, b) returns the sum
-"""
+PLAN = plan(ADDITION)
 ADD = {
     "src/calc/add.py": module("add", "def add(a: int, b: int) -> int:\n    return a + b\n"),
     "tests/test_add.py": pytest_source("add", "add", "add(2, 3)", "5"),

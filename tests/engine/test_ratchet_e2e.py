@@ -21,7 +21,7 @@ from pm_agent.reports.manifest import parse_manifest
 from pm_agent.store import EscalationRecord, default_store_path, open_store
 from pm_agent.testing.team import signal
 
-from .calc_plan import NOTE
+from .calc_plan import ADDITION, NOTE, plan, section
 from .conftest import Target, git
 from .test_loop_e2e import module, pytest_source, work
 
@@ -29,27 +29,16 @@ pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
 PY = sys.executable
 
-PLAN = """\
-# calc
-
-### Task 1: Addition
-
-**Files:**
-- Create: `src/calc/add.py`
-- Test: `tests/test_add.py`
-
-**Acceptance criteria:**
-- add(a, b) returns the sum
-
-### Task 2: Subtraction
-
-**Files:**
-- Create: `src/calc/sub.py`
-- Test: `tests/test_sub.py`
-
-**Acceptance criteria:**
-- sub(a, b) returns the difference
-"""
+PLAN = plan(
+    ADDITION,
+    section(
+        2,
+        "Subtraction",
+        create=["src/calc/sub.py"],
+        test="tests/test_sub.py",
+        criteria=["sub(a, b) returns the difference"],
+    ),
+)
 
 # What the repository already has wrong: one unused import (ruff F401) and one type error (mypy).
 LEGACY = '"""Old code nobody cleaned up."""\n\nimport os\n\n\ndef legacy() -> int:\n    return "one"\n'
