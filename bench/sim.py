@@ -165,21 +165,27 @@ def lower_bound(tasks: Sequence[SimTask], slots: int) -> float:
 def rule_bound(tasks: Sequence[SimTask], scheduler: Scheduler) -> float:
     """A bound that knows seed 001's rules: work that runs alone adds up, one ownership area runs one at a time.
 
-    max(critical path, alone + shared / slots, alone + the busiest area's shared work), where `alone` is the
-    work of CRITICAL tasks and of tiers outside `parallel_tiers` (nothing runs beside them), `shared` the rest,
-    and a task without an area counts as an area of its own. Not tight: it ignores the wait for running tasks
-    to drain before a task that must run alone, and dependencies between shared tasks.
+    max(alone + the heaviest chain of shared work, alone + shared / slots, alone + the busiest area's shared
+    work), where `alone` is the work of CRITICAL tasks and of tiers outside `parallel_tiers` (nothing runs beside
+    them), `shared` the rest, and a task without an area counts as an area of its own. A chain's shared tasks
+    cannot overlap any task that runs alone, so alone + chain bounds the makespan (and is at least the critical
+    path). Not tight: it ignores the wait for running tasks to drain before a task that runs alone, and
+    dependencies among the shared tasks beyond one chain.
     """
     probe = {t.id: Candidate(t.id, t.task.tier, 0, 0, t.task.ownership) for t in tasks}
-    alone = sum(t.duration for t in tasks if not scheduler.parallel_ok(probe[t.id]))
-    shared = [t for t in tasks if scheduler.parallel_ok(probe[t.id])]
+    alone_ids = {t.id for t in tasks if not scheduler.parallel_ok(probe[t.id])}
+    alone = sum(t.duration for t in tasks if t.id in alone_ids)
+    shared = [t for t in tasks if t.id not in alone_ids]
+    chain = remaining_paths(
+        {t.id: 0.0 if t.id in alone_ids else t.duration for t in tasks}, {t.id: t.task.dependency_ids() for t in tasks}
+    )
     areas: dict[str, float] = {}
     for t in shared:  # a task without an area is an area of its own: it too takes its whole duration
         key = t.task.ownership or f"\0{t.id}"
         areas[key] = areas.get(key, 0.0) + t.duration
     busiest = max(areas.values(), default=0.0)
     slots = scheduler.max_parallel
-    return max(critical_path(tasks), alone + sum(t.duration for t in shared) / slots, alone + busiest)
+    return alone + max(max(chain.values(), default=0.0), sum(t.duration for t in shared) / slots, busiest)
 
 
 # ---------------------------------------------------------------- random plans

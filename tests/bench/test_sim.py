@@ -145,6 +145,16 @@ def test_critical_task_waits_for_the_slots_to_drain() -> None:
     assert spans(timeline) == {"1": (0, 4), "2": (4, 7), "3": (7, 8)}
 
 
+def test_rule_bound_adds_work_that_runs_alone_to_a_chain() -> None:
+    # 1 -> 2 (LOW, 2 each) and CRITICAL 3 (3) beside them: 3 cannot overlap 1 or 2, so nothing beats 2 + 2 + 3.
+    tasks = [st("1", 2, LOW), st("2", 2, LOW, ("1",)), st("3", 3, CRITICAL)]
+    scheduler = sched(3, frozenset({LOW}))
+    timeline = simulate(tasks, scheduler)
+    assert spans(timeline) == {"1": (0, 2), "3": (2, 5), "2": (5, 7)}
+    assert timeline.makespan == 7 == rule_bound(tasks, scheduler)
+    assert lower_bound(tasks, 3) == 4
+
+
 def test_two_tasks_of_one_area_never_overlap() -> None:
     tasks = [st("1", 2, LOW, ownership="api"), st("2", 3, LOW, ownership="api"), st("3", 1, LOW, ownership="ui")]
     scheduler = sched(3, frozenset({LOW}))
