@@ -1,0 +1,207 @@
+"""Benchmark 5 of issue 11: dispatch prompt size and per-task setup time for repositories of 100 … 10,000 files.
+
+For each size: a generated repository (committed), a real run started on it (`start_run`: plan, triage, shared
+context, store, working branch), then for TASKS tasks what the loop does before an agent starts: the task's
+worktree (`PmLoop._worktree`: `git worktree add` of the task branch from the working branch, `merge --ff-only`
+when clean) and the developer's dispatch prompt (`prompt_builder.build_prompt`, as `TaskFlow.session` calls it).
+Then the worktrees are removed as the engine removes them (`Git.worktree_remove`).
+
+Setup grows with the repository (a worktree checks every file out), so two alternatives are timed beside it,
+informative only (the engine is unchanged): a sparse worktree (`worktree add --no-checkout`, `sparse-checkout
+set --cone` on the task's expected folders, `checkout`), and a pool: one kept worktree that the next task takes
+over with `reset --hard`, `clean -fd` and `checkout -B <task branch> <working branch>`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from statistics import median
+
+from common import Figure, figure, goal_le
+
+from pm_agent.config import PmConfig
+from pm_agent.engine.events import RecordingListener
+from pm_agent.engine.loop import PmLoop, start_run
+from pm_agent.engine.prompt_builder import build_prompt
+from pm_agent.engine.runctx import RunContext
+from pm_agent.human.channels import PrintOnlyChannel
+from pm_agent.store import TaskRecord
+
+BENCH = "task setup"
+SIZES = (100, 1000, 10_000)
+TASKS = 5
+PLAN_PATH = "docs/plans/2026-01-05-reports.md"
+FILE_TEXT = '"""Module {i}: generated for the setup benchmark."""\n\n\ndef f{i}(x: int) -> int:\n    return x + {i}\n'
+
+_TASK = """## Task {n}: {title}
+
+{deps}**Ownership:** {area}
+
+{body}
+
+**Acceptance criteria:**
+- {title} works for an empty input and for 10,000 rows
+- Errors name the input line that caused them
+- The public function has a docstring and type hints
+
+**Files:**
+- Modify: `src/pkg0/mod{a}.py`
+- Create: `src/pkg{n}/report_{n}.py`
+- Test: `tests/pkg{n}/test_report_{n}.py`
+
+**Tests to run:**
+- `tests/pkg{n}/test_report_{n}.py`
+"""
+_TITLES = ("CSV export", "Monthly totals", "Per-team breakdown", "PDF rendering", "Email delivery", "Audit trail")
+
+
+def plan_text() -> str:
+    """A six-task plan that reads and writes files present in every generated repository."""
+    head = "# Reports — plan\n\n**Goal:** Usage reports for workspaces.\n\n**Tech Stack:** Python 3.11, pytest\n\n"
+    body = "Read the rows from the store module, aggregate them, and write the result; keep memory flat. " * 3
+    sections = [
+        _TASK.format(
+            n=n,
+            title=title,
+            deps=f"**Depends on:** Task {n - 1}\n" if n > 1 else "",
+            area=f"reports-{n}",
+            body=body.strip(),
+            a=n * 7,
+        )
+        for n, title in enumerate(_TITLES, start=1)
+    ]
+    return head + "\n".join(sections)
+
+
+def _git(repo: Path, *args: str) -> str:
+    cmd = ["git", "-c", "user.name=Bench", "-c", "user.email=bench@example.org", *args]
+    return subprocess.run(cmd, cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def make_repo(root: Path, n_files: int) -> Path:
+    """A committed repository of exactly `n_files` files (100 per package folder), the plan among them."""
+    repo = root / f"repo-{n_files:05d}"  # one name length, so paths in the prompt do not differ in size
+    for i in range(n_files - 2):
+        path = repo / "src" / f"pkg{i // 100}" / f"mod{i}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(FILE_TEXT.format(i=i), encoding="utf-8")
+    (repo / "README.md").write_text("# generated\n", encoding="utf-8")
+    (repo / PLAN_PATH).parent.mkdir(parents=True)
+    (repo / PLAN_PATH).write_text(plan_text(), encoding="utf-8")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "generated")
+    return repo
+
+
+def _ms(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return (time.perf_counter() - start) * 1000
+
+
+def _start(repo: Path) -> RunContext:
+    agent = {"runner": "command", "command": [sys.executable, "-c", "pass", "{prompt}"]}  # never started here
+    config = PmConfig.model_validate({"agent": agent})
+    return start_run(
+        repo, repo / PLAN_PATH, None, listener=RecordingListener(), channel=PrintOnlyChannel(), config=config
+    )
+
+
+def _setup(loop: PmLoop, rc: RunContext, rec: TaskRecord) -> str:
+    """What happens between `scheduler.pick` and the agent's start: the worktree, then the prompt."""
+    loop._worktree(rec)  # the engine's own step, so the figure follows it when it changes
+    return build_prompt(rc, rec, "developer", rc.history(rec.task_id))
+
+
+def measure(root: Path, n_files: int) -> dict[str, float]:
+    """Prompt bytes (mean of the tasks), setup ms and removal ms (medians), and the alternatives' ms."""
+    repo = make_repo(root, n_files)
+    rc = _start(repo)
+    try:
+        loop = PmLoop(rc)
+        records = rc.store.list_tasks(rc.run_id)[:TASKS]
+        prompts: list[int] = []
+        setups: list[float] = []
+        for rec in records:
+            start = time.perf_counter()
+            prompts.append(len(_setup(loop, rc, rec).encode("utf-8")))
+            setups.append((time.perf_counter() - start) * 1000)
+        removals = [
+            _ms(lambda r=rec: rc.git.worktree_remove(rc.worktree_path(r.task_id), force=True)) for rec in records
+        ]
+        alternatives = _alternatives(rc, records)
+    finally:
+        rc.store.close()
+    return {
+        "prompt": sum(prompts) / len(prompts),
+        "setup": median(setups),
+        "remove": median(removals),
+        **alternatives,
+    }
+
+
+def _alternatives(rc: RunContext, records: list[TaskRecord]) -> dict[str, float]:
+    """Informative, not the engine: per task, a sparse worktree, and a switch of one kept (pooled) worktree."""
+    base = rc.run.working_branch
+    sparse: list[float] = []
+    for rec in records:
+        path = rc.state_dir / "bench-sparse" / f"task-{rec.task_id}"
+        dirs = sorted({str(Path(p).parent) for p in rec.task().expected_files.all_paths()})
+
+        def add_sparse(path: Path = path, dirs: list[str] = dirs, branch: str = f"bench/sparse-{rec.task_id}") -> None:
+            rc.git.run("worktree", "add", "--quiet", "--no-checkout", "-b", branch, str(path), base)
+            _git(path, "sparse-checkout", "set", "--cone", *dirs)
+            _git(path, "checkout", "--quiet", branch)
+
+        sparse.append(_ms(add_sparse))
+    pool = rc.state_dir / "bench-pool"
+    rc.git.run("worktree", "add", "--quiet", "--detach", str(pool), base)  # made once, kept across tasks
+    pooled: list[float] = []
+    for rec in records:
+        # What the previous task left behind: a changed file and a new one.
+        (pool / "README.md").write_text("changed by the previous task\n", encoding="utf-8")
+        (pool / "src" / "left_over.py").write_text("x = 1\n", encoding="utf-8")
+
+        def switch(branch: str = f"bench/pool-{rec.task_id}") -> None:
+            _git(pool, "reset", "--hard", "--quiet")
+            _git(pool, "clean", "-fdq")
+            _git(pool, "checkout", "--quiet", "-B", branch, base)
+
+        pooled.append(_ms(switch))
+    return {"sparse": median(sparse), "pool": median(pooled)}
+
+
+def run() -> list[Figure]:
+    """Prompt size, setup and removal per repository size, and the alternatives' cost."""
+    results: dict[int, dict[str, float]] = {}
+    root = Path(tempfile.mkdtemp(prefix="pm-bench-setup-"))
+    try:
+        for n in SIZES:
+            print(f"  {n} files", file=sys.stderr, flush=True)
+            results[n] = measure(root, n)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    figures: list[Figure] = []
+    for n, r in results.items():
+        case = f"{n} files"
+        figures.append(figure(BENCH, case, "prompt bytes", r["prompt"]))
+        figures.append(figure(BENCH, case, "setup ms/task (median)", r["setup"]))
+        figures.append(figure(BENCH, case, "worktree removal ms (median)", r["remove"]))
+    small, middle, large = (results[n] for n in SIZES)
+    change = abs(large["prompt"] / small["prompt"] - 1) * 100
+    case = f"{SIZES[-1]} vs {SIZES[0]} files"
+    figures.append(figure(BENCH, case, "prompt size change %", change, goal_le(change, 1.0)))
+    figures.append(figure(BENCH, case, "setup time ratio", large["setup"] / small["setup"]))
+    later = abs(large["prompt"] / middle["prompt"] - 1) * 100  # the shared context's list of folders is capped
+    figures.append(figure(BENCH, f"{SIZES[-1]} vs {SIZES[1]} files", "prompt size change %", later))
+    for n, r in results.items():  # what a sparse worktree or a pool would cost instead of the setup's worktree
+        figures.append(figure(BENCH, f"{n} files", "sparse worktree add ms (median)", r["sparse"]))
+        figures.append(figure(BENCH, f"{n} files", "pooled worktree reset+clean+checkout -B ms (median)", r["pool"]))
+    return figures
