@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from statistics import median
 
@@ -133,9 +134,7 @@ def measure(root: Path, n_files: int) -> dict[str, float]:
             start = time.perf_counter()
             prompts.append(len(_setup(loop, rc, rec).encode("utf-8")))
             setups.append((time.perf_counter() - start) * 1000)
-        removals = [
-            _ms(lambda r=rec: rc.git.worktree_remove(rc.worktree_path(r.task_id), force=True)) for rec in records
-        ]
+        removals = [_ms(partial(rc.git.worktree_remove, rc.worktree_path(rec.task_id), force=True)) for rec in records]
         alternatives = _alternatives(rc, records)
     finally:
         rc.store.close()
