@@ -12,6 +12,7 @@ from pm_agent.plan.models import Tier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 # bench/ is not a package: its modules import each other by plain name
+from bench_schedule import LOW_NORMAL, measure
 from sim import (
     OPEN,
     REALISTIC,
@@ -240,3 +241,13 @@ def test_random_plan_is_deterministic_and_mixes_as_stated() -> None:
 def test_random_plan_needs_a_first_layer() -> None:
     with pytest.raises(SimulationError, match="at least 3"):
         random_plan(2, 1)
+
+
+def test_bench_schedule_measure_stays_within_what_is_possible() -> None:
+    ratio, rule, speedup = measure(OPEN, 50, 3, LOW_NORMAL)
+    assert ratio >= 1.0
+    assert rule >= 1.0
+    assert 1.0 <= speedup <= 3.0  # three slots cannot do better than three at a time
+    ratio_default, _, speedup_default = measure(REALISTIC, 50, 3, frozenset({LOW}))
+    assert ratio_default > ratio  # NORMAL tasks run alone under the default: the plan takes longer
+    assert speedup_default < speedup
