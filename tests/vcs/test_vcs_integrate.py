@@ -48,6 +48,57 @@ def test_diverged_branch_is_cherry_picked_keeping_trailers(repo: Git, tmp_path: 
     assert repo.rev_parse(WORK) == result.after
 
 
+def _header(git: Git, sha: str) -> tuple[dict[str, str], str]:
+    header, _, message = git.run("cat-file", "commit", sha).partition("\n\n")
+    fields = dict(line.split(" ", 1) for line in header.splitlines())
+    return fields, message
+
+
+def test_one_commit_lands_as_git_cherry_pick_would_make_it(repo: Git, tmp_path: Path, write: Write) -> None:
+    """One commit is picked without a scratch worktree: same tree, author, date and message as `git cherry-pick`."""
+    _, first = _task(repo, tmp_path, write, "task-1", {"a.py": "a = 1\n", "app.py": "x = 1\n"})
+    wt = repo.worktree_add(tmp_path / "task-2", "feat/demo/task-2", WORK)
+    write(wt.path, "b.py", "b = 1\n")
+    write(wt.path, "README.md", "# demo\n\nmore\n")
+    message = "feat: two  \n\n  indented body, trailing spaces  \n\nRefs: task-2\n\n"
+    author = {
+        "GIT_AUTHOR_NAME": "Ann Author",
+        "GIT_AUTHOR_EMAIL": "ann@example.invalid",
+        "GIT_AUTHOR_DATE": "981173106 +0700",
+    }
+    wt.run("add", "-A")
+    wt.run("commit", "-q", "--no-verify", "--cleanup=verbatim", "-F", "-", stdin_text=message, env=author)
+    original = wt.head_sha()
+    assert integrate(repo, first, WORK).status == "fast-forward"
+    before = repo.rev_parse(WORK)
+    result = integrate(repo, "feat/demo/task-2", WORK)
+    assert result.status == "cherry-picked" and result.commits == [original]
+    reference = repo.worktree_add_detached(tmp_path / "reference", before)
+    reference.run("cherry-pick", "--allow-empty", original)
+    picked, picked_message = _header(repo, result.after)
+    expected, expected_message = _header(repo, reference.head_sha())
+    assert picked["tree"] == expected["tree"]
+    assert picked["parent"] == before
+    assert picked["author"] == expected["author"] == "Ann Author <ann@example.invalid> 981173106 +0700"
+    assert picked_message == expected_message == message
+    assert repo.find_commit_by_trailer("task-2", WORK) == result.after
+
+
+def test_a_branch_of_two_commits_lands_as_two_commits(repo: Git, tmp_path: Path, write: Write) -> None:
+    _, first = _task(repo, tmp_path, write, "task-1", {"a.py": "a = 1\n"})
+    wt = repo.worktree_add(tmp_path / "task-2", "feat/demo/task-2", WORK)
+    write(wt.path, "b.py", "b = 1\n")
+    wt.commit_all("feat: step one\n")
+    write(wt.path, "c.py", "c = 1\n")
+    wt.commit_all("feat: step two\n\nRefs: task-2\n")
+    integrate(repo, first, WORK)
+    result = integrate(repo, "feat/demo/task-2", WORK)
+    assert result.status == "cherry-picked"
+    landed = repo.commits_since(result.before, WORK)
+    assert len(landed) == 2
+    assert [repo.run("log", "-1", "--format=%s", sha).strip() for sha in landed] == ["feat: step one", "feat: step two"]
+
+
 def test_conflict_returns_paths_and_leaves_working_branch_untouched(repo: Git, tmp_path: Path, write: Write) -> None:
     _, first = _task(repo, tmp_path, write, "task-1", {"app.py": "one\n", "x.py": "x\n"})
     _, second = _task(repo, tmp_path, write, "task-2", {"app.py": "two\n", "y.py": "y\n"})

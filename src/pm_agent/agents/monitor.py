@@ -43,6 +43,9 @@ __all__ = ["MonitorResult", "SessionMonitor", "final_status"]
 log = logging.getLogger(__name__)
 
 TOUCH_EVERY_S = 0.5  # at most this often a last_output_at update (each is a write transaction)
+# At most this often a look for the session's signal while it runs. A `complete` signal is read when the
+# process exits anyway; the look only starts the grace period of the others, which is seconds long.
+SIGNAL_POLL_S = 1.0
 MONITOR_EVENT_PREFIX = "pm/"  # kinds of the lines the monitor itself adds to the session log
 
 
@@ -96,6 +99,7 @@ class SessionMonitor:
         self.poll_s = poll_s
         self.signal: SignalRecord | None = None
         self._signal_at: float | None = None
+        self._signal_polled = 0.0
         self._store_lock = asyncio.Lock()
         self._started = time.monotonic()
         self._last_touch = 0.0
@@ -189,7 +193,8 @@ class SessionMonitor:
             if budget is not None and now - self._started >= budget:
                 await self._stop(StopReason.TIMEOUT)
                 return
-            if self.signal is None:
+            if self.signal is None and now - self._signal_polled >= SIGNAL_POLL_S:
+                self._signal_polled = now
                 try:
                     self.signal = await self._accepted_signal()
                 except PmAgentError as exc:  # a busy or failing store must not stop stuck detection

@@ -61,8 +61,10 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
         await asyncio.to_thread(rebase_after_conflict, worktree, done.task_commit, onto)
         evidence = "integration conflict with the working branch in: " + ", ".join(conflicts)
         return to_fixer(FixRequest("integration conflict", evidence), evidence[:120], rec.retry_count)
-    subject = rc.git.run("log", "-1", "--format=%s", done.commit_sha).strip()
+    subject, _, names = rc.git.run("show", "--name-only", "--format=%s", done.commit_sha).partition("\n")
+    subject = subject.strip()
     rc.store.record_commit(rc.run_id, rec.task_id, sha=done.commit_sha, branch=rc.run.working_branch, message=subject)
+    rc.watch.verified.add(rec.task_id)  # its commit is on the working branch: seen just now (completion-check)
     fault_point("after-commit-recorded")
     for risk in artifact.risks:
         known = {r.description for r in rc.store.list_risks(rc.run_id)}
@@ -70,7 +72,7 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
             rc.store.add_risk(rc.run_id, description=risk, severity=Severity(task.tier.value), source_task=rec.task_id)
     if done.tag and done.tag not in rc.run.checkpoint_tags:
         rc.run = rc.store.update_run(rc.run_id, checkpoint_tags=[*rc.run.checkpoint_tags, done.tag])
-    files = rc.git.run("show", "--name-only", "--format=", done.commit_sha).split()
+    files = names.split()
     started = rec.started_at or datetime.now(UTC)
     duration = int((datetime.now(UTC) - started.replace(tzinfo=started.tzinfo or UTC)).total_seconds() * 1000)
     return Decision(

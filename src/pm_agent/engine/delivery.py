@@ -254,7 +254,11 @@ def deliver(
     if not integration.ok:
         return Delivery(integration=integration, commit_sha=None, task_commit=task_commit)
     fault_point("after-integrate")
-    landed = repo.find_commit_by_trailer(task.ref, working_branch) or integration.after
+    fast = integration.status == "fast-forward" and integration.after == task_commit
+    if fast or (integration.status == "cherry-picked" and integration.commits == [task_commit]):
+        landed = integration.after  # the task's one commit is the new tip: no need to search for it
+    else:
+        landed = repo.find_commit_by_trailer(task.ref, working_branch) or integration.after
     tag = _tag(repo, plan_id, task, landed) if tag_checkpoint else None
     return Delivery(integration=integration, commit_sha=landed, task_commit=task_commit, tag=tag)
 

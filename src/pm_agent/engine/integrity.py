@@ -23,6 +23,7 @@ so a check never sees a transition half-made.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from pm_agent.agents.session import SessionResult
@@ -32,7 +33,7 @@ from pm_agent.errors import PmAgentError
 from pm_agent.lifecycle import IssueState, Workflow
 from pm_agent.plan.models import Presence, TaskStatus
 from pm_agent.reports.escalation import Escalation
-from pm_agent.store import TaskRecord
+from pm_agent.store import TaskRecord, TaskRow
 
 __all__ = [
     "CHECKOUT_GUARD",
@@ -53,11 +54,12 @@ CHECKOUT_GUARD = "checkout-guard"
 S = IssueState
 
 
-def _completion(rc: RunContext, records: list[TaskRecord]) -> list[Finding]:
+def _completion(rc: RunContext, records: Sequence[TaskRecord | TaskRow]) -> list[Finding]:
     found = []
-    for rec in records:
-        if S(rec.state) is not S.COMPLETED or rec.task_id in rc.watch.verified:
+    for row in records:
+        if S(row.state) is not S.COMPLETED or row.task_id in rc.watch.verified:
             continue
+        rec = row if isinstance(row, TaskRecord) else rc.store.get_task(rc.run_id, row.task_id)
         task = rec.task()
         if task.presence is Presence.EXISTS and rec.commit_sha is None:
             rc.watch.verified.add(rec.task_id)  # triage found it done before the run: no commit of its own
@@ -75,9 +77,9 @@ def _completion(rc: RunContext, records: list[TaskRecord]) -> list[Finding]:
     return found
 
 
-def check_run(rc: RunContext, records: list[TaskRecord] | None = None) -> list[Finding]:
+def check_run(rc: RunContext, records: Sequence[TaskRecord | TaskRow] | None = None) -> list[Finding]:
     """Store-watch and completion-check findings for the run's tasks as stored now (or `records`)."""
-    records = rc.store.list_tasks(rc.run_id) if records is None else records
+    records = rc.store.task_rows(rc.run_id) if records is None else records
     found = rc.watch.compare(records)
     flagged = {f.task_id for f in found}
     try:

@@ -23,14 +23,15 @@ from pm_agent.engine import integrity
 from pm_agent.engine.baseline import load_baseline, record_baseline, refresh_baseline, run_preflight
 from pm_agent.engine.events import Listener
 from pm_agent.engine.reconfig import resume_config
+from pm_agent.engine.routing import WorktreeCleanup
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Scheduler, remaining_paths, task_weight
 from pm_agent.engine.startup import StartInput, check_start, done_on_branch, record_takeover
-from pm_agent.engine.taskflow import TaskFlow
+from pm_agent.engine.taskflow import TaskFlow, remove_worktree
 from pm_agent.errors import NotFoundError, PmAgentError
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import IssueState, default_workflow
-from pm_agent.plan.models import Presence, TaskStatus, Tier
+from pm_agent.plan.models import Presence, Task, TaskStatus, Tier
 from pm_agent.preflight.baseline import remove_stale_preflight
 from pm_agent.reports.progress import ReportClock
 from pm_agent.reports.progress_data import progress_text
@@ -179,22 +180,20 @@ def _exclude_state_dir(git: Git) -> None:
         exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + ".pm-agent/\n", encoding="utf-8")
 
 
-def _candidate(rec: TaskRecord, queue_pos: dict[str, int], paths: dict[str, float]) -> Candidate:
-    task = rec.task()
+def _candidate(rec: TaskRecord, deps: tuple[str, ...], queue_pos: dict[str, int], paths: dict[str, float]) -> Candidate:
     return Candidate(
         task_id=rec.task_id,
         tier=rec.tier,
         plan_order=rec.plan_order,
         queue_order=queue_pos.get(rec.task_id, rec.plan_order),
         ownership=rec.ownership,
-        depends_on=tuple(task.dependency_ids()),
+        depends_on=deps,
         remaining=paths.get(rec.task_id, 0.0),
     )
 
 
-def _paths(records: list[TaskRecord]) -> dict[str, float]:
+def _paths(tasks: dict[str, Task]) -> dict[str, float]:
     """Each task's critical-path length to the end of the plan, weighted by its size."""
-    tasks = {r.task_id: r.task() for r in records}
     return remaining_paths(
         {tid: task_weight(t) for tid, t in tasks.items()}, {tid: t.dependency_ids() for tid, t in tasks.items()}
     )
@@ -221,28 +220,58 @@ class PmLoop:
         self.errors: dict[str, str] = {}
         self.last_cycle_sha = rc.run.current_sha or rc.run.baseline_sha
         self.paths: dict[str, float] = {}
+        # The task table, in memory: the loop and its flows are the only writers of task state, so a
+        # task's record changes only when its flow ends, an answer moves it, or a repair rewrites it.
+        self.table: dict[str, TaskRecord] = {}
+        self.tasks: dict[str, Task] = {}
+        self.cleanups: list[WorktreeCleanup] = []  # finished tasks' worktrees, removed after the next dispatch
+        self.cleaning: set[asyncio.Task[None]] = set()
+
+    # ---------------------------------------------------------------- the table
+
+    def _load(self) -> None:
+        """Read every task from the store (at start, after a repair, when slicing added tasks)."""
+        self.table = {}
+        for rec in self.rc.store.list_tasks(self.rc.run_id):
+            self._remember(rec)
+
+    def _remember(self, rec: TaskRecord) -> None:
+        self.table[rec.task_id] = rec
+        self.tasks[rec.task_id] = rec.task()
 
     # ---------------------------------------------------------------- readiness
 
-    def _ready(self, records: list[TaskRecord]) -> list[TaskRecord]:
-        done = {r.task_id for r in records if S(r.state) is S.COMPLETED}
+    def _ready(self) -> list[TaskRecord]:
+        table = self.table
+        done = {tid for tid, r in table.items() if S(r.state) is S.COMPLETED}
         ready = []
-        for rec in records:
-            state = S(rec.state)
-            if rec.task_id in self.flows or rec.task_id in self.errors:
+        for tid, rec in table.items():
+            if tid in self.flows or tid in self.errors:
                 continue
+            state = S(rec.state)
             if self.rc.workflow.is_terminal(state) or self.rc.workflow.is_waiting(state):
                 continue
-            if all(dep in done for dep in rec.task().dependency_ids()):
+            if all(dep in done for dep in self.tasks[tid].dependency_ids()):
                 ready.append(rec)
         return ready
 
     async def _slot(self, task_id: str) -> TaskRecord:
         rc = self.rc
-        rec = rc.store.get_task(rc.run_id, task_id)
-        if S(rec.state) is not S.RECEIVED or rec.task().presence is not Presence.EXISTS:
+        rec = self.table[task_id]
+        if S(rec.state) is not S.RECEIVED or self.tasks[task_id].presence is not Presence.EXISTS:
             await asyncio.to_thread(self._worktree, rec)
-        return await TaskFlow(rc, task_id).drive()
+        flow = TaskFlow(rc, task_id, defer_cleanup=True)
+        try:
+            return await flow.drive()
+        finally:
+            self.cleanups.extend(flow.cleanups)
+
+    def _clean_up(self) -> None:
+        """Remove finished tasks' worktrees in the background: a freed slot is refilled first."""
+        while self.cleanups:
+            job = asyncio.create_task(asyncio.to_thread(remove_worktree, self.rc, self.cleanups.pop(0)))
+            self.cleaning.add(job)
+            job.add_done_callback(self.cleaning.discard)
 
     def _worktree(self, rec: TaskRecord) -> None:
         path = self.rc.worktree_path(rec.task_id)
@@ -264,12 +293,12 @@ class PmLoop:
             self.prompts.add(prompt)
             prompt.add_done_callback(self.prompts.discard)
         for esc in rc.store.list_escalations(rc.run_id):
-            if esc.status is not EscalationStatus.ANSWERED or esc.task_id is None:
+            if esc.status is not EscalationStatus.ANSWERED or esc.task_id is None or esc.task_id in self.flows:
                 continue
-            rec = rc.store.get_task(rc.run_id, esc.task_id)
+            rec = self.table.get(esc.task_id) or rc.store.get_task(rc.run_id, esc.task_id)
             target = rc.workflow.on_answer(S(rec.state))
             if target is not None:
-                rc.move(rec, target, f"answer to escalation #{esc.id} received")
+                self._remember(rc.move(rec, target, f"answer to escalation #{esc.id} received"))
                 self._report("escalation resolved")
 
     # ---------------------------------------------------------------- reports
@@ -297,32 +326,23 @@ class PmLoop:
         """Run until every task is done, waits for a human (with no one to answer), or is blocked."""
         rc = self.rc
         queue_pos = {tid: i for i, tid in enumerate(_queue(rc))}
+        self._load()
         while True:
             await self._escalations()
-            records = rc.store.list_tasks(rc.run_id)
-            findings = integrity.check_run(rc, records)
+            rows = rc.store.task_rows(rc.run_id)  # cheap: the moving fields only, no contracts
+            findings = integrity.check_run(rc, rows)
             if findings:  # a task changed outside pm-agent, or completed without its commit: stop dispatching
                 integrity.handle_findings(rc, findings)
-                records = rc.store.list_tasks(rc.run_id)
-            by_id = {r.task_id: r for r in records}
+                self._load()
+            elif len(rows) != len(self.table) or any(r.task_id not in self.table for r in rows):
+                self._load()  # slicing added subtasks
             if not rc.aborted:
-                if any(t not in self.paths for t in by_id):  # once per plan, again if slicing adds tasks
-                    self.paths = _paths(records)
-                ready = [_candidate(r, queue_pos, self.paths) for r in self._ready(records)]
-                running = [_candidate(by_id[t], queue_pos, self.paths) for t in self.flows]
-                for cand in self.scheduler.pick(ready, running):
-                    self._cycle_diff()
-                    slots = ", ".join(sorted(f"task-{t}" for t in [*self.flows, cand.task_id]))
-                    spent = sum(x.cost_usd for x in rc.store.list_sessions(rc.run_id))
-                    done_count = sum(1 for r in records if S(r.state) is S.COMPLETED)
-                    rc.emit(
-                        "slots",
-                        f"dispatch task-{cand.task_id} ({cand.tier.value}); slots: {slots}; "
-                        f"{done_count}/{len(records)} done; cost so far ${spent:.4f}",
-                    )
-                    self.flows[cand.task_id] = asyncio.create_task(self._slot(cand.task_id))
+                if any(t not in self.paths for t in self.table):  # once per plan, again if slicing adds tasks
+                    self.paths = _paths(self.tasks)
+                self._dispatch(queue_pos)
+            self._clean_up()
             if not self.flows:
-                waiting = {r.task_id for r in records if rc.workflow.is_waiting(S(r.state))}
+                waiting = {tid for tid, r in self.table.items() if rc.workflow.is_waiting(S(r.state))}
                 answered = any(
                     e.status is EscalationStatus.ANSWERED and e.task_id in waiting
                     for e in rc.store.list_escalations(rc.run_id)
@@ -333,6 +353,8 @@ class PmLoop:
                     continue
                 for prompt in self.prompts:
                     prompt.cancel()
+                if self.cleaning:
+                    await asyncio.wait(self.cleaning)
                 return self._outcome()
             done, _ = await asyncio.wait(self.flows.values(), timeout=poll_s, return_when=asyncio.FIRST_COMPLETED)
             for task_id, fut in list(self.flows.items()):
@@ -343,6 +365,27 @@ class PmLoop:
             reason = self.clock.due(time.monotonic())
             if reason:
                 self._report(reason)
+
+    def _dispatch(self, queue_pos: dict[str, int]) -> None:
+        """Start a flow for every task the scheduler picks among the ready ones."""
+        rc = self.rc
+        ready = [self._candidate(r, queue_pos) for r in self._ready()]
+        if not ready:
+            return
+        running = [self._candidate(self.table[t], queue_pos) for t in self.flows]
+        for cand in self.scheduler.pick(ready, running):
+            self._cycle_diff()
+            slots = ", ".join(sorted(f"task-{t}" for t in [*self.flows, cand.task_id]))
+            done_count = sum(1 for r in self.table.values() if S(r.state) is S.COMPLETED)
+            rc.emit(
+                "slots",
+                f"dispatch task-{cand.task_id} ({cand.tier.value}); slots: {slots}; "
+                f"{done_count}/{len(self.table)} done; cost so far ${rc.store.sessions_cost(rc.run_id):.4f}",
+            )
+            self.flows[cand.task_id] = asyncio.create_task(self._slot(cand.task_id))
+
+    def _candidate(self, rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
+        return _candidate(rec, tuple(self.tasks[rec.task_id].dependency_ids()), queue_pos, self.paths)
 
     def _finished(self, task_id: str, fut: asyncio.Task[TaskRecord]) -> None:
         rc = self.rc
@@ -357,6 +400,7 @@ class PmLoop:
             )
             return
         rec = fut.result()
+        self._remember(rec)
         if S(rec.state) is S.COMPLETED:
             self.scheduler.record_completion(rec.tier)
             self.clock.task_completed()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,17 @@ from pm_agent.lifecycle import IssueState, Workflow, WorkflowContext
 from pm_agent.plan.models import TaskStatus
 from pm_agent.reports.escalation import Escalation, render_escalation
 from pm_agent.store import EscalationRecord, EscalationStatus, RunRecord, Store, TaskRecord
-from pm_agent.vcs import Git, task_branch
+from pm_agent.vcs import ChangeSet, Git, task_branch
+
+
+@dataclass(frozen=True)
+class GateView:
+    """What one gate run checked: the change from `base` to the checked `tree`, and its diff text."""
+
+    base: str
+    tree: str
+    changes: ChangeSet
+    diff: str
 
 
 @dataclass
@@ -41,15 +52,17 @@ class RunContext:
     watch: StoreWatch = field(default_factory=StoreWatch)  # pm-agent's memory of its own task writes
     # Escalations opened by task flows, handed to the channel by the loop (the channel may block on a human).
     pending_escalations: list[tuple[EscalationRecord, str]] = field(default_factory=list)
+    # Per task, the change its latest gate run checked, so the review step need not ask git again.
+    gate_views: dict[str, GateView] = field(default_factory=dict)
 
     @property
     def run_id(self) -> str:
         """The run's id."""
         return self.run.id
 
-    @property
+    @cached_property
     def git(self) -> Git:
-        """The target repository."""
+        """The target repository (one instance: it caches what never changes, like the common git dir)."""
         return Git(self.repo)
 
     @property

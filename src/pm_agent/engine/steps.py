@@ -16,7 +16,7 @@ from pm_agent.engine.faults import fault_point
 from pm_agent.engine.history import TaskHistory
 from pm_agent.engine.prompt_builder import current_task
 from pm_agent.engine.routing import Decision, EscalationRequest, FixRequest, NextSession, fix_or_escalate
-from pm_agent.engine.runctx import RunContext
+from pm_agent.engine.runctx import GateView, RunContext
 from pm_agent.engine.slicing import parse_slices, slice_task
 from pm_agent.errors import PmAgentError
 from pm_agent.gates import (
@@ -151,7 +151,7 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
         changes=changes,
         timeout_s=rc.config.environment.gate_timeout_s,
         env=allowed_env(rc.config.environment.pass_env),
-        known_task_ids={t.task_id for t in rc.store.list_tasks(rc.run_id)},
+        known_task_ids={t.task_id for t in rc.store.task_rows(rc.run_id)},
         extra_allowed=[rc.config.review_artifacts_dir.rstrip("/") + "/"],
         env_baseline=rc.env_baseline,
         previous_counts=previous_test_counts(history),
@@ -163,6 +163,8 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
         results += [moved] if moved is not None else []
     changes = ctx.change_set()
     diff = git.diff_text(base, head=checked.tree if checked is not None else None)
+    if checked is not None:
+        rc.gate_views[rec.task_id] = GateView(base, checked.tree, changes, diff)
     tier, reasons = auto_escalate_tier(changes.names(), diff, task.tier)
     if tier is not task.tier:
         rec = rc.store.update_task(
@@ -173,15 +175,8 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
             decision_log=[*rec.decision_log, f"tier {task.tier.value} → {tier.value}: " + "; ".join(reasons)],
         )
         rc.emit("task.tier", f"task-{rec.task_id}: tier escalated to {tier.value} ({reasons[0]})")
-    for result in results:
-        rc.store.record_gate_result(
-            rc.run_id,
-            rec.task_id,
-            attempt=rec.attempt,
-            gate=str(result.gate),
-            passed=result.passed,
-            evidence=result.evidence,
-        )
+    verdicts = [(str(r.gate), r.passed, r.evidence) for r in results]
+    rc.store.record_gate_results(rc.run_id, rec.task_id, attempt=rec.attempt, results=verdicts)
     rec = _observe(rc, rec, results)
     fault_point("after-gates")
     failed = [r for r in results if not r.passed]
@@ -273,11 +268,18 @@ def _needs_reviewer(rc: RunContext, rec: TaskRecord, why: str) -> TaskRecord:
 async def review_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) -> Decision:
     """REVIEWING_CODE: LOW gets pm-agent's diff sanity check; NORMAL and CRITICAL a reviewer agent."""
     task = current_task(rec)
+    view, checked = rc.gate_views.pop(rec.task_id, None), latest_checked_tree(history)
     if task.tier is Tier.LOW:
-        worktree = rc.worktree_path(rec.task_id)
-        base = await asyncio.to_thread(rc.task_base, rec)
-        git = Git(worktree)
-        sanity = await asyncio.to_thread(lambda: sanity_check(task, git.changes(base).names(), git.diff_text(base)))
+        if view is not None and checked is not None and view.tree == checked.tree:
+            # The gates' own view of the change: delivery commits exactly that tree (or refuses).
+            sanity = sanity_check(task, view.changes.names(), view.diff)
+        else:
+            worktree = rc.worktree_path(rec.task_id)
+            base = await asyncio.to_thread(rc.task_base, rec)
+            git = Git(worktree)
+            sanity = await asyncio.to_thread(
+                lambda: sanity_check(task, git.changes(base).names(), git.diff_text(base))
+            )
         report = history.latest_report()
         uncertain = report is not None and report.self_assessment != "confident"
         if sanity.ok and not uncertain:

@@ -7,10 +7,11 @@ one without importing the checks that read a `RunContext`.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pm_agent.lifecycle import IssueState
-from pm_agent.store import TaskRecord
+from pm_agent.store import TaskRecord, TaskRow
 
 STORE_WATCH = "store-watch"
 S = IssueState
@@ -28,7 +29,7 @@ class Mark:
     workflow_context: str  # canonical JSON
 
     @classmethod
-    def of(cls, rec: TaskRecord) -> Mark:
+    def of(cls, rec: TaskRecord | TaskRow) -> Mark:
         """The mark of a stored task."""
         return cls(
             state=rec.state.value,
@@ -74,7 +75,7 @@ class StoreWatch:
         """pm-agent itself just wrote this task."""
         self.marks[rec.task_id] = Mark.of(rec)
 
-    def compare(self, records: list[TaskRecord]) -> list[Finding]:
+    def compare(self, records: Sequence[TaskRecord | TaskRow]) -> list[Finding]:
         """The differences between the store and the memory; the first call adopts what is stored."""
         found: list[Finding] = []
         first = not self.started
@@ -96,7 +97,7 @@ class StoreWatch:
         return found
 
 
-def _adopt(rec: TaskRecord, first: bool) -> list[Finding]:
+def _adopt(rec: TaskRecord | TaskRow, first: bool) -> list[Finding]:
     """A task pm-agent has no memory of: at the first look any consistent one, later only a new one."""
     # A task pm-agent never moved has an empty context: it must still be `received`.
     current = rec.workflow_context.get("current_state", S.RECEIVED.value)

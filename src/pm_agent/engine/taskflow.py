@@ -38,7 +38,7 @@ from pm_agent.engine.routing import (
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.steps import apply_slices, planning_step, review_step, run_gates_step
 from pm_agent.engine.stopping import ended_by_stop
-from pm_agent.errors import AgentError, TransitionError
+from pm_agent.errors import AgentError, NotFoundError, TransitionError
 from pm_agent.lifecycle import AGENT_ROLES, IssueState, resolve_role
 from pm_agent.signals import CompleteSignal, NeedsUserInputSignal, signal_payload
 from pm_agent.store import EscalationStatus, SessionRecord, SessionStatus, SignalRecord, TaskRecord
@@ -98,10 +98,13 @@ class TaskFlow:
     One instance per task per slot. The only caller of `RunContext.move`, `RunContext.open_escalation`
     and `request_fix` on a task's path."""
 
-    def __init__(self, rc: RunContext, task_id: str) -> None:
+    def __init__(self, rc: RunContext, task_id: str, *, defer_cleanup: bool = False) -> None:
         self.rc = rc
         self.task_id = task_id
         self.history = rc.history(task_id)
+        # The loop defers worktree removal until it has refilled the slot; `cleanups` is what is left to do.
+        self.defer_cleanup = defer_cleanup
+        self.cleanups: list[WorktreeCleanup] = []
 
     def record(self) -> TaskRecord:
         """The task as stored now."""
@@ -109,6 +112,12 @@ class TaskFlow:
 
     async def drive(self) -> TaskRecord:
         """Act in the current state and transition, until the task ends or waits for a human."""
+        rec = await self._drive()
+        while self.cleanups and not self.defer_cleanup:
+            await asyncio.to_thread(remove_worktree, self.rc, self.cleanups.pop(0))
+        return rec
+
+    async def _drive(self) -> TaskRecord:
         guard = 4 * self.rc.config.max_iterations + 20  # every step transitions; this is a backstop
         for _ in range(guard):
             rec = await asyncio.to_thread(self.record)
@@ -125,8 +134,11 @@ class TaskFlow:
         raise AgentError(f"task-{self.task_id} made no progress in {guard} steps")
 
     def _dependencies_done(self, rec: TaskRecord) -> bool:
-        done = {t.task_id for t in self.rc.store.list_tasks(self.rc.run_id) if S(t.state) is S.COMPLETED}
-        return all(dep in done for dep in rec.task().dependency_ids())
+        store, run_id = self.rc.store, self.rc.run_id
+        try:
+            return all(S(store.get_task(run_id, dep).state) is S.COMPLETED for dep in rec.task().dependency_ids())
+        except NotFoundError:
+            return False
 
     async def decide(self, rec: TaskRecord, state: IssueState) -> Decision:
         """What the owner of `state` does once: a step's decision, an answer's, or an agent session to run."""
@@ -165,7 +177,7 @@ class TaskFlow:
         if d.note is not None:
             rc.emit(*d.note)
         if d.cleanup is not None:
-            await asyncio.to_thread(_remove_worktree, rc, d.cleanup)
+            self.cleanups.append(d.cleanup)
         if d.then is None:
             return
         now = d.target or state
@@ -317,7 +329,7 @@ class TaskFlow:
         self.rc.store.append_event(self.rc.run_id, "fix.requested", payload, task_id=self.task_id)
 
 
-def _remove_worktree(rc: RunContext, cleanup: WorktreeCleanup) -> None:
+def remove_worktree(rc: RunContext, cleanup: WorktreeCleanup) -> None:
     """Remove a finished task's worktree (and its branch unless kept); best effort."""
     try:
         rc.git.worktree_remove(cleanup.worktree, force=True)

@@ -41,6 +41,7 @@ from pm_agent.store.records import (
     Severity,
     SignalRecord,
     TaskRecord,
+    TaskRow,
     TransitionRecord,
 )
 from pm_agent.store.sqlite import SqliteStore, default_store_path, open_store
@@ -67,6 +68,7 @@ __all__ = [
     "SqliteStore",
     "Store",
     "TaskRecord",
+    "TaskRow",
     "TransitionRecord",
     "default_store_path",
     "open_store",
@@ -125,6 +127,9 @@ class Store(Protocol):
 
     def list_tasks(self, run_id: str) -> list[TaskRecord]:
         """Tasks of a run in plan order."""
+
+    def task_rows(self, run_id: str) -> list[TaskRow]:
+        """Every task's moving fields (state, status, commit, counters, context) in plan order; no contracts."""
 
     def update_task(self, run_id: str, task_id: str, *, event: str, **fields: Any) -> TaskRecord:
         """Change task fields (not `state`: see transition) and write `event` with the new values."""
@@ -186,6 +191,9 @@ class Store(Protocol):
     def list_sessions(self, run_id: str, task_id: str | None = None) -> list[SessionRecord]:
         """Sessions of a run or task, oldest first."""
 
+    def sessions_cost(self, run_id: str) -> float:
+        """The summed cost of every agent session of the run."""
+
     def update_session(self, session_id: int, **fields: Any) -> SessionRecord:
         """Change agent_session_id, status, pid, exit_code, workdir, last_output_at, ended_at,
         cost_usd, input_tokens, output_tokens or last_lines (`session.updated` event)."""
@@ -230,6 +238,11 @@ class Store(Protocol):
         self, run_id: str, task_id: str, *, attempt: int, gate: str, passed: bool, evidence: str
     ) -> GateResultRecord:
         """Store a gate verdict with its evidence (`gate.recorded` event)."""
+
+    def record_gate_results(
+        self, run_id: str, task_id: str, *, attempt: int, results: Sequence[tuple[str, bool, str]]
+    ) -> list[GateResultRecord]:
+        """Store a gate run's verdicts, (gate, passed, evidence) each, in one transaction."""
 
     def gate_results(self, run_id: str, task_id: str, attempt: int | None = None) -> list[GateResultRecord]:
         """Gate verdicts of a task, of one attempt or all."""

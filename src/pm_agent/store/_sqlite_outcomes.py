@@ -38,6 +38,12 @@ class OutcomesMixin(SqliteStoreBase):
                 now=self.now(),
             )
 
+    def record_gate_results(
+        self, run_id: str, task_id: str, *, attempt: int, results: Sequence[tuple[str, bool, str]]
+    ) -> list[GateResultRecord]:
+        with write_txn(self._writer) as conn:
+            return oc.record_gate_results_txn(conn, run_id, task_id, attempt=attempt, results=results, now=self.now())
+
     def gate_results(self, run_id: str, task_id: str, attempt: int | None = None) -> list[GateResultRecord]:
         with read_txn(self.engine) as conn:
             return oc.list_gate_results(conn, run_id, task_id, attempt)

@@ -53,6 +53,10 @@ class SessionsMixin(SqliteStoreBase):
         with read_txn(self.engine) as conn:
             return ss.list_sessions(conn, run_id, task_id)
 
+    def sessions_cost(self, run_id: str) -> float:
+        with read_txn(self.engine) as conn:
+            return ss.sessions_cost(conn, run_id)
+
     def update_session(self, session_id: int, **fields: Any) -> SessionRecord:
         with write_txn(self._writer) as conn:
             return ss.update_session_txn(conn, session_id, fields, now=self.now())

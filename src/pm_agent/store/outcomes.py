@@ -43,6 +43,14 @@ def record_gate_result_txn(
     """Store one gate verdict (its evidence redacted: command output can print secrets) and a `gate.recorded`
     event."""
     get_task(conn, run_id, task_id)
+    gate_id = _insert_gate_result(conn, run_id, task_id, attempt, gate, passed, evidence, now)
+    stmt = select(gate_results).where(gate_results.c.id == gate_id)
+    return fetch_required(conn, stmt, GateResultRecord, f"gate result {gate_id}")
+
+
+def _insert_gate_result(
+    conn: Connection, run_id: str, task_id: str, attempt: int, gate: str, passed: bool, evidence: str, now: datetime
+) -> int:
     result = conn.execute(
         gate_results.insert().values(
             run_id=run_id,
@@ -57,8 +65,23 @@ def record_gate_result_txn(
     gate_id = inserted_id(result)
     payload = {"gate_result_id": gate_id, "gate": gate, "attempt": attempt, "passed": passed}
     append_event_txn(conn, run_id, task_id, "gate.recorded", payload, now=now)
-    stmt = select(gate_results).where(gate_results.c.id == gate_id)
-    return fetch_required(conn, stmt, GateResultRecord, f"gate result {gate_id}")
+    return gate_id
+
+
+def record_gate_results_txn(
+    conn: Connection,
+    run_id: str,
+    task_id: str,
+    *,
+    attempt: int,
+    results: Sequence[tuple[str, bool, str]],
+    now: datetime,
+) -> list[GateResultRecord]:
+    """Store a whole gate run's verdicts, (gate, passed, evidence) each, in the caller's one transaction."""
+    get_task(conn, run_id, task_id)
+    ids = [_insert_gate_result(conn, run_id, task_id, attempt, *verdict, now) for verdict in results]
+    stmt = select(gate_results).where(gate_results.c.id.in_(ids)).order_by(gate_results.c.id)
+    return fetch_all(conn, stmt, GateResultRecord)
 
 
 def list_gate_results(

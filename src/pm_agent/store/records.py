@@ -6,6 +6,7 @@ Field names are the column names, so `Record.model_validate(row._mapping)` reads
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -113,6 +114,22 @@ class TaskRecord(_Record):
     def task(self) -> Task:
         """The task contract as the plan model."""
         return Task.model_validate(self.contract)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRow:
+    """The fields of a task that change as it moves, read without validating its contract.
+
+    The loop and the integrity checks look at every task often; at 1,000 tasks a full `TaskRecord`
+    each time would cost more than the rest of the orchestration together."""
+
+    task_id: str
+    state: IssueState
+    status: TaskStatus
+    commit_sha: str | None
+    iteration_count: int
+    retry_count: int
+    workflow_context: dict[str, Any]
 
 
 class TransitionRecord(_Record):

@@ -14,11 +14,12 @@ from typing import Any
 from sqlalchemy import Connection, func, select
 
 from pm_agent.errors import NotFoundError, StoreError
+from pm_agent.lifecycle.states import IssueState
 from pm_agent.plan.models import Plan, Task, TaskStatus
 from pm_agent.store._sql import db_value, fetch_all, fetch_one, json_payload, merge
 from pm_agent.store.database import fault_point
 from pm_agent.store.events import append_event_txn
-from pm_agent.store.records import INITIAL_STATE, RunRecord, RunStatus, TaskRecord, TransitionRecord
+from pm_agent.store.records import INITIAL_STATE, RunRecord, RunStatus, TaskRecord, TaskRow, TransitionRecord
 from pm_agent.store.schema import runs, tasks, transitions
 
 RUN_FIELDS = frozenset(
@@ -100,6 +101,15 @@ def list_tasks(conn: Connection, run_id: str) -> list[TaskRecord]:
     get_run(conn, run_id)
     stmt = select(tasks).where(tasks.c.run_id == run_id).order_by(tasks.c.plan_order)
     return fetch_all(conn, stmt, TaskRecord)
+
+
+def task_rows(conn: Connection, run_id: str) -> list[TaskRow]:
+    """Every task's moving fields in plan order, without loading contracts; NotFoundError if the run is unknown."""
+    get_run(conn, run_id)
+    t = tasks.c
+    cols = (t.task_id, t.state, t.status, t.commit_sha, t.iteration_count, t.retry_count, t.workflow_context)
+    stmt = select(*cols).where(t.run_id == run_id).order_by(t.plan_order)
+    return [TaskRow(r[0], IssueState(r[1]), TaskStatus(r[2]), r[3], r[4], r[5], r[6]) for r in conn.execute(stmt)]
 
 
 def list_transitions(conn: Connection, run_id: str, task_id: str) -> list[TransitionRecord]:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, func, select
 
 from pm_agent.errors import NotFoundError, StoreError
 from pm_agent.redaction import redact
@@ -53,6 +53,13 @@ def get_session(conn: Connection, session_id: int) -> SessionRecord:
 def session_by_token(conn: Connection, token: str) -> SessionRecord | None:
     """The session holding this token, or None (a refused signal, not an error)."""
     return fetch_one(conn, select(sessions).where(sessions.c.token == token), SessionRecord)
+
+
+def sessions_cost(conn: Connection, run_id: str) -> float:
+    """What every agent session of the run cost, summed in SQL."""
+    get_run(conn, run_id)
+    stmt = select(func.coalesce(func.sum(sessions.c.cost_usd), 0.0)).where(sessions.c.run_id == run_id)
+    return float(conn.execute(stmt).scalar_one())
 
 
 def list_sessions(conn: Connection, run_id: str, task_id: str | None = None) -> list[SessionRecord]:

@@ -29,6 +29,7 @@ from pm_agent.store.records import (
     RunRecord,
     RunStatus,
     TaskRecord,
+    TaskRow,
     TransitionRecord,
 )
 
@@ -110,6 +111,10 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
     def list_tasks(self, run_id: str) -> list[TaskRecord]:
         with read_txn(self.engine) as conn:
             return rn.list_tasks(conn, run_id)
+
+    def task_rows(self, run_id: str) -> list[TaskRow]:
+        with read_txn(self.engine) as conn:
+            return rn.task_rows(conn, run_id)
 
     def update_task(self, run_id: str, task_id: str, *, event: str, **fields: Any) -> TaskRecord:
         with write_txn(self._writer) as conn:

@@ -135,6 +135,10 @@ class GitCore:
             raise GitCommandError(["rev-parse", ref], proc.returncode, f"unknown revision {ref!r}", cwd=self.path)
         return proc.stdout.strip()
 
+    def rev_parse_tree(self, ref: str) -> str:
+        """The tree object of the commit `ref` names."""
+        return self.run("rev-parse", "--verify", "--end-of-options", f"{ref}^{{tree}}").strip()
+
     def head_sha(self) -> str:
         """The sha HEAD points at."""
         return self.rev_parse("HEAD")

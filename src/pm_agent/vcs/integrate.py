@@ -78,6 +78,31 @@ def _merge(wt: Git, task_sha: str, message: str) -> list[str]:
     raise GitCommandError(["merge", task_sha], proc.returncode, proc.stderr or proc.stdout, cwd=wt.path)
 
 
+def _pick_in_memory(git: Git, onto: str, commit: str) -> str | None:
+    """`commit` (one parent, reachable from `onto`) cherry-picked onto `onto`, built without a worktree.
+
+    A three-way merge of `onto` and `commit` whose base is `commit`'s parent is exactly the cherry-pick;
+    `git merge-tree --write-tree` (git 2.38+) makes its tree, `commit-tree` the commit, with the original
+    author and message. None when git cannot, on a conflict, or when the change is already contained:
+    the worktree path then decides and names the conflicting paths. A checkout of a large repository
+    costs seconds, and integration runs under the run's one integration lock."""
+    proc = git.try_run("merge-tree", "--write-tree", "--no-messages", onto, commit)
+    if proc.returncode != 0:
+        return None
+    tree = proc.stdout.split("\n", 1)[0].strip()
+    if tree == git.rev_parse_tree(onto):
+        return None
+    header, _, message = git.run("cat-file", "commit", commit).partition("\n\n")
+    author = next((line[len("author ") :] for line in header.splitlines() if line.startswith("author ")), "")
+    name, _, rest = author.partition(" <")
+    email, _, date = rest.partition("> ")
+    if not (name and email and date):
+        return None
+    env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": date}
+    args = (*NO_HOOKS_ARGS, *git.identity_args(), "commit-tree", tree, "-p", onto, "-F", "-")
+    return git.run(*args, stdin_text=message, env=env).strip()
+
+
 def _advance(git: Git, into_branch: str, before: str, new: str, reason: str) -> None:
     """Move `into_branch` from `before` to its descendant `new` without force."""
     holder = next((w for w in git.worktree_list() if w.branch == into_branch and not w.bare), None)
@@ -107,6 +132,11 @@ def integrate(git: Git, task_branch: str, into_branch: str, *, merge_commit: boo
         return IntegrationResult(status="fast-forward", after=task_sha, commits=commits, **base)
 
     has_merges = merge_commit or bool(git.run("rev-list", "--merges", f"{before}..{task_sha}", "--").split())
+    if not has_merges and len(commits) == 1:  # the usual task: one commit, picked without a worktree
+        picked = _pick_in_memory(git, before, commits[0])
+        if picked is not None:
+            _advance(git, into_branch, before, picked, f"pm-agent: integrate {task_branch}")
+            return IntegrationResult(status="cherry-picked", after=picked, commits=commits, **base)
     tmp = Path(tempfile.mkdtemp(prefix="pm-agent-integrate-"))
     wt_path = tmp / "wt"
     try:

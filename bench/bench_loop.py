@@ -1,0 +1,194 @@
+"""Benchmark 3: the real `pm-agent run`, end to end, with the fast fake agent and trivial gates.
+
+Plans of N LOW note tasks (independent, so every slot has work), run by the real CLI in a subprocess. Figures:
+- pm-agent's own CPU per task: the orchestrator process's user+system time (RUSAGE_SELF, read at exit), which
+  excludes its children (agents, their MCP servers, git, gate commands); the children's CPU is reported apart.
+- signal -> next dispatch, p50 and p99: from a task's accepted `complete` signal (the store's timestamp) to the
+  dispatch that refills its slot, less the agent's own time after its signal (the process exiting); the raw
+  figure is reported beside it. The gates' own time is inside it: they are trivial here (`true`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+from common import Figure, figure, goal_le
+
+from pm_agent.testing.fake_agent import script_marker
+
+BENCH = "loop (fake agent)"
+CASES = [(20, 3), (20, 8), (200, 3), (200, 8)]
+CONFIG = """\
+agent:
+  binary: {binary}
+  isolated_home: true
+max_parallel_agents: {slots}
+environment:
+  test_command: 'true'
+"""
+# Runs the CLI and writes its own CPU (not its children's) when it exits, however it exits.
+WRAPPER = """\
+import atexit, json, resource, sys
+OUT = sys.argv.pop(1)
+def _cpu():
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(OUT, "w") as f:
+        json.dump({"self": s.ru_utime + s.ru_stime, "children": c.ru_utime + c.ru_stime, "maxrss_kb": s.ru_maxrss}, f)
+atexit.register(_cpu)
+from pm_agent.cli import main
+sys.argv[0] = "pm-agent"
+sys.exit(main())
+"""
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def _project(root: Path, tasks: int, slots: int) -> Path:
+    fake = root / "fake-claude"
+    fake.write_text(f'#!/bin/sh\nexec {sys.executable} -m pm_agent.testing.fake_agent "$@"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    scripts = root / "scripts"
+    scripts.mkdir()
+    sections = []
+    for n in range(1, tasks + 1):
+        path = f"notes/n{n}.md"
+        signal = {
+            "signal": "complete",
+            "stepId": f"task-{n}",
+            "summary": f"wrote note {n}",
+            "filesCreated": [path],
+            "criteriaMapping": [{"criterion": f"{path} holds note {n}", "location": f"{path}:1"}],
+            "reviewNote": {"summary": "one note", "risks": [], "rollback": "revert the commit"},
+        }
+        steps = [{"write": path, "content": f"note {n}\n"}, {"signal": signal}]
+        (scripts / f"{n}.json").write_text(json.dumps({"steps": steps}), encoding="utf-8")
+        sections.append(
+            f"### Task {n}: Note {n}\n\n**Tier:** low\n\n**Files:**\n- Create: `{path}`\n\n"
+            f"**Acceptance criteria:**\n- {path} holds note {n}\n\n"
+            f"**Steps:**\n- play {script_marker(scripts / f'{n}.json')}\n"
+        )
+    repo = root / "repo"
+    (repo / "docs").mkdir(parents=True)
+    (repo / "docs" / "notes.md").write_text("# notes\n\n**Goal:** notes.\n\n" + "\n".join(sections), encoding="utf-8")
+    (repo / "README.md").write_text("# notes\n", encoding="utf-8")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.name", "Bench")
+    _git(repo, "config", "user.email", "bench@example.invalid")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "plan")
+    (repo / "pm-agent.yaml").write_text(CONFIG.format(binary=fake, slots=slots), encoding="utf-8")
+    return repo
+
+
+def _ts(value: str) -> float:
+    return datetime.fromisoformat(value).timestamp()
+
+
+def latencies(db: Path, slots: int) -> tuple[list[float], list[float]]:
+    """(raw, pm-agent's own) seconds from each task's signal to the dispatch that refills its slot.
+
+    Slots are always full while tasks remain (the plan's tasks are independent), so the k-th task to
+    finish (its commit recorded) frees the slot the (slots + k)-th dispatch takes. "Own" leaves out the
+    agent's time after its signal (the process exiting), which pm-agent waits for."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        dispatches = sorted(
+            _ts(at) for (at,) in con.execute("SELECT min(created_at) FROM transitions GROUP BY task_id")
+        )
+        finished = [task for (task,) in con.execute("SELECT task_id FROM commits ORDER BY created_at, id")]
+        signalled = {
+            task: _ts(at)
+            for task, at in con.execute(
+                "SELECT task_id, max(created_at) FROM signals WHERE kind = 'complete' AND accepted GROUP BY task_id"
+            )
+        }
+        ended = {
+            task: _ts(at)
+            for task, at in con.execute("SELECT task_id, max(ended_at) FROM sessions GROUP BY task_id")
+            if at is not None
+        }
+    finally:
+        con.close()
+    raw: list[float] = []
+    own: list[float] = []
+    for k, task in enumerate(finished):
+        if slots + k >= len(dispatches) or task not in signalled:
+            break  # the last tasks: nothing left to dispatch
+        gap = max(0.0, dispatches[slots + k] - signalled[task])
+        raw.append(gap)
+        own.append(max(0.0, gap - max(0.0, ended.get(task, signalled[task]) - signalled[task])))
+    return raw, own
+
+
+def _pct(values: list[float], q: float) -> float:
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[round(q) - 1]
+
+
+def one(tasks: int, slots: int) -> list[Figure]:
+    """One run of `tasks` tasks in `slots` slots."""
+    case = f"{tasks} tasks, {slots} slots"
+    with tempfile.TemporaryDirectory(prefix="pm-bench-loop-") as tmp:
+        root = Path(tmp)
+        repo = _project(root, tasks, slots)
+        cpu_file = root / "cpu.json"
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-c", WRAPPER, str(cpu_file), "run", "docs/notes.md", "--no-input"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60 * 30,
+            check=False,
+        )
+        wall = time.perf_counter() - start
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
+            raise RuntimeError(f"pm-agent run failed ({proc.returncode}) on {case}:\n{tail}")
+        cpu = json.loads(cpu_file.read_text(encoding="utf-8"))
+        raw, own = latencies(repo / ".pm-agent" / "state.db", slots)
+        shutil.rmtree(repo / ".pm-agent" / "worktrees", ignore_errors=True)
+    per_task_ms = cpu["self"] * 1000 / tasks
+    own_ms = [x * 1000 for x in own]
+    raw_ms = [x * 1000 for x in raw]
+    print(f"[bench] loop {case}: wall {wall:.1f} s, pm-agent CPU {cpu['self']:.2f} s", file=sys.stderr)
+    return [
+        figure(BENCH, case, "pm-agent CPU ms/task", per_task_ms, goal_le(per_task_ms, 20)),
+        figure(BENCH, case, "children CPU ms/task", cpu["children"] * 1000 / tasks),
+        figure(BENCH, case, "signal->dispatch p50 ms", _pct(own_ms, 50)),
+        figure(BENCH, case, "signal->dispatch p99 ms", _pct(own_ms, 99), goal_le(_pct(own_ms, 99), 100)),
+        figure(BENCH, case, "raw signal->dispatch p50 ms", _pct(raw_ms, 50)),
+        figure(BENCH, case, "wall s", wall),
+    ]
+
+
+def run() -> list[Figure]:
+    """Every case of benchmark 3."""
+    cases = CASES
+    if os.environ.get("PM_BENCH_QUICK"):
+        cases = [c for c in CASES if c[0] <= 20]
+    figures: list[Figure] = []
+    for tasks, slots in cases:
+        figures.extend(one(tasks, slots))
+    return figures
+
+
+if __name__ == "__main__":
+    from common import table
+
+    print(table(run()))
