@@ -3,9 +3,10 @@
 Plans of N LOW note tasks (independent, so every slot has work), run by the real CLI in a subprocess. Figures:
 - pm-agent's own CPU per task: the orchestrator process's user+system time (RUSAGE_SELF, read at exit), which
   excludes its children (agents, their MCP servers, git, gate commands); the children's CPU is reported apart.
-- signal -> next dispatch, p50 and p99: from a task's accepted `complete` signal (the store's timestamp) to the
-  dispatch that refills its slot, less the agent's own time after its signal (the process exiting); the raw
-  figure is reported beside it. The gates' own time is inside it: they are trivial here (`true`).
+- signal -> next dispatch, p50 and p99: from a task's accepted `complete` signal (the store's timestamp) to
+  the dispatch that refills its slot (its `slot.dispatched` event), less the agent's own time after its
+  signal (the process exiting); the raw figure is reported beside it. The gates' own time is inside it:
+  they are trivial here (`true`).
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ def latencies(db: Path, slots: int) -> tuple[list[float], list[float]]:
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         dispatches = sorted(
-            _ts(at) for (at,) in con.execute("SELECT min(created_at) FROM transitions GROUP BY task_id")
+            _ts(at) for (at,) in con.execute("SELECT created_at FROM events WHERE kind = 'slot.dispatched'")
         )
         finished = [task for (task,) in con.execute("SELECT task_id FROM commits ORDER BY created_at, id")]
         signalled = {

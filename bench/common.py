@@ -83,6 +83,34 @@ def machine() -> dict[str, object]:
     }
 
 
+def markdown(figures: Sequence[Figure], where: dict[str, object]) -> str:
+    """The figures as a Markdown table, headed by the machine they came from."""
+    lines = [
+        f"Measured {where['date']} at commit {where['commit']} on {where['cpus']} x {where['cpu']},"
+        f" {where['system']}, Python {where['python']}.",
+        "",
+        "| benchmark | case | figure | value | goal | met |",
+        "|---|---|---|---:|---|---|",
+    ]
+    for f in figures:
+        met = "" if f.met is None else ("yes" if f.met else "**no**")
+        value = f"{f.value:,.3f}".rstrip("0").rstrip(".")
+        lines.append(f"| {f.bench} | {f.case} | {f.metric} | {value} | {f.goal} | {met} |")
+    return "\n".join(lines)
+
+
+def update_readme(readme: Path, text: str) -> bool:
+    """Put `text` between the README's bench markers; False when the markers are missing."""
+    start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+    body = readme.read_text(encoding="utf-8")
+    if start not in body or end not in body:
+        return False
+    head, _, rest = body.partition(start)
+    _, _, tail = rest.partition(end)
+    readme.write_text(f"{head}{start}\n{text}\n{end}{tail}", encoding="utf-8")
+    return True
+
+
 def write_results(path: Path, figures: Sequence[Figure]) -> None:
     """bench/results.json: the machine and every figure."""
     data = {"machine": machine(), "figures": [asdict(f) for f in figures]}

@@ -4,7 +4,8 @@
     .venv/bin/python bench/run_all.py plan status   # only these benchmarks
 
 Each module in BENCHMARKS has `run() -> list[Figure]`. The figures are printed as one table, with each goal
-beside its figure, and written to bench/results.json with the machine they came from.
+beside its figure; a run of all of them writes bench/results.json with the machine they came from, and the
+same table into README.md (between its bench markers), so the README shows the latest figures.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from common import Figure, machine, table, write_results
+from common import Figure, machine, markdown, table, update_readme, write_results
 
 # name -> module; the order of the issue: parsing, scheduling, the loop, read commands, task setup.
 BENCHMARKS = {
@@ -44,10 +45,12 @@ def main(argv: list[str]) -> int:
     m = machine()
     print(f"pm-agent benchmarks, {m['date']}, commit {m['commit']}: {m['cpus']} x {m['cpu']}, Python {m['python']}")
     print(table(figures))
-    out = Path(__file__).parent / "results.json"
+    here = Path(__file__).parent
     if names == list(BENCHMARKS):  # a partial run must not pass for the whole table
-        write_results(out, figures)
-        print(f"written: {out}")
+        write_results(here / "results.json", figures)
+        readme = here.parent / "README.md"
+        updated = update_readme(readme, markdown(figures, m))
+        print(f"written: {here / 'results.json'}" + (f" and the table in {readme}" if updated else ""))
     return 0
 
 

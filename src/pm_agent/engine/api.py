@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import signal
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +51,10 @@ class RunResult:
 
 async def drive_run(rc: RunContext, poll_s: float) -> RunResult:
     """Loop, final release gate, and back into the loop while the gate opens remediation tasks."""
+    # Every slot runs blocking work in threads (gate commands for minutes, git, the monitor's store writes);
+    # asyncio's default pool (cpus + 4 threads) would make the slots queue for each other's threads.
+    workers = 4 * rc.config.max_parallel_agents + 8
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers, thread_name_prefix="pm-agent"))
     final: FinalResult | None = None
     for _ in range(rc.config.max_release_rounds):
         outcome = await PmLoop(rc).drive(poll_s=poll_s)

@@ -40,6 +40,10 @@ from pm_agent.vcs import Git
 from pm_agent.vcs.checkout_guard import CheckoutGuard
 
 S = IssueState
+# While nothing changes (every slot busy, nobody answering), the store is still looked at this often for
+# changes made outside pm-agent (the store-watch and completion checks).
+RECHECK_S = 2.0
+DISPATCHED = "slot.dispatched"  # the event of a task taking a slot (before its worktree exists)
 
 
 @dataclass
@@ -226,6 +230,8 @@ class PmLoop:
         self.tasks: dict[str, Task] = {}
         self.cleanups: list[WorktreeCleanup] = []  # finished tasks' worktrees, removed after the next dispatch
         self.cleaning: set[asyncio.Task[None]] = set()
+        self.changed = True  # a flow ended or an answer moved a task since the last integrity check
+        self.checked_at = 0.0
 
     # ---------------------------------------------------------------- the table
 
@@ -236,6 +242,7 @@ class PmLoop:
             self._remember(rec)
 
     def _remember(self, rec: TaskRecord) -> None:
+        self.changed = True
         self.table[rec.task_id] = rec
         self.tasks[rec.task_id] = rec.task()
 
@@ -292,6 +299,8 @@ class PmLoop:
             prompt = asyncio.create_task(rc.channel.escalate(rc.store, esc, text))
             self.prompts.add(prompt)
             prompt.add_done_callback(self.prompts.discard)
+        if not any(rc.workflow.is_waiting(S(r.state)) for r in self.table.values()):
+            return  # no task waits for an answer: nothing to look for
         for esc in rc.store.list_escalations(rc.run_id):
             if esc.status is not EscalationStatus.ANSWERED or esc.task_id is None or esc.task_id in self.flows:
                 continue
@@ -329,13 +338,7 @@ class PmLoop:
         self._load()
         while True:
             await self._escalations()
-            rows = rc.store.task_rows(rc.run_id)  # cheap: the moving fields only, no contracts
-            findings = integrity.check_run(rc, rows)
-            if findings:  # a task changed outside pm-agent, or completed without its commit: stop dispatching
-                integrity.handle_findings(rc, findings)
-                self._load()
-            elif len(rows) != len(self.table) or any(r.task_id not in self.table for r in rows):
-                self._load()  # slicing added subtasks
+            self._check()
             if not rc.aborted:
                 if any(t not in self.paths for t in self.table):  # once per plan, again if slicing adds tasks
                     self.paths = _paths(self.tasks)
@@ -366,6 +369,20 @@ class PmLoop:
             if reason:
                 self._report(reason)
 
+    def _check(self) -> None:
+        """The integrity checks over every task, when something changed or RECHECK_S passed; reload on news."""
+        rc, now = self.rc, time.monotonic()
+        if not self.changed and now - self.checked_at < RECHECK_S:
+            return
+        self.changed, self.checked_at = False, now
+        rows = rc.store.task_rows(rc.run_id)  # cheap: the moving fields only, no contracts
+        findings = integrity.check_run(rc, rows)
+        if findings:  # a task changed outside pm-agent, or completed without its commit: stop dispatching
+            integrity.handle_findings(rc, findings)
+            self._load()
+        elif len(rows) != len(self.table) or any(r.task_id not in self.table for r in rows):
+            self._load()  # slicing added subtasks
+
     def _dispatch(self, queue_pos: dict[str, int]) -> None:
         """Start a flow for every task the scheduler picks among the ready ones."""
         rc = self.rc
@@ -383,6 +400,8 @@ class PmLoop:
                 f"{done_count}/{len(self.table)} done; cost so far ${rc.store.sessions_cost(rc.run_id):.4f}",
             )
             self.flows[cand.task_id] = asyncio.create_task(self._slot(cand.task_id))
+            payload = {"slots": sorted([*self.flows]), "done": done_count, "tasks": len(self.table)}
+            rc.store.append_event(rc.run_id, DISPATCHED, payload, task_id=cand.task_id)
 
     def _candidate(self, rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
         return _candidate(rec, tuple(self.tasks[rec.task_id].dependency_ids()), queue_pos, self.paths)

@@ -9,6 +9,7 @@ import os
 
 from pm_agent.errors import VcsError
 from pm_agent.vcs._core import FALLBACK_EMAIL, FALLBACK_NAME, GENERATED_EXCLUDES, NO_HOOKS_ARGS, GitCore
+from pm_agent.vcs.models import GitCommandError
 
 
 class GitCommits(GitCore):
@@ -52,8 +53,12 @@ class GitCommits(GitCore):
         The commit-idempotency key: look before committing a task (`ref` like "task-7").
         """
         wanted = f"{key}: {ref}"
-        branch_sha = self.rev_parse(branch)
-        out = self.run("log", "--fixed-strings", f"--grep={wanted}", "--format=%H%x1f%B%x1e", branch_sha, "--")
+        proc = self.try_run(
+            "log", "--fixed-strings", f"--grep={wanted}", "--format=%H%x1f%B%x1e", "--end-of-options", branch, "--"
+        )
+        if proc.returncode != 0:
+            raise GitCommandError(["log", branch], proc.returncode, f"unknown revision {branch!r}", cwd=self.path)
+        out = proc.stdout
         for record in out.split("\x1e"):
             sha, _, body = record.strip("\n").partition("\x1f")
             if sha and any(line.strip() == wanted for line in body.splitlines()):

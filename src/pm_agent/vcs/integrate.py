@@ -78,6 +78,22 @@ def _merge(wt: Git, task_sha: str, message: str) -> list[str]:
     raise GitCommandError(["merge", task_sha], proc.returncode, proc.stderr or proc.stdout, cwd=wt.path)
 
 
+def _sides(git: Git, before: str, task_sha: str) -> tuple[list[str], bool, bool]:
+    """In one `rev-list`: the task's commits not in `before` (oldest first), whether `before` has commits the
+    task lacks (no fast-forward), and whether the task's own commits include a merge."""
+    out = git.run("rev-list", "--left-right", "--parents", "--reverse", "--topo-order", f"{before}...{task_sha}", "--")
+    commits: list[str] = []
+    behind = merges = False
+    for line in out.splitlines():
+        side, shas = line[:1], line[1:].split()
+        if side == "<":
+            behind = True
+        elif side == ">" and shas:
+            commits.append(shas[0])
+            merges = merges or len(shas) > 2
+    return commits, behind, merges
+
+
 def _pick_in_memory(git: Git, onto: str, commit: str) -> str | None:
     """`commit` (one parent, reachable from `onto`) cherry-picked onto `onto`, built without a worktree.
 
@@ -123,15 +139,15 @@ def integrate(git: Git, task_branch: str, into_branch: str, *, merge_commit: boo
     git.check_writable(into_branch, "integrate into")
     before = git.rev_parse(f"refs/heads/{into_branch}")
     task_sha = git.rev_parse(task_branch)
-    commits = git.commits_since(before, task_sha)
+    commits, behind, merges = _sides(git, before, task_sha)
     base = {"task_branch": task_branch, "into_branch": into_branch, "before": before}
-    if git.is_ancestor(task_sha, before):
+    if not commits:
         return IntegrationResult(status="up-to-date", after=before, message="already contained", **base)
-    if git.is_ancestor(before, task_sha) and not merge_commit:
+    if not behind and not merge_commit:
         _advance(git, into_branch, before, task_sha, f"pm-agent: fast-forward {task_branch}")
         return IntegrationResult(status="fast-forward", after=task_sha, commits=commits, **base)
 
-    has_merges = merge_commit or bool(git.run("rev-list", "--merges", f"{before}..{task_sha}", "--").split())
+    has_merges = merge_commit or merges
     if not has_merges and len(commits) == 1:  # the usual task: one commit, picked without a worktree
         picked = _pick_in_memory(git, before, commits[0])
         if picked is not None:
