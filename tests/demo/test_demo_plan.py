@@ -10,6 +10,7 @@ import pytest
 from pm_agent.config import load_config
 from pm_agent.demo import DEMO_ANSWERS, DEMO_TASKS, build_demo_repo, demo_task
 from pm_agent.demo.project import render_plan
+from pm_agent.engine.loop import _paths
 from pm_agent.engine.scheduler import Candidate, Scheduler
 from pm_agent.errors import InputError
 from pm_agent.plan import Plan, Tier, classify_tier, load_plan, parse_plan_text
@@ -143,6 +144,7 @@ def _schedule(plan: Plan, interval: int) -> list[list[str]]:
     it starts nothing more, then let the started batch finish."""
     scheduler = Scheduler(max_parallel=3, anti_starvation_interval=interval)
     order = {task_id: i for i, task_id in enumerate(plan.queue)}
+    paths = _paths({t.id: t for t in plan.tasks})  # the loop's critical-path ranking
     candidates = {
         t.id: Candidate(
             task_id=t.id,
@@ -151,6 +153,7 @@ def _schedule(plan: Plan, interval: int) -> list[list[str]]:
             queue_order=order[t.id],
             ownership=t.ownership,
             depends_on=tuple(t.dependency_ids()),
+            remaining=paths[t.id],
         )
         for i, t in enumerate(plan.tasks)
     }
@@ -176,8 +179,9 @@ def _schedule(plan: Plan, interval: int) -> list[list[str]]:
 def test_the_scheduler_runs_critical_tasks_alone_and_the_low_tasks_in_parallel(demo: Demo) -> None:
     config = load_config(demo.repo)
     batches = _schedule(demo.plan, config.anti_starvation_interval)
+    # Critical path first: the chain 2 → 3 → 4 → 5 → 6 is longer than task 1, which 5 also needs.
     assert [task for batch in batches for task in batch if task in ("1", "2", "3", "4", "5", "6")] == [
-        "1", "2", "3", "4", "5", "6"
+        "2", "3", "1", "4", "5", "6"
     ]  # fmt: skip
     tiers = {t.id: t.tier for t in demo.plan.tasks}
     for batch in batches:
