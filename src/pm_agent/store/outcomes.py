@@ -22,7 +22,7 @@ from pm_agent.store.records import (
     RiskStatus,
     Severity,
 )
-from pm_agent.store.runs import get_run, get_task
+from pm_agent.store.runs import get_task, require_run
 from pm_agent.store.schema import commits, escalations, gate_results, reports, risks, runs, tasks
 from pm_agent.store.sessions import get_session
 
@@ -127,7 +127,7 @@ def open_escalation_txn(
 ) -> EscalationRecord:
     """Open an escalation (seed 001's format) with an `escalation.opened` event."""
     if task_id is None:
-        get_run(conn, run_id)
+        require_run(conn, run_id)
     else:
         get_task(conn, run_id, task_id)
     if session_id is not None:
@@ -217,7 +217,7 @@ def list_escalations(
     """Escalations, oldest first, of one run and/or in one status."""
     stmt = select(escalations).order_by(escalations.c.id)
     if run_id is not None:
-        get_run(conn, run_id)
+        require_run(conn, run_id)
         stmt = stmt.where(escalations.c.run_id == run_id)
     if status is not None:
         stmt = stmt.where(escalations.c.status == EscalationStatus(status).value)
@@ -230,7 +230,7 @@ def list_escalations(
 def _get_risk(conn: Connection, run_id: str, risk_id: str) -> RiskRecord:
     found = fetch_one(conn, select(risks).where(risks.c.run_id == run_id, risks.c.id == risk_id), RiskRecord)
     if found is None:
-        get_run(conn, run_id)
+        require_run(conn, run_id)
         raise NotFoundError(f"unknown risk {risk_id!r} in run {run_id!r}")
     return found
 
@@ -246,7 +246,7 @@ def add_risk_txn(
     now: datetime,
 ) -> RiskRecord:
     """Add an open risk (id `R<n>` unless given) with a `risk.added` event."""
-    get_run(conn, run_id)
+    require_run(conn, run_id)
     if risk_id is None:
         taken = set(conn.scalars(select(risks.c.id).where(risks.c.run_id == run_id)))
         risk_id = next(f"R{n}" for n in range(1, len(taken) + 2) if f"R{n}" not in taken)
@@ -286,7 +286,7 @@ def update_risk_status_txn(
 
 def list_risks(conn: Connection, run_id: str, status: RiskStatus | None = None) -> list[RiskRecord]:
     """Risks of a run, in the order they were added."""
-    get_run(conn, run_id)
+    require_run(conn, run_id)
     stmt = select(risks).where(risks.c.run_id == run_id).order_by(risks.c.created_at, risks.c.id)
     if status is not None:
         stmt = stmt.where(risks.c.status == RiskStatus(status).value)
@@ -329,7 +329,7 @@ def record_commit_txn(
 
 def list_commits(conn: Connection, run_id: str) -> list[CommitRecord]:
     """Commits of a run, in the order they were made."""
-    get_run(conn, run_id)
+    require_run(conn, run_id)
     return fetch_all(
         conn, select(commits).where(commits.c.run_id == run_id).order_by(commits.c.id), CommitRecord
     )
@@ -337,7 +337,7 @@ def list_commits(conn: Connection, run_id: str) -> list[CommitRecord]:
 
 def add_report_txn(conn: Connection, run_id: str, kind: str, text: str, *, now: datetime) -> ReportRecord:
     """Store a rendered report with a `report.added` event."""
-    get_run(conn, run_id)
+    require_run(conn, run_id)
     result = conn.execute(reports.insert().values(run_id=run_id, kind=kind, text=redact(text), created_at=now))
     report_id = inserted_id(result)
     append_event_txn(conn, run_id, None, "report.added", {"report_id": report_id, "kind": kind}, now=now)
@@ -346,7 +346,7 @@ def add_report_txn(conn: Connection, run_id: str, kind: str, text: str, *, now: 
 
 def list_reports(conn: Connection, run_id: str, kind: str | None = None) -> list[ReportRecord]:
     """Reports of a run, oldest first."""
-    get_run(conn, run_id)
+    require_run(conn, run_id)
     stmt = select(reports).where(reports.c.run_id == run_id).order_by(reports.c.id)
     if kind is not None:
         stmt = stmt.where(reports.c.kind == kind)

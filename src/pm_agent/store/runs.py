@@ -73,6 +73,12 @@ def get_run(conn: Connection, run_id: str) -> RunRecord:
     return run
 
 
+def require_run(conn: Connection, run_id: str) -> None:
+    """NotFoundError if the run is unknown; cheaper than `get_run`, which validates its whole record."""
+    if conn.scalar(select(runs.c.id).where(runs.c.id == run_id)) is None:
+        raise NotFoundError(f"unknown run {run_id!r}")
+
+
 _NEWEST_FIRST = (runs.c.created_at.desc(), runs.c.id.desc())
 
 
@@ -91,21 +97,21 @@ def get_task(conn: Connection, run_id: str, task_id: str) -> TaskRecord:
     stmt = select(tasks).where(tasks.c.run_id == run_id, tasks.c.task_id == task_id)
     task = fetch_one(conn, stmt, TaskRecord)
     if task is None:
-        get_run(conn, run_id)
+        require_run(conn, run_id)
         raise NotFoundError(f"unknown task {task_id!r} in run {run_id!r}")
     return task
 
 
 def list_tasks(conn: Connection, run_id: str) -> list[TaskRecord]:
     """Tasks of a run in plan order; NotFoundError if the run is unknown."""
-    get_run(conn, run_id)
+    require_run(conn, run_id)
     stmt = select(tasks).where(tasks.c.run_id == run_id).order_by(tasks.c.plan_order)
     return fetch_all(conn, stmt, TaskRecord)
 
 
 def task_rows(conn: Connection, run_id: str) -> list[TaskRow]:
     """Every task's moving fields in plan order, without loading contracts; NotFoundError if the run is unknown."""
-    get_run(conn, run_id)
+    require_run(conn, run_id)
     t = tasks.c
     cols = (t.task_id, t.state, t.status, t.commit_sha, t.iteration_count, t.retry_count, t.workflow_context)
     stmt = select(*cols).where(t.run_id == run_id).order_by(t.plan_order)
@@ -200,7 +206,7 @@ def _insert_tasks(conn: Connection, run_id: str, new: Sequence[Task], *, first_o
 
 def add_tasks_txn(conn: Connection, run_id: str, new: Sequence[Task], *, reason: str, now: datetime) -> None:
     """Append tasks to a run (remediation tasks from the final release gate), after the existing ones."""
-    get_run(conn, run_id)
+    require_run(conn, run_id)
     last = conn.execute(select(func.max(tasks.c.plan_order)).where(tasks.c.run_id == run_id)).scalar()
     _insert_tasks(conn, run_id, new, first_order=(last if last is not None else -1) + 1, now=now)
     append_event_txn(conn, run_id, None, "run.tasks_added", {"tasks": [t.id for t in new], "reason": reason}, now=now)

@@ -21,7 +21,7 @@ from pm_agent.store._sql import fetch_all, fetch_one, inserted_id, json_payload,
 from pm_agent.store.database import fault_point
 from pm_agent.store.events import append_event_txn
 from pm_agent.store.records import SessionEventRecord, SessionRecord, SessionStatus, SignalRecord
-from pm_agent.store.runs import get_run, get_task
+from pm_agent.store.runs import get_task, require_run
 from pm_agent.store.schema import session_events, sessions, signals
 from pm_agent.store.types import dump_json
 
@@ -57,14 +57,14 @@ def session_by_token(conn: Connection, token: str) -> SessionRecord | None:
 
 def sessions_cost(conn: Connection, run_id: str) -> float:
     """What every agent session of the run cost, summed in SQL."""
-    get_run(conn, run_id)
+    require_run(conn, run_id)
     stmt = select(func.coalesce(func.sum(sessions.c.cost_usd), 0.0)).where(sessions.c.run_id == run_id)
     return float(conn.execute(stmt).scalar_one())
 
 
 def list_sessions(conn: Connection, run_id: str, task_id: str | None = None) -> list[SessionRecord]:
     """Sessions of a run (or task), oldest first."""
-    get_run(conn, run_id)
+    require_run(conn, run_id)
     stmt = select(sessions).where(sessions.c.run_id == run_id).order_by(sessions.c.id)
     if task_id is not None:
         stmt = stmt.where(sessions.c.task_id == task_id)
@@ -217,7 +217,7 @@ def record_signal_txn(
         session = get_session(conn, session_id)
         if (session.run_id, session.task_id) != (run_id, task_id):
             raise StoreError(f"session {session_id} belongs to task {session.task_id!r}, not {task_id!r}")
-    get_run(conn, run_id)
+    require_run(conn, run_id)
     result = conn.execute(
         signals.insert().values(
             run_id=run_id,
@@ -264,7 +264,7 @@ def signals_for_task(conn: Connection, run_id: str, task_id: str) -> list[Signal
 
 def unconsumed_signals(conn: Connection, run_id: str) -> list[SignalRecord]:
     """Accepted signals of a run the engine has not acted on yet, oldest first."""
-    get_run(conn, run_id)
+    require_run(conn, run_id)
     stmt = (
         select(signals)
         .where(signals.c.run_id == run_id, signals.c.accepted.is_(True), signals.c.consumed.is_(False))
