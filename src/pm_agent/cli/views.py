@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -19,6 +19,11 @@ from pm_agent.cli.app import (
     print_json,
     repo_root,
 )
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from pm_agent.reports.state_reader import LogEntry
 
 T = TypeVar("T")
 
@@ -45,32 +50,36 @@ def plan_cmd(
 
 
 def _status_with_progress(path: Path, run: str | None) -> dict[str, Any]:
-    """The run's status data plus a progress report, stored like the periodic ones (seed 001: on request)."""
-    from pm_agent.reports.progress_data import progress_text
+    """The run's status data and its progress report (seed 001: on request), in one read; nothing is stored."""
+    from pm_agent.reports.progress import render_progress
+    from pm_agent.reports.progress_data import file_progress_data
+    from pm_agent.reports.state_reader import read_state
     from pm_agent.reports.status import status_data
-    from pm_agent.store import open_store
 
-    store = open_store(path)
-    try:
-        data = status_data(store, run)
+    def read(con: sqlite3.Connection) -> dict[str, Any]:
+        data = status_data(con, run)
         if data["run"] is not None:
-            report = progress_text(store, data["run"]["id"], data["run"]["plan_id"])
-            store.add_report(data["run"]["id"], "progress", report)
-            data["progress_report"] = report
+            data["progress_report"] = render_progress(
+                file_progress_data(con, data["run"]["id"], data["run"]["plan_id"])
+            )
         return data
-    finally:
-        store.close()
+
+    return read_state(path, read)
 
 
 def status_cmd(
     run: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
     repo: RepoOption = None,
     as_json: JsonOption = False,
+    all_tasks: Annotated[bool, typer.Option("--all", help="List every task, not only the unfinished ones.")] = False,
 ) -> None:
-    """Show a run: tasks by state and status, open escalations, cost so far."""
+    """Show a run: counts by status and state, the unfinished tasks, open escalations, cost so far. Writes nothing.
+
+    `--json` always carries every task.
+    """
     from pm_agent.engine.runlock import lock_holder
     from pm_agent.reports.status import render_status
-    from pm_agent.store import default_store_path
+    from pm_agent.statefile import default_store_path
 
     root = repo_root(repo)
     path = default_store_path(root)
@@ -88,9 +97,9 @@ def status_cmd(
         return
     if live is not None:
         out.print(f"pm-agent {live.get('command', 'run')} is working now (pid {live.get('pid', '?')})")
-    out.print(render_status(data))
+    out.print(render_status(data, all_tasks=all_tasks))
     if "progress_report" in data:
-        out.print("\n" + data["progress_report"], highlight=False)
+        out.print("\n" + data["progress_report"], highlight=False, markup=False)  # "[normal] risk" is no style
 
 
 def _read_run(repo: Path | None, run: str | None, read: Callable[[Any, str], T]) -> T:
@@ -129,11 +138,23 @@ def log_cmd(
     run: RunOption = None,
     repo: RepoOption = None,
 ) -> None:
-    """Print a task's history: transitions, sessions, signals, gates and events in order."""
-    from pm_agent.plan import normalize_task_id
+    """Print a task's history: transitions, sessions, signals, gates and events in order. Writes nothing."""
+    from pm_agent.errors import NotFoundError
+    from pm_agent.reports.state_reader import find_run, normalize_task_id, read_state, task_log
     from pm_agent.reports.status import render_task_log
+    from pm_agent.statefile import default_store_path
 
-    history = call(
-        lambda: _read_run(repo, run, lambda store, run_id: store.task_history(run_id, normalize_task_id(task)))
-    )
-    out.print(render_task_log(history), highlight=False)
+    path = default_store_path(repo_root(repo))
+
+    def read(con: sqlite3.Connection) -> list[LogEntry]:
+        found = find_run(con, run)
+        if found is None:
+            raise NotFoundError(f"no run in {path}")
+        return task_log(con, found["id"], normalize_task_id(task))
+
+    def history() -> list[LogEntry]:
+        if not path.exists():  # never create the state: a read command writes nothing
+            raise NotFoundError(f"no pm-agent state in {path.parent}: start with `pm-agent run PLAN.md`")
+        return read_state(path, read)
+
+    out.print(render_task_log(call(history)), highlight=False)
