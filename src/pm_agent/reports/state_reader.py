@@ -10,7 +10,8 @@ Its results are the Store's: the same JSON as the records' `model_dump(mode="jso
 It never writes, not even SQLite's side files. A read-only connection to a WAL database creates `-wal` and `-shm`
 and cannot remove them, so when no `-wal` exists (no connection has the file open) the file is read as
 `immutable` and the read is kept only if the file is the same after it (same inode, size and mtime; still no
-`-wal`); otherwise, and whenever a run has the file open, a `mode=ro` connection reads one snapshot.
+`-wal`), else read again; whenever a run has the file open (a `-wal` exists), a `mode=ro` connection reads one
+snapshot through the WAL (and only SQLite's shared-memory read marks in `-shm` change).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ ESCALATION_COLUMNS = (
 )  # fmt: skip
 _RUN_JSON = ("shared_context", "config", "checkpoint_tags")
 _LIVE_SESSIONS = ("starting", "running")
+_IMMUTABLE_TRIES = 3  # immutable reads spoiled by a writer before settling for a mode=ro connection
 
 
 @dataclass(frozen=True)
@@ -101,14 +103,16 @@ def read_state(path: Path, read: Callable[[sqlite3.Connection], T]) -> T:
     Database errors become StoreError naming the file.
     """
     try:
-        before = _stamp(path)
-        if not before[3]:  # no -wal: nobody has the file open; read it as it is on disk
+        for _ in range(_IMMUTABLE_TRIES):
+            before = _stamp(path)
+            if before[3]:  # a -wal: a writer has (or a crashed one had) the file open
+                break
             with closing(_connect(path, "mode=ro&immutable=1")) as con:
                 result = read(con)
-            if _stamp(path) == before:
+            if _stamp(path) == before:  # nobody wrote meanwhile: what was read is one consistent state
                 return result
-        with closing(_connect(path, "mode=ro")) as con:  # a writer is (or was just) there: one WAL snapshot
-            con.execute("BEGIN")
+        with closing(_connect(path, "mode=ro")) as con:
+            con.execute("BEGIN")  # one snapshot for every query of `read`
             try:
                 return read(con)
             finally:
