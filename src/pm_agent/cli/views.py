@@ -157,4 +157,4 @@ def log_cmd(
             raise NotFoundError(f"no pm-agent state in {path.parent}: start with `pm-agent run PLAN.md`")
         return read_state(path, read)
 
-    out.print(render_task_log(call(history)), highlight=False)
+    out.print(render_task_log(call(history)), highlight=False, markup=False)  # payloads may hold "[...]"
