@@ -1,7 +1,8 @@
 """`pm-agent status` and `pm-agent log` without building the Typer app: their plain forms, parsed here.
 
-Typer resolves every parameter of every command through pydantic before it runs one (about 150 ms of CPU, half
-of what `status` may take on a 1,000-task run), and these two are the commands people repeat while a run works.
+Importing Typer and having it resolve every parameter of every command through pydantic before it runs one costs
+about 150 ms of CPU, more than `status` itself on a 1,000-task run, and these two are the commands people repeat
+while a run works. The commands themselves are in `reading.py`, which imports neither Typer nor the store.
 Only the plain forms are taken: the options each command declares in `views.py`, as `--opt value` or
 `--opt=value`, each at most once. Anything else (`--help`, an unknown or repeated option, a missing or extra
 argument) returns None, and the Typer app handles it, with its own help and usage errors.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,16 +62,20 @@ def run(argv: Sequence[str]) -> int | None:
     parsed = parse(argv)
     if parsed is None:
         return None
-    import typer  # already imported by views; only its Exit is needed here
-
-    from pm_agent.cli import views
+    from pm_agent.cli.basics import print_error
+    from pm_agent.cli.reading import show_log, show_status
+    from pm_agent.errors import PmAgentError
 
     command, positional, options = parsed
-    action: Callable[..., None] = views.status_cmd if command == "status" else views.log_cmd
     try:
-        action(*positional, **options)
-    except typer.Exit as exc:
-        return int(exc.exit_code)
+        if command == "status":
+            run_id = positional[0] if positional else None
+            show_status(run_id, options.get("repo"), options.get("as_json", False), options.get("all_tasks", False))
+        else:
+            show_log(positional[0], options.get("run"), options.get("repo"))
+    except PmAgentError as exc:
+        print_error(exc)
+        return exc.exit_code
     except KeyboardInterrupt:
         return 130
     except OSError as exc:

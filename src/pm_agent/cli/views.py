@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -19,11 +19,6 @@ from pm_agent.cli.app import (
     print_json,
     repo_root,
 )
-
-if TYPE_CHECKING:
-    import sqlite3
-
-    from pm_agent.reports.state_reader import LogEntry
 
 T = TypeVar("T")
 
@@ -49,24 +44,6 @@ def plan_cmd(
         out.print(render_plan(loaded))
 
 
-def _status_with_progress(path: Path, run: str | None) -> dict[str, Any]:
-    """The run's status data and its progress report (seed 001: on request), in one read; nothing is stored."""
-    from pm_agent.reports.progress import render_progress
-    from pm_agent.reports.progress_data import file_progress_data
-    from pm_agent.reports.state_reader import read_state
-    from pm_agent.reports.status import status_data
-
-    def read(con: sqlite3.Connection) -> dict[str, Any]:
-        data = status_data(con, run)
-        if data["run"] is not None:
-            data["progress_report"] = render_progress(
-                file_progress_data(con, data["run"]["id"], data["run"]["plan_id"])
-            )
-        return data
-
-    return read_state(path, read)
-
-
 def status_cmd(
     run: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
     repo: RepoOption = None,
@@ -77,29 +54,9 @@ def status_cmd(
 
     `--json` always carries every task.
     """
-    from pm_agent.engine.runlock import lock_holder
-    from pm_agent.reports.status import render_status
-    from pm_agent.statefile import default_store_path
+    from pm_agent.cli.reading import show_status
 
-    root = repo_root(repo)
-    path = default_store_path(root)
-    if not path.exists():
-        if as_json:
-            print_json({"run": None, "runs": []})
-            return
-        out.print(f"No pm-agent state in {path.parent} yet: start with `pm-agent run PLAN.md`.")
-        return
-    data = call(lambda: _status_with_progress(path, run))
-    live = lock_holder(root)  # the process holding the run lock, if one is working now
-    data["live"] = live
-    if as_json:
-        print_json(data)
-        return
-    if live is not None:
-        out.print(f"pm-agent {live.get('command', 'run')} is working now (pid {live.get('pid', '?')})")
-    out.print(render_status(data, all_tasks=all_tasks))
-    if "progress_report" in data:
-        out.print("\n" + data["progress_report"], highlight=False, markup=False)  # "[normal] risk" is no style
+    call(lambda: show_status(run, repo, as_json, all_tasks))
 
 
 def _read_run(repo: Path | None, run: str | None, read: Callable[[Any, str], T]) -> T:
@@ -139,22 +96,6 @@ def log_cmd(
     repo: RepoOption = None,
 ) -> None:
     """Print a task's history: transitions, sessions, signals, gates and events in order. Writes nothing."""
-    from pm_agent.errors import NotFoundError
-    from pm_agent.reports.state_reader import find_run, normalize_task_id, read_state, task_log
-    from pm_agent.reports.status import render_task_log
-    from pm_agent.statefile import default_store_path
+    from pm_agent.cli.reading import show_log
 
-    path = default_store_path(repo_root(repo))
-
-    def read(con: sqlite3.Connection) -> list[LogEntry]:
-        found = find_run(con, run)
-        if found is None:
-            raise NotFoundError(f"no run in {path}")
-        return task_log(con, found["id"], normalize_task_id(task))
-
-    def history() -> list[LogEntry]:
-        if not path.exists():  # never create the state: a read command writes nothing
-            raise NotFoundError(f"no pm-agent state in {path.parent}: start with `pm-agent run PLAN.md`")
-        return read_state(path, read)
-
-    out.print(render_task_log(call(history)), highlight=False, markup=False)  # payloads may hold "[...]"
+    call(lambda: show_log(task, run, repo))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pm_agent.reports import state_reader as sr
 from pm_agent.reports.progress import ProgressData, RiskLine, TaskLine, render_progress
@@ -63,9 +63,15 @@ def progress_text(store: Store, run_id: str, plan_name: str) -> str:
     return render_progress(progress_data(store, run_id, plan_name))
 
 
-def file_progress_data(con: sqlite3.Connection, run_id: str, plan_name: str) -> ProgressData:
-    """What `progress_data` gives, read from a state file connection (`state_reader.read_state`)."""
-    rows = [(t["task_id"], t["title"], t["tier"], t["status"], t["state"]) for t in sr.task_rows(con, run_id)]
+def file_progress_data(
+    con: sqlite3.Connection, run_id: str, plan_name: str, tasks: Sequence[Mapping[str, Any]] | None = None
+) -> ProgressData:
+    """What `progress_data` gives, read from a state file connection (`state_reader.read_state`).
+
+    `tasks`: the run's `state_reader.task_rows` when the caller has them already.
+    """
+    tasks = sr.task_rows(con, run_id) if tasks is None else tasks
+    rows = [(t["task_id"], t["title"], t["tier"], t["status"], t["state"]) for t in tasks]
     cost = sr.cost(con, run_id)
     return ProgressData(
         plan_name=plan_name,
