@@ -108,20 +108,17 @@ def test_unknown_ids_exit_2_naming_them(busy: Any, args: list[str], message: str
 
 
 @pytest.mark.parametrize(
-    "args",
-    [
-        ["status", "--json", "--repo", "{repo}"],
-        ["status", "run-x", "--all", "-C", "{repo}"],
-        ["log", "2", "-C", "{repo}"],
-    ],
-)
-def test_the_fast_path_prints_what_the_typer_app_prints(busy: Any, args: list[str]) -> None:
+    ("args", "code"),
+    [(["status", "--json", "--repo", "{repo}"], 0), (["status", "run-x", "--all", "-C", "{repo}"], 0),
+     (["log", "2", "-C", "{repo}"], 0), (["log", "9", "-C", "{repo}"], 2), (["status", "ghost", "-C", "{repo}"], 2)],
+)  # fmt: skip
+def test_the_fast_path_prints_what_the_typer_app_prints(busy: Any, args: list[str], code: int) -> None:
     plain = [a.format(repo=busy.repo) for a in args]
     via_typer = [*plain, "--"]  # an end of options, which Typer takes and the fast path leaves to it
     assert parse(plain) is not None
     assert parse(via_typer) is None
     fast, slow = pm(*plain), pm(*via_typer)
-    assert fast.returncode == slow.returncode == 0, slow.stderr
+    assert fast.returncode == slow.returncode == code, slow.stderr
     assert (fast.stdout, fast.stderr) == (slow.stdout, slow.stderr)
 
 
