@@ -5,12 +5,14 @@ installed CLI as a subprocess, as a user runs it: `status`, `status --all`, `sta
 most events>`, five times each, from a small driver interpreter. Each run's wall time and its own peak RSS and CPU
 come from `os.wait4` (that child's rusage, not the maximum over every child so far). Figures per command: median
 wall ms (goal <= 300), the highest peak RSS MB (goal <= 150), and median CPU ms beside them (on a shared machine,
-wall time also counts the waiting for a core).
+wall time also counts the waiting for a core: a bare interpreter's start and the load average are printed as the
+reference).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -85,6 +87,10 @@ def run() -> list[Figure]:
             "status --json": ["status", "--json"],
             "log TASK": ["log", made.busiest_task],
         }
+        # The floor on this machine now: a bare interpreter's start, and how busy the cores are.
+        floor = statistics.median(r[0] for r in measure([sys.executable, "-c", "pass"], repo))
+        figures.append(figure(BENCH, "reference: python -c pass", "ms wall (median of 5)", floor))
+        figures.append(figure(BENCH, "reference: load average", "1-min, at the start", os.getloadavg()[0]))
         for name, args in commands.items():
             runs = measure([exe, *args], repo)
             wall = statistics.median(r[0] for r in runs)
