@@ -136,6 +136,33 @@ def test_a_writer_arriving_during_an_immutable_read_makes_it_read_again(busy: An
     assert len(calls) == 2
 
 
+def test_a_read_that_fails_while_a_writer_changes_the_file_is_read_again(busy: Any, reopen: Reopen) -> None:
+    calls: list[int] = []
+
+    def read(con: sqlite3.Connection) -> list[str]:
+        calls.append(1)
+        if len(calls) == 1:  # as a torn read might: the file changes under it and it fails
+            with reopen(busy.db) as store:
+                store.update_task(busy.run_id, "3", event="task.updated", attempt=9)
+            raise NotFoundError("torn")
+        return [t["task_id"] for t in sr.task_rows(con, busy.run_id) if t["attempt"] == 9]
+
+    assert sr.read_state(busy.db, read) == ["3"]
+    assert len(calls) == 2
+
+
+def test_a_read_that_fails_on_an_unchanged_file_fails_once(busy: Any) -> None:
+    calls: list[int] = []
+
+    def read(con: sqlite3.Connection) -> None:
+        calls.append(1)
+        raise NotFoundError("unchanged")
+
+    with pytest.raises(NotFoundError, match="unchanged"):
+        sr.read_state(busy.db, read)
+    assert len(calls) == 1
+
+
 def test_a_file_that_is_no_database_is_a_store_error(tmp_path: Path) -> None:
     bad = tmp_path / "state.db"
     bad.write_text("not a database", encoding="utf-8")

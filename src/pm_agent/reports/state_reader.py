@@ -82,13 +82,10 @@ def iso(text: str | None) -> str | None:
     return None if at is None else at.isoformat().replace("+00:00", "Z")
 
 
-def _side_files(path: Path) -> tuple[Path, Path]:
-    return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
-
-
 def _stamp(path: Path) -> tuple[int, int, int, bool]:
+    """What changes when anyone writes the file: its inode, size and mtime, and whether a `-wal` exists."""
     st = path.stat()
-    return st.st_ino, st.st_size, st.st_mtime_ns, _side_files(path)[0].exists()
+    return st.st_ino, st.st_size, st.st_mtime_ns, path.with_name(path.name + "-wal").exists()
 
 
 def _connect(path: Path, mode: str) -> sqlite3.Connection:
@@ -107,8 +104,13 @@ def read_state(path: Path, read: Callable[[sqlite3.Connection], T]) -> T:
             before = _stamp(path)
             if before[3]:  # a -wal: a writer has (or a crashed one had) the file open
                 break
-            with closing(_connect(path, "mode=ro&immutable=1")) as con:
-                result = read(con)
+            try:
+                with closing(_connect(path, "mode=ro&immutable=1")) as con:
+                    result = read(con)
+            except Exception:
+                if _stamp(path) == before:  # the file did not change: the error is the file's, not a torn read
+                    raise
+                continue
             if _stamp(path) == before:  # nobody wrote meanwhile: what was read is one consistent state
                 return result
         with closing(_connect(path, "mode=ro")) as con:
