@@ -221,8 +221,8 @@ def open_risks(con: sqlite3.Connection, run_id: str) -> list[tuple[str, str, str
 # ---- one task's history ------------------------------------------------------------------------
 
 
-def _history_rows(con: sqlite3.Connection, run_id: str, task_id: str) -> Iterator[tuple[str, str, int, LogEntry]]:
-    """(created_at text, source, tie-break id, entry) from each table, each read through its (run, task) index."""
+def _history_rows(con: sqlite3.Connection, run_id: str, task_id: str) -> Iterator[tuple[int, LogEntry]]:
+    """(tie-break id, entry) from each table, each read through its (run, task) index."""
     key = (run_id, task_id)
     for r in con.execute(
         "SELECT seq, from_state, to_state, reason, iteration, created_at FROM transitions"
@@ -230,27 +230,27 @@ def _history_rows(con: sqlite3.Connection, run_id: str, task_id: str) -> Iterato
         key,
     ):
         summary = transition_summary(r["from_state"], r["to_state"], r["reason"], r["iteration"])
-        yield r["created_at"], "transition", r["seq"], LogEntry(_at(r), "transition", "transition", summary)
+        yield r["seq"], LogEntry(_at(r), "transition", "transition", summary)
     for r in con.execute(
         "SELECT id, role, attempt, runner, resumed_from, started_at AS created_at FROM sessions"
         " WHERE run_id = ? AND task_id = ? ORDER BY id",
         key,
     ):
         summary = session_summary(r["id"], r["role"], r["attempt"], r["runner"], r["resumed_from"])
-        yield r["created_at"], "session", r["id"], LogEntry(_at(r), "session", "session.started", summary)
+        yield r["id"], LogEntry(_at(r), "session", "session.started", summary)
     for r in con.execute(
         "SELECT id, kind, session_id, attempt, seq, accepted, reason, created_at FROM signals"
         " WHERE run_id = ? AND task_id = ? ORDER BY id",
         key,
     ):
         summary = signal_summary(r["kind"], r["session_id"], r["attempt"], r["seq"], bool(r["accepted"]), r["reason"])
-        yield r["created_at"], "signal", r["id"], LogEntry(_at(r), "signal", f"signal.{r['kind']}", summary)
+        yield r["id"], LogEntry(_at(r), "signal", f"signal.{r['kind']}", summary)
     for r in con.execute(
         "SELECT id, gate, passed, attempt, created_at FROM gate_results WHERE run_id = ? AND task_id = ? ORDER BY id",
         key,
     ):
         summary = gate_summary(r["gate"], bool(r["passed"]), r["attempt"])
-        yield r["created_at"], "gate", r["id"], LogEntry(_at(r), "gate", "gate", summary)
+        yield r["id"], LogEntry(_at(r), "gate", "gate", summary)
     mirrored = ", ".join(f"'{kind}'" for kind in sorted(MIRRORED_EVENTS))
     for r in con.execute(
         "SELECT id, kind, payload, created_at FROM events"
@@ -258,7 +258,7 @@ def _history_rows(con: sqlite3.Connection, run_id: str, task_id: str) -> Iterato
         key,
     ):
         summary = event_summary(json.loads(r["payload"]))
-        yield r["created_at"], "event", r["id"], LogEntry(_at(r), "event", r["kind"], summary)
+        yield r["id"], LogEntry(_at(r), "event", r["kind"], summary)
 
 
 def _at(row: sqlite3.Row) -> datetime:
@@ -273,5 +273,5 @@ def task_log(con: sqlite3.Connection, run_id: str, task_id: str) -> list[LogEntr
     if con.execute("SELECT 1 FROM tasks WHERE run_id = ? AND task_id = ?", (run_id, task_id)).fetchone() is None:
         find_run(con, run_id)
         raise NotFoundError(f"unknown task {task_id!r} in run {run_id!r}")
-    keyed = sorted(_history_rows(con, run_id, task_id), key=lambda k: (k[3].at, HISTORY_RANK[k[1]], k[2]))
-    return [entry for *_, entry in keyed]
+    keyed = sorted(_history_rows(con, run_id, task_id), key=lambda k: (k[1].at, HISTORY_RANK[k[1].source], k[0]))
+    return [entry for _, entry in keyed]
