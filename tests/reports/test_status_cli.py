@@ -137,3 +137,20 @@ def test_the_fast_path_takes_only_plain_command_lines() -> None:
         ["status", "--"], ["status", ""],
     ):  # fmt: skip
         assert parse(other) is None, other
+
+
+def test_the_fast_path_knows_exactly_the_options_typer_declares() -> None:
+    import typer.main
+
+    from pm_agent.cli.commands import app
+    from pm_agent.cli.fastpath import _COMMANDS
+
+    group = typer.main.get_command(app)
+    for name, (values, flags, (least, most)) in _COMMANDS.items():
+        command = group.commands[name]  # type: ignore[attr-defined]
+        options = [p for p in command.params if p.param_type_name == "option" and p.name != "help"]
+        assert {opt for p in options for opt in p.opts} == set(values) | set(flags), name
+        assert {opt for p in options if p.is_flag for opt in p.opts} == set(flags), name
+        arguments = [p for p in command.params if p.param_type_name == "argument"]
+        assert len(arguments) == most, name
+        assert sum(1 for p in arguments if p.required) == least, name
