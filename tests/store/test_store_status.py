@@ -1,10 +1,11 @@
-"""`pm-agent status` data and rendering, from a real store."""
+"""`pm-agent status` data and rendering, from a real store's file (read while the store has it open)."""
 
 from __future__ import annotations
 
 import io
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from rich.console import Console
 
 from pm_agent.errors import NotFoundError
 from pm_agent.plan.models import TaskStatus
+from pm_agent.reports.state_reader import read_state
 from pm_agent.reports.status import render_status, status_data
 from pm_agent.store import SqliteStore
 
@@ -22,8 +24,12 @@ def _text(renderable: Any) -> str:
     return out.getvalue()
 
 
-def test_status_of_an_empty_store(store: SqliteStore) -> None:
-    data = status_data(store)
+def _status(db_path: Path, run_id: str | None = None) -> dict[str, Any]:
+    return read_state(db_path, lambda con: status_data(con, run_id))
+
+
+def test_status_of_an_empty_store(store: SqliteStore, db_path: Path) -> None:
+    data = _status(db_path)
     assert data["run"] is None
     assert data["runs"] == []
     assert data["counts"]["total"] == 0
@@ -31,7 +37,7 @@ def test_status_of_an_empty_store(store: SqliteStore) -> None:
 
 
 def test_status_counts_groups_escalations_and_cost(
-    store: SqliteStore, run_id: str, make_plan: Callable[..., Any]
+    store: SqliteStore, run_id: str, make_plan: Callable[..., Any], db_path: Path
 ) -> None:
     store.transition(
         run_id, "1", from_state="received", to_state="completed", reason="done", iteration=3,
@@ -58,7 +64,7 @@ def test_status_counts_groups_escalations_and_cost(
         make_plan("9"), baseline_sha="b", working_branch="x", shared_context={}, config={}, run_id="run0"
     )
 
-    data = status_data(store, run_id)
+    data = _status(db_path, run_id)
     json.dumps(data)  # what `status --json` prints
     assert data["run"]["id"] == run_id
     assert [r["id"] for r in data["runs"]] == ["run0", run_id]
@@ -77,16 +83,22 @@ def test_status_counts_groups_escalations_and_cost(
     }  # fmt: skip
     assert data["open_risks"] == 1
 
-    assert status_data(store)["run"]["id"] == "run0"  # default: the latest run
+    assert _status(db_path)["run"]["id"] == "run0"  # default: the latest run
 
     text = _text(render_status(data))
     assert f"Run {run_id}" in text
     assert "Completed 1/3 tasks" in text
-    assert "implementing" in text
+    assert "By state: 1 completed, 1 implementing, 1 received" in text
+    assert "Unfinished tasks: 2 (1 completed not shown: --all)" in text
+    rows = [line.split()[:4] for line in text.splitlines() if line[:1].isdigit()]
+    assert rows == [["2", "Task", "2", "normal"], ["3", "Task", "3", "low"]]  # the unfinished ones, plan order
+    every = _text(render_status(data, all_tasks=True))
+    assert [line.split()[0] for line in every.splitlines() if line[:1].isdigit()] == ["1", "2", "3"]
+    assert "not shown" not in every
     assert "Which port?" in text
     assert "$0.7500 over 2 sessions" in text
 
 
-def test_status_of_an_unknown_run(store: SqliteStore) -> None:
+def test_status_of_an_unknown_run(store: SqliteStore, db_path: Path) -> None:
     with pytest.raises(NotFoundError, match="ghost"):
-        status_data(store, "ghost")
+        _status(db_path, "ghost")

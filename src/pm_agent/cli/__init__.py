@@ -11,6 +11,13 @@ from __future__ import annotations
 
 def main() -> None:
     """Console-script entry point (`pm-agent`, `python -m pm_agent`)."""
+    import sys
+
+    from pm_agent.cli import fastpath
+
+    code = fastpath.run(sys.argv[1:])  # plain `status` and `log` skip building the Typer app
+    if code is not None:
+        raise SystemExit(code)
     # Imported here so that `import pm_agent.cli` stays cheap and no package module imports it back.
     from pm_agent.cli.commands import app
 

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
-from rich.console import Console
 
+from pm_agent.cli.basics import err, out, print_error, print_json, repo_root
 from pm_agent.errors import PmAgentError
+
+__all__ = [
+    "DesignOption", "JsonOption", "PlanArgument", "RepoOption", "RunOption",
+    "app", "call", "err", "errors", "fail", "out", "print_json", "repo_root",
+]  # fmt: skip
 
 app = typer.Typer(
     help=(
@@ -28,8 +30,6 @@ app = typer.Typer(
     add_completion=False,
 )
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
 T = TypeVar("T")
 
 RepoOption = Annotated[
@@ -50,7 +50,7 @@ def errors() -> Iterator[None]:
     try:
         yield
     except PmAgentError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        print_error(exc)
         raise typer.Exit(exc.exit_code) from None
 
 
@@ -64,24 +64,3 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     """Print `error: message` on stderr; the exit to raise (bad usage is exit code 2)."""
     err.print(f"[bold red]error:[/] {message}", highlight=False)
     return typer.Exit(code)
-
-
-def repo_root(repo: Path | None) -> Path:
-    """The top of the git repository holding `repo` (default: the current folder), else that folder."""
-    where = repo.resolve() if repo is not None else Path.cwd()
-    try:
-        top = subprocess.run(
-            ["git", "-C", str(where), "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=30,
-        ).stdout.strip()
-        return Path(top)
-    except (subprocess.CalledProcessError, OSError, subprocess.TimeoutExpired):
-        return where
-
-
-def print_json(data: Any) -> None:
-    """Write `data` as indented JSON on stdout (no Rich markup or wrapping)."""
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")

@@ -44,53 +44,19 @@ def plan_cmd(
         out.print(render_plan(loaded))
 
 
-def _status_with_progress(path: Path, run: str | None) -> dict[str, Any]:
-    """The run's status data plus a progress report, stored like the periodic ones (seed 001: on request)."""
-    from pm_agent.reports.progress_data import progress_text
-    from pm_agent.reports.status import status_data
-    from pm_agent.store import open_store
-
-    store = open_store(path)
-    try:
-        data = status_data(store, run)
-        if data["run"] is not None:
-            report = progress_text(store, data["run"]["id"], data["run"]["plan_id"])
-            store.add_report(data["run"]["id"], "progress", report)
-            data["progress_report"] = report
-        return data
-    finally:
-        store.close()
-
-
 def status_cmd(
     run: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
     repo: RepoOption = None,
     as_json: JsonOption = False,
+    all_tasks: Annotated[bool, typer.Option("--all", help="List every task, not only the unfinished ones.")] = False,
 ) -> None:
-    """Show a run: tasks by state and status, open escalations, cost so far."""
-    from pm_agent.engine.runlock import lock_holder
-    from pm_agent.reports.status import render_status
-    from pm_agent.store import default_store_path
+    """Show a run: counts by status and state, the unfinished tasks, open escalations, cost so far. Writes nothing.
 
-    root = repo_root(repo)
-    path = default_store_path(root)
-    if not path.exists():
-        if as_json:
-            print_json({"run": None, "runs": []})
-            return
-        out.print(f"No pm-agent state in {path.parent} yet: start with `pm-agent run PLAN.md`.")
-        return
-    data = call(lambda: _status_with_progress(path, run))
-    live = lock_holder(root)  # the process holding the run lock, if one is working now
-    data["live"] = live
-    if as_json:
-        print_json(data)
-        return
-    if live is not None:
-        out.print(f"pm-agent {live.get('command', 'run')} is working now (pid {live.get('pid', '?')})")
-    out.print(render_status(data))
-    if "progress_report" in data:
-        out.print("\n" + data["progress_report"], highlight=False)
+    `--json` always carries every task.
+    """
+    from pm_agent.cli.reading import show_status
+
+    call(lambda: show_status(run, repo, as_json, all_tasks))
 
 
 def _read_run(repo: Path | None, run: str | None, read: Callable[[Any, str], T]) -> T:
@@ -129,11 +95,7 @@ def log_cmd(
     run: RunOption = None,
     repo: RepoOption = None,
 ) -> None:
-    """Print a task's history: transitions, sessions, signals, gates and events in order."""
-    from pm_agent.plan import normalize_task_id
-    from pm_agent.reports.status import render_task_log
+    """Print a task's history: transitions, sessions, signals, gates and events in order. Writes nothing."""
+    from pm_agent.cli.reading import show_log
 
-    history = call(
-        lambda: _read_run(repo, run, lambda store, run_id: store.task_history(run_id, normalize_task_id(task)))
-    )
-    out.print(render_task_log(history), highlight=False)
+    call(lambda: show_log(task, run, repo))

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pm_agent.errors import InputError
-from pm_agent.store import default_store_path
+from pm_agent.statefile import default_store_path  # not pm_agent.store: `status` reads the lock, cheaply
 
 __all__ = ["LOCK_FILE", "lock_holder", "run_lock"]
 

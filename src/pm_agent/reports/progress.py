@@ -1,14 +1,16 @@
-"""Seed 001's progress report, plus cost and tokens."""
+"""Seed 001's progress report, plus cost and tokens.
+
+Stdlib only, and statuses, states and tiers compared by value (the enums are StrEnums): `pm-agent status` renders
+this report from plain strings without importing the plan models or the lifecycle package.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pm_agent.lifecycle.states import IssueState
-from pm_agent.plan.models import TaskStatus, Tier
-
 SEVERITY_RANK = {"critical": 0, "normal": 1, "low": 2}
+TIERS = ("critical", "normal", "low")  # Tier values, most severe first
 
 
 @dataclass(frozen=True)
@@ -17,9 +19,9 @@ class TaskLine:
 
     task_id: str
     title: str
-    tier: Tier
-    status: TaskStatus
-    state: IssueState
+    tier: str  # a Tier value
+    status: str  # a TaskStatus value
+    state: str  # an IssueState value
     blocked_reason: str = ""
 
 
@@ -46,26 +48,21 @@ class ProgressData:
 
 def render_progress(data: ProgressData) -> str:
     """The report in seed 001's format."""
-    done = [t for t in data.tasks if t.status is TaskStatus.COMPLETED]
-    running = [t for t in data.tasks if t.status is TaskStatus.IN_PROGRESS]
-    blocked = [t for t in data.tasks if t.status in {TaskStatus.ESCALATED, TaskStatus.FAILED} or t.blocked_reason]
-    remaining = [t for t in data.tasks if t.status is not TaskStatus.COMPLETED]
-    by_tier = {tier: sum(1 for t in remaining if t.tier is tier) for tier in Tier}
+    done = [t for t in data.tasks if t.status == "completed"]
+    running = [t for t in data.tasks if t.status == "in_progress"]
+    blocked = [t for t in data.tasks if t.status in ("escalated", "failed") or t.blocked_reason]
+    remaining = [t for t in data.tasks if t.status != "completed"]
+    by_tier = {tier: sum(1 for t in remaining if t.tier == tier) for tier in TIERS}
     top = sorted(data.risks, key=lambda r: (SEVERITY_RANK.get(r.severity, 3), r.risk_id))[:3]
     lines = [
         f"PROGRESS — {data.plan_name}",
         f"Completed: {len(done)}/{len(data.tasks)} tasks",
         "In progress: " + (", ".join(f"task-{t.task_id} ({t.state})" for t in running) or "none"),
         "Blocked: "
-        + (
-            "; ".join(f"task-{t.task_id}: {t.blocked_reason or t.status}" for t in blocked)
-            if blocked
-            else "none"
-        ),
+        + ("; ".join(f"task-{t.task_id}: {t.blocked_reason or t.status}" for t in blocked) if blocked else "none"),
         f"Unresolved risks: {len(data.risks)}"
         + ("" if not top else " — " + "; ".join(f"[{r.severity}] {r.description}" for r in top)),
-        "Estimated remaining: "
-        + ", ".join(f"{by_tier[tier]} {tier.value}" for tier in (Tier.CRITICAL, Tier.NORMAL, Tier.LOW)),
+        "Estimated remaining: " + ", ".join(f"{by_tier[tier]} {tier}" for tier in TIERS),
         f"Cost so far: ${data.cost_usd:.4f} ({data.input_tokens} input / {data.output_tokens} output tokens)",
     ]
     return "\n".join(lines)

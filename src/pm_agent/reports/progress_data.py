@@ -1,40 +1,52 @@
-"""The progress report from the store (seed 001 format, plus cost and tokens)."""
+"""The progress report's data (seed 001 format, plus cost and tokens): from the Store, or from the state file.
+
+The engine's periodic report reads a `Store`; `pm-agent status` reads the file with `state_reader` (no SQLAlchemy,
+no pydantic). Both build their lines with `task_lines`, so a task is "blocked" by one rule.
+"""
 
 from __future__ import annotations
 
-from pm_agent.lifecycle.states import IssueState
-from pm_agent.reports.progress import ProgressData, RiskLine, TaskLine, render_progress
-from pm_agent.store import RiskStatus, Store
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-_BLOCKED: dict[IssueState, str] = {
-    IssueState.WAITING_FOR_HUMAN_INPUT: "waiting for a human answer",
-    IssueState.WAITING_FOR_REQUIREMENTS_CLARIFICATION: "waiting for requirements clarification",
-    IssueState.REQUIRES_HUMAN_INTERVENTION: "requires human intervention",
-    IssueState.FAILED: "failed",
+from pm_agent.reports import state_reader as sr
+from pm_agent.reports.progress import ProgressData, RiskLine, TaskLine, render_progress
+
+if TYPE_CHECKING:
+    from pm_agent.store import Store
+
+# IssueState values (not imported: the lifecycle package is slow to import) a task waits in; a test keeps them valid.
+BLOCKED_STATES: dict[str, str] = {
+    "waiting_for_human_input": "waiting for a human answer",
+    "waiting_for_requirements_clarification": "waiting for requirements clarification",
+    "requires_human_intervention": "requires human intervention",
+    "failed": "failed",
 }
+TaskRow = tuple[str, str, str, str, str]  # task_id, title, tier, status, state (plan order)
+
+
+def task_lines(rows: Iterable[TaskRow], waiting_on: Mapping[str, Sequence[str]]) -> list[TaskLine]:
+    """Each task's report line; a `received` task whose dependency (from `waiting_on`) is blocked says which."""
+    rows = list(rows)
+    state_of = {task_id: state for task_id, _, _, _, state in rows}
+    lines = []
+    for task_id, title, tier, status, state in rows:
+        reason = BLOCKED_STATES.get(state, "")
+        if not reason and state == "received":
+            stuck = [d for d in waiting_on.get(task_id, ()) if state_of.get(d) in BLOCKED_STATES]
+            if stuck:
+                reason = "depends on blocked " + ", ".join(f"task-{d}" for d in stuck)
+        lines.append(TaskLine(task_id, title, tier, status, state, reason))
+    return lines
 
 
 def progress_data(store: Store, run_id: str, plan_name: str) -> ProgressData:
     """Everything the report shows, read from the store."""
     tasks = store.list_tasks(run_id)
-    done = {t.task_id for t in tasks if t.state is IssueState.COMPLETED}
-    lines = []
-    for t in tasks:
-        reason = _BLOCKED.get(t.state, "")
-        if not reason and t.state is IssueState.RECEIVED:
-            waiting_on = [d for d in t.task().dependency_ids() if d not in done]
-            stuck = [
-                d
-                for d in waiting_on
-                if next((x for x in tasks if x.task_id == d), None) is not None
-                and next(x for x in tasks if x.task_id == d).state in _BLOCKED
-            ]
-            if stuck:
-                reason = "depends on blocked " + ", ".join(f"task-{d}" for d in stuck)
-        lines.append(TaskLine(t.task_id, t.title, t.tier, t.status, t.state, reason))
-    risks = [
-        RiskLine(r.id, r.description, r.severity.value) for r in store.list_risks(run_id) if r.status is RiskStatus.OPEN
-    ]
+    waiting = {t.task_id: t.task().dependency_ids() for t in tasks if t.state == "received"}
+    lines = task_lines(((t.task_id, t.title, t.tier, t.status, t.state) for t in tasks), waiting)
+    risks = [RiskLine(r.id, r.description, r.severity.value) for r in store.list_risks(run_id) if r.status == "open"]
     sessions = store.list_sessions(run_id)
     return ProgressData(
         plan_name=plan_name,
@@ -49,3 +61,23 @@ def progress_data(store: Store, run_id: str, plan_name: str) -> ProgressData:
 def progress_text(store: Store, run_id: str, plan_name: str) -> str:
     """The rendered report."""
     return render_progress(progress_data(store, run_id, plan_name))
+
+
+def file_progress_data(
+    con: sqlite3.Connection, run_id: str, plan_name: str, tasks: Sequence[Mapping[str, Any]] | None = None
+) -> ProgressData:
+    """What `progress_data` gives, read from a state file connection (`state_reader.read_state`).
+
+    `tasks`: the run's `state_reader.task_rows` when the caller has them already.
+    """
+    tasks = sr.task_rows(con, run_id) if tasks is None else tasks
+    rows = [(t["task_id"], t["title"], t["tier"], t["status"], t["state"]) for t in tasks]
+    cost = sr.cost(con, run_id)
+    return ProgressData(
+        plan_name=plan_name,
+        tasks=task_lines(rows, sr.waiting_on(con, run_id)),
+        risks=[RiskLine(*risk) for risk in sr.open_risks(con, run_id)],
+        cost_usd=cost["usd"],
+        input_tokens=cost["input_tokens"],
+        output_tokens=cost["output_tokens"],
+    )

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pm_agent.plan.models import Plan, Task, TaskStatus
+from pm_agent.statefile import STATE_DIR, STATE_FILE, default_store_path
 from pm_agent.store import events as ev
 from pm_agent.store import history as hist
 from pm_agent.store import runs as rn
@@ -32,14 +33,6 @@ from pm_agent.store.records import (
     TaskRow,
     TransitionRecord,
 )
-
-STATE_DIR = ".pm-agent"
-STATE_FILE = "state.db"
-
-
-def default_store_path(repo: Path) -> Path:
-    """Where a repository's state lives: `<repo>/.pm-agent/state.db`."""
-    return repo / STATE_DIR / STATE_FILE
 
 
 def open_store(path: Path | str, *, clock: Clock | None = None, fault: FaultHook | None = None) -> SqliteStore:
