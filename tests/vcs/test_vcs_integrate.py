@@ -72,7 +72,8 @@ def test_one_commit_lands_as_git_cherry_pick_would_make_it(repo: Git, tmp_path: 
     assert integrate(repo, first, WORK).status == "fast-forward"
     before = repo.rev_parse(WORK)
     result = integrate(repo, "feat/demo/task-2", WORK)
-    assert result.status == "cherry-picked" and result.commits == [original]
+    assert result.status == "cherry-picked"
+    assert result.commits == [original]
     reference = repo.worktree_add_detached(tmp_path / "reference", before)
     reference.run("cherry-pick", "--allow-empty", original)
     picked, picked_message = _header(repo, result.after)
