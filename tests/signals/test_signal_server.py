@@ -6,6 +6,7 @@ server still runs), so a signal reported as recorded is durable before the agent
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -20,6 +21,9 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 
 from pm_agent.signals import TOOL_NAME, mcp_config, new_token
+from pm_agent.signals.desk import SignalDesk
+from pm_agent.signals.server import SignalServer
+from pm_agent.signals.tokens import SERVER_NAME
 from pm_agent.store.records import SessionRecord
 
 if TYPE_CHECKING:
@@ -245,3 +249,40 @@ async def test_a_payload_over_the_limit_crosses_stdio_and_is_refused_with_the_li
     assert not accepted.is_error, text(accepted)
     first, second = world.signals(developer)
     assert (first.accepted, first.payload["truncated"], second.accepted) == (False, True, True)
+
+
+def _exchange(world: World, *messages: object) -> list[dict[str, Any]]:
+    """Messages in, one per line (a str is sent as it is), and the server's answers out, as the stdio framing has it."""
+    desk = SignalDesk(world.store, world.session("developer").token)
+    lines = [m.encode() if isinstance(m, str) else json.dumps(m).encode() for m in messages]
+    out = io.BytesIO()
+    SignalServer(desk).serve([line + b"\n" for line in lines], out)
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_the_framing_answers_requests_skips_notifications_and_names_what_it_cannot_do(world: World) -> None:
+    replies = _exchange(
+        world,
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26"}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+        {"jsonrpc": "2.0", "id": 2, "method": "resources/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "rm_rf", "arguments": {}}},
+        "{not json",
+        "",
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "signal_back", "arguments": []}},
+    )
+    assert [r.get("id") for r in replies] == [1, "p", 2, 3, None, 4]  # nothing for the notification or blank line
+    init = replies[0]["result"]
+    assert init["protocolVersion"] == "2025-03-26"  # the client's version, echoed
+    assert init["capabilities"] == {"tools": {"listChanged": False}}
+    assert init["serverInfo"]["name"] == SERVER_NAME
+    assert replies[1]["result"] == {}
+    assert replies[2]["error"]["code"] == -32601
+    assert replies[3]["error"]["code"] == -32602
+    assert "the only tool is signal_back" in replies[3]["error"]["message"]
+    assert replies[4]["error"]["code"] == -32700
+    refused = replies[5]["result"]  # arguments that are not an object reach the desk as {} and are refused
+    assert refused["isError"] is True
+    assert refused["content"][0]["type"] == "text"
+    assert "Signal refused" in refused["content"][0]["text"]

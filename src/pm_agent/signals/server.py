@@ -3,28 +3,27 @@
 Claude Code starts it from the `--mcp-config` that `tokens.mcp_config` writes; the environment
 carries the store path (`PM_AGENT_DB`) and the session token (`PM_AGENT_SESSION_TOKEN`), which the
 model never sees. This module is only the MCP wiring: the tool's schema and description, and the
-stdio server. Each call goes to `pm_agent.signals.desk`, which checks it and records it, accepted
+stdio transport. Each call goes to `pm_agent.signals.desk`, which checks it and records it, accepted
 or refused, before the tool answers. A refusal is an error result whose text says why, so the agent
-can correct itself: an exception raised in an `mcp` tool would reach the model only as "Error
-executing tool".
+can correct itself.
+
+The transport is MCP's stdio framing (one JSON-RPC 2.0 message per line) written out here rather than
+taken from the `mcp` package: a tools-only server needs `initialize`, `ping`, `tools/list` and
+`tools/call`, and importing `mcp` cost every agent session about a second of CPU before its first
+turn. The tests talk to it with the official MCP client.
 
 Run it as `python -m pm_agent.signals.server`.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
-from typing import Any
+from collections.abc import Iterable
+from typing import IO, Any
 
-import anyio
-import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import ConfigDict
-
+from pm_agent import __version__
 from pm_agent.errors import PmAgentError
 from pm_agent.lifecycle.roles import Role
 from pm_agent.signals.desk import Reply, SignalDesk, allowed_kinds, desk_from_env, role_of
@@ -32,9 +31,12 @@ from pm_agent.signals.models import SIGNAL_KINDS, SIGNAL_MODELS, WIRE_FIELD_ORDE
 from pm_agent.signals.tokens import SERVER_NAME, TOOL
 from pm_agent.store.records import SessionRecord
 
-__all__ = ["build_server", "input_schema", "main", "tool_description", "tool_result"]
+__all__ = ["SignalServer", "input_schema", "main", "tool_description", "tool_result"]
 
 log = logging.getLogger(__name__)
+
+INSTRUCTIONS = "Call signal_back exactly once, when you stop, to report to pm-agent."
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 
 
 def _inline(schema: Any, defs: dict[str, Any]) -> Any:
@@ -107,66 +109,103 @@ def tool_description(role: Role | None, kinds: list[str]) -> str:
     )
 
 
-def tool_result(reply: Reply) -> CallToolResult:
+def tool_result(reply: Reply) -> dict[str, Any]:
     """The desk's reply as an MCP tool result (an error result when refused)."""
-    return CallToolResult(content=[TextContent(type="text", text=reply.text)], is_error=not reply.accepted)
+    return {"content": [{"type": "text", "text": reply.text}], "isError": not reply.accepted}
 
 
-class _RawArguments(ArgModelBase):
-    """Takes the arguments as sent, unknown keys included: `parse_signal` does the validation."""
+class SignalServer:
+    """MCP over stdio with the one tool, `signal_back`, answering through `desk`; one message at a time,
+    so each call gets its own seq."""
 
-    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+    def __init__(self, desk: SignalDesk) -> None:
+        self.desk = desk
+        session: SessionRecord | None = None
+        try:
+            session = desk.session()
+        except Exception as exc:  # the schema is only narrowed by role; each call reports the problem
+            log.warning("could not read the session at start-up: %s", exc)
+        role = role_of(session) if session is not None else None
+        kinds = allowed_kinds(role) if role is not None else list(SIGNAL_KINDS)
+        self.tool = {
+            "name": TOOL,
+            "title": "Signal pm-agent",
+            "description": tool_description(role, kinds),
+            "inputSchema": input_schema(kinds),
+            "annotations": {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False},
+        }
 
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": dict(self.model_extra or {})}
+    def handle(self, message: Any) -> dict[str, Any] | None:
+        """The response to one JSON-RPC message; None for a notification (or a response sent to us)."""
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return _error(None, INVALID_REQUEST, "not a JSON-RPC 2.0 message")
+        if "id" not in message:
+            return None  # notifications/initialized, notifications/cancelled, ...
+        ident, method = message["id"], message.get("method")
+        if not isinstance(method, str):
+            return None if "result" in message or "error" in message else _error(ident, INVALID_REQUEST, "no method")
+        params = message.get("params") or {}
+        if method == "initialize":
+            # Our one tool means the same in every protocol version: take the client's.
+            version = params.get("protocolVersion") if isinstance(params, dict) else None
+            return _result(
+                ident,
+                {
+                    "protocolVersion": version if isinstance(version, str) else "2025-06-18",
+                    "capabilities": {"tools": {"listChanged": False}},
+                    "serverInfo": {"name": SERVER_NAME, "version": __version__},
+                    "instructions": INSTRUCTIONS,
+                },
+            )
+        if method == "ping":
+            return _result(ident, {})
+        if method == "tools/list":
+            return _result(ident, {"tools": [self.tool]})
+        if method == "tools/call":
+            if not isinstance(params, dict) or params.get("name") != TOOL:
+                name = params.get("name") if isinstance(params, dict) else None
+                return _error(ident, INVALID_PARAMS, f"unknown tool {name!r}: the only tool is {TOOL}")
+            arguments = params.get("arguments")
+            return _result(ident, tool_result(self.call(arguments if isinstance(arguments, dict) else {})))
+        return _error(ident, METHOD_NOT_FOUND, f"method not found: {method}")
 
+    def call(self, arguments: dict[str, Any]) -> Reply:
+        """One signal_back call; never raises: the agent must read why, and correct itself."""
+        try:
+            return self.desk.receive(arguments)
+        except Exception as exc:
+            log.exception("signal_back failed")
+            reason = str(exc) if isinstance(exc, PmAgentError) else f"{type(exc).__name__}: {exc}"
+            return Reply(False, f"pm-agent could not record the signal ({reason}). Call signal_back again.")
 
-def build_server(desk: SignalDesk) -> MCPServer[Any]:
-    """The MCP server with its one tool, `signal_back`, answering through `desk`."""
-    session: SessionRecord | None = None
-    try:
-        session = desk.session()
-    except Exception as exc:  # the schema is only narrowed by role; each call reports the problem
-        log.warning("could not read the session at start-up: %s", exc)
-    role = role_of(session) if session is not None else None
-    kinds = allowed_kinds(role) if role is not None else list(SIGNAL_KINDS)
-    lock = anyio.Lock()
-
-    async def signal_back(arguments: dict[str, Any]) -> CallToolResult:
-        async with lock:  # one call at a time, so each gets its own seq
+    def serve(self, lines: Iterable[bytes], out: IO[bytes]) -> None:
+        """Answer each message line until the client closes stdin."""
+        for line in lines:
+            if not line.strip():
+                continue
             try:
-                reply = await anyio.to_thread.run_sync(desk.receive, arguments)
-            # Never raise: the agent must read why, and a raised error reaches it as a bare "Error".
-            except Exception as exc:
-                log.exception("signal_back failed")
-                reason = str(exc) if isinstance(exc, PmAgentError) else f"{type(exc).__name__}: {exc}"
-                reply = Reply(
-                    False, f"pm-agent could not record the signal ({reason}). Call signal_back again."
-                )
-        return tool_result(reply)
+                message = json.loads(line)
+            except ValueError:
+                response: dict[str, Any] | None = _error(None, PARSE_ERROR, "not JSON")
+            else:
+                response = self.handle(message)
+            if response is not None:
+                out.write(json.dumps(response, ensure_ascii=False).encode("utf-8") + b"\n")
+                out.flush()
 
-    tool = Tool(
-        fn=signal_back,
-        name=TOOL,
-        title="Signal pm-agent",
-        description=tool_description(role, kinds),
-        parameters=input_schema(kinds),
-        fn_metadata=FuncMetadata(arg_model=_RawArguments),
-        is_async=True,
-        context_kwarg=None,
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
-    )
-    return MCPServer(
-        name=SERVER_NAME,
-        instructions="Call signal_back exactly once, when you stop, to report to pm-agent.",
-        tools=[tool],
-    )
+
+def _result(ident: Any, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "result": result}
+
+
+def _error(ident: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
 
 
 def main() -> None:
     """Serve signal_back over stdio for the session in the environment."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="pm-agent signals: %(message)s")
-    build_server(desk_from_env()).run("stdio")
+    SignalServer(desk_from_env()).serve(sys.stdin.buffer, sys.stdout.buffer)
 
 
 if __name__ == "__main__":
