@@ -11,7 +11,6 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +59,8 @@ def _dump(plan_path: Path, design: Path | None, tmp: Path) -> dict[str, Any]:
 
 
 @pytest.fixture
-def at_root(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)  # plan paths in the snapshots are relative to the repository root
-    yield
 
 
 @pytest.mark.parametrize("name", sorted(cases()))
