@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -33,10 +34,22 @@ def _sources(task: Task) -> Iterator[tuple[str, str]]:
         yield "acceptance criteria", criterion
 
 
+# Any text rule at all: one search rules most texts out before the rules are tried one by one (only
+# when the rules share their flags, so that the union matches exactly when one of them does).
+_FLAGS = {rule.pattern.flags for rule in TEXT_RULES}
+_ANY_TEXT_RULE = (
+    re.compile("|".join(f"(?:{rule.pattern.pattern})" for rule in TEXT_RULES), min(_FLAGS))
+    if len(_FLAGS) == 1
+    else None
+)
+
+
 def critical_signals(task: Task) -> list[Signal]:
     """Every CRITICAL rule hit, in the order title, ownership, paths, description, criteria."""
     found: list[Signal] = []
     for where, text in _sources(task):
+        if _ANY_TEXT_RULE is not None and not _ANY_TEXT_RULE.search(text):
+            continue
         for rule in TEXT_RULES:
             match = rule.pattern.search(text)
             if match:
@@ -66,13 +79,17 @@ def low_signal(task: Task) -> Signal | None:
 
 def infer_security_flags(task: Task) -> tuple[SecurityFlags, list[str]]:
     """Flags set by the contract or inferred from keywords and paths, with one reason per flag."""
+    return _flags(task, critical_signals(task))
+
+
+def _flags(task: Task, signals: list[Signal]) -> tuple[SecurityFlags, list[str]]:
     flags = task.security_flags.model_copy()
     reasons: list[str] = [
         f"security flag {name}: set in the task contract"
         for name, value in task.security_flags.model_dump().items()
         if value
     ]
-    for signal in critical_signals(task):
+    for signal in signals:
         name = signal.rule.flag
         if name is not None and not getattr(flags, name):
             setattr(flags, name, True)
@@ -86,21 +103,20 @@ def classify_tier(task: Task) -> Task:
     Any security flag forces CRITICAL, even over an explicit tier; otherwise an explicit tier stands;
     otherwise a CRITICAL keyword or path, then a LOW one, else NORMAL.
     """
-    flags, log = infer_security_flags(task)
-    tier, reason = _decide(task, flags, log)
+    update, log = tier_update(task)
+    return task.model_copy(update={**update, "decision_log": [*task.decision_log, *log]})
+
+
+def tier_update(task: Task) -> tuple[dict[str, object], list[str]]:
+    """What `classify_tier` changes (tier, tier_reason, security_flags) and the lines it adds to the log."""
+    critical = critical_signals(task)  # once: the flags and the decision read the same hits
+    flags, log = _flags(task, critical)
+    tier, reason = _decide(task, flags, log, critical)
     log.append(f"tier {tier.value.upper()}: {reason}")
-    return task.model_copy(
-        update={
-            "tier": tier,
-            "tier_reason": f"{tier.value.upper()}: {reason}",
-            "security_flags": flags,
-            "decision_log": [*task.decision_log, *log],
-        }
-    )
+    return {"tier": tier, "tier_reason": f"{tier.value.upper()}: {reason}", "security_flags": flags}, log
 
 
-def _decide(task: Task, flags: SecurityFlags, log: list[str]) -> tuple[Tier, str]:
-    critical = critical_signals(task)
+def _decide(task: Task, flags: SecurityFlags, log: list[str], critical: list[Signal]) -> tuple[Tier, str]:
     flagged = [s for s in critical if s.rule.flag and getattr(flags, s.rule.flag)]
     if flags.any():
         first = flagged[0].describe() if flagged else "security flag set in the task contract"
