@@ -98,8 +98,13 @@ class _Reader:
 
     def load(self) -> tuple[yaml.Node | None, Any]:
         try:
-            node = yaml.compose(self.text, Loader=yaml.SafeLoader)
-            data = yaml.load(self.text, Loader=yaml.SafeLoader)
+            # One parse for both: the node (for line numbers) and the data constructed from it.
+            loader = yaml.SafeLoader(self.text)
+            try:
+                node = loader.get_single_node()
+                data = loader.construct_document(node) if node is not None else None
+            finally:
+                loader.dispose()
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = self.base + mark.line if mark is not None else None
