@@ -114,7 +114,7 @@ def read_blocks(text: str, lines: Sequence[str]) -> Blocks:
             blocks.fast += 1
         else:
             tokens = _tokens(lines, start, end)
-            if not last and _open_at_end(tokens, lines, end):
+            if not last and _open_at_end(tokens, lines, _seen_end(lines, start, end)):
                 blocks.nodes.extend(_parsed(lines, start, len(lines)))
                 blocks.whole = True
                 break
@@ -133,12 +133,17 @@ def _tokens(lines: Sequence[str], start: int, end: int) -> list[Token]:
     return tokens
 
 
+def _seen_end(lines: Sequence[str], start: int, end: int) -> int:
+    """Where markdown-it's reading of lines[start:end] ends: an empty last line is no line to it."""
+    return end - 1 if end - 1 > start and lines[end - 1] == "" else end
+
+
 def _parsed(lines: Sequence[str], start: int, end: int) -> list[Node]:
     return list(tree_of(_tokens(lines, start, end)).children)
 
 
 def _open_at_end(tokens: Sequence[Token], lines: Sequence[str], end: int) -> bool:
-    """Whether a block of this section would run on into the next heading in the whole document."""
+    """Whether a block of a section markdown-it read up to line `end` would run on into the next heading."""
     for token in tokens:
         if token.map is None or token.map[1] < end:
             continue
