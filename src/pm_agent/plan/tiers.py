@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -34,22 +33,10 @@ def _sources(task: Task) -> Iterator[tuple[str, str]]:
         yield "acceptance criteria", criterion
 
 
-# Any text rule at all: one search rules most texts out before the rules are tried one by one (only
-# when the rules share their flags, so that the union matches exactly when one of them does).
-_FLAGS = {rule.pattern.flags for rule in TEXT_RULES}
-_ANY_TEXT_RULE = (
-    re.compile("|".join(f"(?:{rule.pattern.pattern})" for rule in TEXT_RULES), min(_FLAGS))
-    if len(_FLAGS) == 1
-    else None
-)
-
-
 def critical_signals(task: Task) -> list[Signal]:
     """Every CRITICAL rule hit, in the order title, ownership, paths, description, criteria."""
     found: list[Signal] = []
     for where, text in _sources(task):
-        if _ANY_TEXT_RULE is not None and not _ANY_TEXT_RULE.search(text):
-            continue
         for rule in TEXT_RULES:
             match = rule.pattern.search(text)
             if match:
