@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -33,10 +34,77 @@ def _sources(task: Task) -> Iterator[tuple[str, str]]:
         yield "acceptance criteria", criterion
 
 
+def _alternatives(body: str) -> list[str]:
+    """A regex's top-level alternatives (`a|b(c|d)` -> `a`, `b(c|d)`)."""
+    found: list[str] = []
+    depth, start, index = 0, 0, 0
+    while index < len(body):
+        char = body[index]
+        if char == "\\":
+            index += 2
+            continue
+        depth += 1 if char in "([" else -1 if char in ")]" else 0
+        if char == "|" and depth == 0:
+            found.append(body[start:index])
+            start = index + 1
+        index += 1
+    return [*found, body[start:]]
+
+
+def _literal_prefix(alternative: str) -> str:
+    """The lowercase text every match of the alternative starts with (`auth[nz]?` -> `auth`; may be "")."""
+    text = re.sub(r"^(?:\(\?<![^)]*\))+", "", alternative)  # leading lookbehinds match no text
+    prefix: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text) and not text[index + 1].isalnum():
+            prefix.append(text[index + 1])
+            index += 2
+            continue
+        if char in "[](){}?*+|.^$\\":
+            if char in "?*{" and prefix:
+                prefix.pop()  # the last character is optional
+            break
+        prefix.append(char)
+        index += 1
+    return "".join(prefix).lower()
+
+
+def _needles(rules: tuple[Rule, ...]) -> tuple[str, ...] | None:
+    """Words one of which every hit of these rules contains, or None when the patterns are not words_pattern's."""
+    head, tail = "(?<![A-Za-z0-9])(?:", ")(?![A-Za-z0-9])"
+    found: set[str] = set()
+    for rule in rules:
+        source = rule.pattern.pattern
+        if not (source.startswith(head) and source.endswith(tail)) or not rule.pattern.flags & re.IGNORECASE:
+            return None
+        found.update(_literal_prefix(a) for a in _alternatives(source[len(head) : -len(tail)]))
+    if "" in found:
+        return None
+    # A word holding another needle adds nothing: `authenticat` is found through `auth`.
+    return tuple(sorted(n for n in found if not any(m != n and m in n for m in found)))
+
+
+# A text holding none of these words hits no text rule: one quick look rules most texts out (ASCII
+# texts only: Unicode case folding matches more than lower() shows).
+_TEXT_NEEDLES = _needles(TEXT_RULES)
+
+
+def may_hit(text: str) -> bool:
+    """False only when no CRITICAL text rule can match the text."""
+    if _TEXT_NEEDLES is None or not text.isascii():
+        return True
+    lowered = text.lower()
+    return any(needle in lowered for needle in _TEXT_NEEDLES)
+
+
 def critical_signals(task: Task) -> list[Signal]:
     """Every CRITICAL rule hit, in the order title, ownership, paths, description, criteria."""
     found: list[Signal] = []
     for where, text in _sources(task):
+        if not may_hit(text):
+            continue
         for rule in TEXT_RULES:
             match = rule.pattern.search(text)
             if match:
@@ -71,11 +139,11 @@ def infer_security_flags(task: Task) -> tuple[SecurityFlags, list[str]]:
 
 def _flags(task: Task, signals: list[Signal]) -> tuple[SecurityFlags, list[str]]:
     flags = task.security_flags.model_copy()
-    reasons: list[str] = [
-        f"security flag {name}: set in the task contract"
-        for name, value in task.security_flags.model_dump().items()
-        if value
-    ]
+    reasons: list[str] = (
+        [f"security flag {name}: set in the task contract" for name, value in flags.model_dump().items() if value]
+        if flags.any()
+        else []
+    )
     for signal in signals:
         name = signal.rule.flag
         if name is not None and not getattr(flags, name):

@@ -1,0 +1,53 @@
+"""The quick look before the CRITICAL text rules never rules out a text one of the rules hits."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pm_agent.plan.tier_rules import TEXT_RULES
+from pm_agent.plan.tiers import _literal_prefix, _needles, may_hit
+
+WORDS = st.sampled_from(
+    [
+        "Add", "the", "feeds", "model", "validation", "4", "-", "_", ".", "/", "(", ")", ":", " ", "  ",
+        "OAuth2", "oauth", "Login", "log-ins", "logouts", "sign_up", "Sign-In", "authorization", "AUTHN",
+        "passwords", "JWTs", "2FA", "ACLs", "access-tokens", "bills", "Invoicing", "payouts", "Stripe",
+        "spending", "migrations", "migrated", "ALTER TABLE", "json_schema", "schemas", "yaml_schema",
+        "secrets", "API-keys", "private_keys", ".env", "dotenv", "PEM", "data integrity", "backups",
+        "Dockerfile", "docker-compose", "containerization", "k8s", "deployments", "ci/cd", "CVEs",
+        "sql injection", "sanitizing", "encryption", "TLS", "public API", "breaking changes", "openapi",
+        "api_versioning", "author", "authority", "logo", "signal", "design", "costume", "accessory",
+        "helmet", "cors", "xss", "vaults", "kms", "terraform", "env", "README",
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(WORDS, max_size=12))
+def test_a_text_ruled_out_hits_no_rule(words: list[str]) -> None:
+    text = "".join(words)
+    hits = [rule.area for rule in TEXT_RULES if rule.pattern.search(text)]
+    assert may_hit(text) or not hits, (text, hits)
+
+
+def test_most_feature_texts_are_ruled_out() -> None:
+    assert not may_hit("Feeds validation 4 handles case 2")
+    assert not may_hit("src app feeds validation 4 py")
+    assert may_hit("Add OAuth login")
+    assert may_hit("Ａuth in full width letters")  # not ASCII: the rules decide
+
+
+def test_literal_prefixes() -> None:
+    assert _literal_prefix("auth[nz]?") == "auth"
+    assert _literal_prefix("bills?") == "bill"
+    assert _literal_prefix(r"\.env") == ".env"
+    assert _literal_prefix("(?<!json_)(?<!yaml_)schemas?") == "schema"
+    assert _literal_prefix("(?:in|up)") == ""
+
+
+def test_needles_need_words_patterns() -> None:
+    needles = _needles(TEXT_RULES)
+    assert needles is not None
+    assert "auth" in needles
+    assert "authenticat" not in needles  # found through "auth"
