@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pm_agent.plan.tier_rules import TEXT_RULES
-from pm_agent.plan.tiers import _literal_prefix, _needles, may_hit
+from pm_agent.plan.tiers import _literal_prefix, _needles, candidate_rules
 
 WORDS = st.sampled_from(
     [
@@ -25,17 +25,17 @@ WORDS = st.sampled_from(
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(WORDS, max_size=12))
-def test_a_text_ruled_out_hits_no_rule(words: list[str]) -> None:
-    text = "".join(words)
-    hits = [rule.area for rule in TEXT_RULES if rule.pattern.search(text)]
-    assert may_hit(text) or not hits, (text, hits)
+def test_a_rule_left_out_hits_no_text(words: list[str]) -> None:
+    texts = ["".join(words[:6]), "".join(words[6:])]
+    hits = [rule for rule in TEXT_RULES if any(rule.pattern.search(text) for text in texts)]
+    kept = candidate_rules(texts)
+    assert all(rule in kept for rule in hits), (texts, [rule.area for rule in hits])
 
 
 def test_most_feature_texts_are_ruled_out() -> None:
-    assert not may_hit("Feeds validation 4 handles case 2")
-    assert not may_hit("src app feeds validation 4 py")
-    assert may_hit("Add OAuth login")
-    assert may_hit("Ａuth in full width letters")  # not ASCII: the rules decide
+    assert candidate_rules(["Feeds validation 4 handles case 2", "src app feeds validation 4 py"]) == []
+    assert [rule.area for rule in candidate_rules(["Add OAuth login"])] == ["auth"]
+    assert candidate_rules(["Ａuth in full width letters"]) == list(TEXT_RULES)  # not ASCII: every rule
 
 
 def test_literal_prefixes() -> None:
@@ -46,8 +46,8 @@ def test_literal_prefixes() -> None:
     assert _literal_prefix("(?:in|up)") == ""
 
 
-def test_needles_need_words_patterns() -> None:
-    needles = _needles(TEXT_RULES)
+def test_needles_of_a_rule() -> None:
+    needles = _needles(TEXT_RULES[0])
     assert needles is not None
     assert "auth" in needles
     assert "authenticat" not in needles  # found through "auth"

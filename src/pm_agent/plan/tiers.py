@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from pm_agent.plan.models import SecurityFlags, Task, Tier
@@ -71,41 +71,41 @@ def _literal_prefix(alternative: str) -> str:
     return "".join(prefix).lower()
 
 
-def _needles(rules: tuple[Rule, ...]) -> tuple[str, ...] | None:
-    """Words one of which every hit of these rules contains, or None when the patterns are not words_pattern's."""
+def _needles(rule: Rule) -> tuple[str, ...] | None:
+    """Words one of which every hit of the rule holds (lowercase), or None when its pattern is not words_pattern's."""
     head, tail = "(?<![A-Za-z0-9])(?:", ")(?![A-Za-z0-9])"
-    found: set[str] = set()
-    for rule in rules:
-        source = rule.pattern.pattern
-        if not (source.startswith(head) and source.endswith(tail)) or not rule.pattern.flags & re.IGNORECASE:
-            return None
-        found.update(_literal_prefix(a) for a in _alternatives(source[len(head) : -len(tail)]))
+    source = rule.pattern.pattern
+    if not (source.startswith(head) and source.endswith(tail)) or not rule.pattern.flags & re.IGNORECASE:
+        return None
+    found = {_literal_prefix(a) for a in _alternatives(source[len(head) : -len(tail)])}
     if "" in found:
         return None
     # A word holding another needle adds nothing: `authenticat` is found through `auth`.
     return tuple(sorted(n for n in found if not any(m != n and m in n for m in found)))
 
 
-# A text holding none of these words hits no text rule: one quick look rules most texts out (ASCII
-# texts only: Unicode case folding matches more than lower() shows).
-_TEXT_NEEDLES = _needles(TEXT_RULES)
+# Each text rule with its needles: a task whose texts hold none of a rule's needles cannot hit it, so
+# one quick look over the task rules out most patterns (ASCII only: Unicode case folding matches more
+# than lower() shows).
+_RULE_NEEDLES = tuple((rule, _needles(rule)) for rule in TEXT_RULES)
 
 
-def may_hit(text: str) -> bool:
-    """False only when no CRITICAL text rule can match the text."""
-    if _TEXT_NEEDLES is None or not text.isascii():
-        return True
-    lowered = text.lower()
-    return any(needle in lowered for needle in _TEXT_NEEDLES)
+def candidate_rules(texts: Sequence[str]) -> list[Rule]:
+    """The CRITICAL text rules that may hit one of the texts; a rule left out hits none of them."""
+    joined = "\n".join(texts)
+    if not joined.isascii():
+        return list(TEXT_RULES)
+    lowered = joined.lower()
+    return [rule for rule, needles in _RULE_NEEDLES if needles is None or any(n in lowered for n in needles)]
 
 
 def critical_signals(task: Task) -> list[Signal]:
     """Every CRITICAL rule hit, in the order title, ownership, paths, description, criteria."""
     found: list[Signal] = []
-    for where, text in _sources(task):
-        if not may_hit(text):
-            continue
-        for rule in TEXT_RULES:
+    sources = list(_sources(task))
+    rules = candidate_rules([text for _, text in sources])
+    for where, text in sources:
+        for rule in rules:
             match = rule.pattern.search(text)
             if match:
                 found.append(Signal(rule, match.group(0).lower(), where))
