@@ -25,7 +25,7 @@ GOALS_MS = {1_000: 100.0, 10_000: 1_000.0}
 RUNS = 3
 AREAS = ("accounts", "billing", "search", "media", "feeds", "admin", "reports", "docs")
 THINGS = ("model", "service", "API routes", "validation", "listing page", "background job", "metrics", "cache")
-HEADINGS = ("### Task {i}: {t}", "### Task {i} — {t}", "### Task {i}. {t}", "## Task {i}: {t}")
+HEADINGS = ("### Task {i}: {t}", "### Task {i} — {t}", "### Task {i}. {t}")
 FENCE_BODIES = (
     # A comment that looks like a task heading: inside a fence it is code, not a new task.
     ("```python", "### Task {j}: not a task, a comment in the code", "```"),
@@ -131,7 +131,7 @@ def realistic_plan(n: int, seed: int = 11) -> str:
     for i in range(1, n):
         if i % 25 == 1:
             lines += [f"## Part {i // 25 + 1}: {AREAS[(i // 25) % len(AREAS)]}", ""]
-        heading = HEADINGS[0] if rng.random() < 0.7 else rng.choice(HEADINGS[1:3])
+        heading = HEADINGS[0] if rng.random() < 0.7 else rng.choice(HEADINGS[1:])
         style = rng.random()
         if style < 0.6:
             lines += _superpowers(rng, i, heading)

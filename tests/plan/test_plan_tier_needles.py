@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pm_agent.plan.tier_rules import TEXT_RULES
+from pm_agent.plan.tier_rules import LOW_RULES, TEXT_RULES
 from pm_agent.plan.tiers import _literal_prefix, _needles, candidate_rules
 
 WORDS = st.sampled_from(
@@ -18,7 +18,8 @@ WORDS = st.sampled_from(
         "Dockerfile", "docker-compose", "containerization", "k8s", "deployments", "ci/cd", "CVEs",
         "sql injection", "sanitizing", "encryption", "TLS", "public API", "breaking changes", "openapi",
         "api_versioning", "author", "authority", "logo", "signal", "design", "costume", "accessory",
-        "helmet", "cors", "xss", "vaults", "kms", "terraform", "env", "README",
+        "helmet", "cors", "xss", "vaults", "kms", "terraform", "env", "README", "docs", "Refactoring",
+        "renamed", "clean-up", "cleanup", "typos", "i18n", "linting", "pre-commit", "docstrings", "config",
     ]
 )
 
@@ -30,6 +31,9 @@ def test_a_rule_left_out_hits_no_text(words: list[str]) -> None:
     hits = [rule for rule in TEXT_RULES if any(rule.pattern.search(text) for text in texts)]
     kept = candidate_rules(texts)
     assert all(rule in kept for rule in hits), (texts, [rule.area for rule in hits])
+    low_hits = [rule for rule in LOW_RULES if any(rule.pattern.search(text) for text in texts)]
+    low_kept = candidate_rules(texts, LOW_RULES)
+    assert all(rule in low_kept for rule in low_hits), (texts, [rule.area for rule in low_hits])
 
 
 def test_most_feature_texts_are_ruled_out() -> None:

@@ -84,19 +84,24 @@ def _needles(rule: Rule) -> tuple[str, ...] | None:
     return tuple(sorted(n for n in found if not any(m != n and m in n for m in found)))
 
 
-# Each text rule with its needles: a task whose texts hold none of a rule's needles cannot hit it, so
-# one quick look over the task rules out most patterns (ASCII only: Unicode case folding matches more
-# than lower() shows).
-_RULE_NEEDLES = tuple((rule, _needles(rule)) for rule in TEXT_RULES)
+# Each words rule with its needles: texts that hold none of a rule's needles cannot hit it, so one
+# quick look over a task's texts rules out most patterns (ASCII only: Unicode case folding matches
+# more than lower() shows).
+_NEEDLES = {rule.pattern: _needles(rule) for rule in (*TEXT_RULES, *LOW_RULES)}
 
 
-def candidate_rules(texts: Sequence[str]) -> list[Rule]:
-    """The CRITICAL text rules that may hit one of the texts; a rule left out hits none of them."""
+def candidate_rules(texts: Sequence[str], rules: Sequence[Rule] = TEXT_RULES) -> list[Rule]:
+    """The rules (CRITICAL text rules by default) that may hit one of the texts; one left out hits none."""
     joined = "\n".join(texts)
     if not joined.isascii():
-        return list(TEXT_RULES)
+        return list(rules)
     lowered = joined.lower()
-    return [rule for rule, needles in _RULE_NEEDLES if needles is None or any(n in lowered for n in needles)]
+    kept: list[Rule] = []
+    for rule in rules:
+        needles = _NEEDLES.get(rule.pattern)
+        if needles is None or any(n in lowered for n in needles):
+            kept.append(rule)
+    return kept
 
 
 def critical_signals(task: Task) -> list[Signal]:
@@ -119,7 +124,7 @@ def critical_signals(task: Task) -> list[Signal]:
 def low_signal(task: Task) -> Signal | None:
     """A LOW hit: a low-risk keyword in the title or ownership, or every expected file docs/config."""
     for where, text in (("title", task.title), ("ownership", task.ownership)):
-        for rule in LOW_RULES:
+        for rule in candidate_rules([text], LOW_RULES):
             match = rule.pattern.search(text)
             if match:
                 return Signal(rule, match.group(0).lower(), where)
