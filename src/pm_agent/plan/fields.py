@@ -104,9 +104,15 @@ _BARE_FILES = frozenset(
 _DATE_PREFIX = re.compile(r"^\d{4}-\d{2}-\d{2}[-_ .]*")
 
 
+_SPACES = re.compile(r"\s+")
+_SPACE = re.compile(r"\s")
+_TASK_PREFIX = re.compile(r"^task[\s_-]*", re.IGNORECASE)
+_LEADING_ZEROS = re.compile(r"^0*(\d+)(.*)$")
+
+
 def normalize_label(text: str) -> str | None:
     """The field name for a label such as `**Depends on:**` or `Acceptance Criteria`, else None."""
-    key = re.sub(r"\s+", " ", text.strip().rstrip(":：").strip()).lower()
+    key = _SPACES.sub(" ", text.strip().rstrip(":：").strip()).lower()
     return LABELS.get(key)
 
 
@@ -129,14 +135,14 @@ def task_heading(text: str) -> tuple[str, str] | None:
 def normalize_task_id(raw: str | int) -> str:
     """A task id as stored: `task-07` -> `07`, `Task 3` -> `3`, `3a` -> `3a`."""
     text = str(raw).strip()
-    text = re.sub(r"^task[\s_-]*", "", text, flags=re.IGNORECASE)
+    text = _TASK_PREFIX.sub("", text)
     return text
 
 
 def canonical_id(task_id: str) -> str:
     """The key used to match references: `task-` dropped, case-folded, leading zeros dropped (`07` ~ `7`)."""
     folded = normalize_task_id(task_id).casefold()
-    match = re.match(r"^0*(\d+)(.*)$", folded)
+    match = _LEADING_ZEROS.match(folded)
     return match.group(1) + match.group(2) if match else folded
 
 
@@ -322,7 +328,7 @@ def _leading_paths(rest: str, code: tuple[str, ...]) -> list[str]:
         at = rest.find(span, position)
         if at < 0 or not _PATH_GAP.match(rest[position:at]):
             break
-        if span.strip() and (looks_like_path(span) or not any(c.isspace() for c in span.strip())):
+        if span.strip() and (looks_like_path(span) or not _SPACE.search(span.strip())):
             found.append(span)
         position = at + len(span)
     if found:
@@ -335,7 +341,7 @@ def _leading_paths(rest: str, code: tuple[str, ...]) -> list[str]:
 def looks_like_path(text: str) -> bool:
     """`src/a.py`, `.env`, `Makefile`: yes; `any`, `PR`, `gh pr edit`: no."""
     word = text.strip().rstrip(",;.")
-    if not word or any(c.isspace() for c in word):
+    if not word or _SPACE.search(word):
         return "/" in word and not word.startswith("/ ")
     return "/" in word or "." in word.lstrip(".")[:-1] or word.startswith(".") or word in _BARE_FILES
 

@@ -41,6 +41,7 @@ _HTML = (
     (re.compile(r"<!\[CDATA\["), re.compile(r"\]\]>")),
 )
 _BLANK = re.compile(r"[ \t]*$")
+_OPENERS = frozenset("`~<#")
 # A line that may start a link reference definition, in any container: `[label]: ...`, or a label
 # that goes on past the line.
 _REFERENCE = re.compile(r"^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)*\[(?:.*\]:|[^\]]*$)", re.MULTILINE)
@@ -80,7 +81,11 @@ def split_points(lines: Sequence[str]) -> list[int]:
     fence: tuple[str, int] | None = None  # marker character and length of the open fence
     html: re.Pattern[str] | None = None
     for index, line in enumerate(lines):
+        # Only lines starting (after up to three spaces) with one of these can open or close anything.
+        first = line[:4].lstrip(" ")[:1]
         if fence is not None:
+            if first != fence[0]:
+                continue
             closer = _CLOSER.fullmatch(line)
             if closer is not None and closer.group(1)[0] == fence[0] and len(closer.group(1)) >= fence[1]:
                 fence = None
@@ -89,10 +94,12 @@ def split_points(lines: Sequence[str]) -> list[int]:
             if html.match(line) if html is _BLANK else html.search(line):
                 html = None
             continue
+        if first not in _OPENERS:
+            continue
         opener = _FENCE.fullmatch(line)
         if opener is not None and not (opener.group(1)[0] == "`" and "`" in opener.group(2)):
             fence = (opener.group(1)[0], len(opener.group(1)))
-        elif line.lstrip(" ").startswith("<") and len(line) - len(line.lstrip(" ")) <= 3:
+        elif first == "<":
             html = _html_end(line)
         elif line.startswith("#"):
             text = heading_raw(line)
