@@ -29,6 +29,11 @@ _SETEXT = re.compile(r" {0,3}(?:=+|-+) *")
 _LABEL_FOLLOWERS = frozenset(("", " ", ":", "："))
 
 
+def _text_start(line: str) -> bool:
+    """A line that can only be paragraph text: it starts with a letter, or with `**` and is no break."""
+    return line[:1].isalpha() or (line.startswith("**") and not _HR.fullmatch(line))
+
+
 def _spans(text: str) -> tuple[str, tuple[str, ...]] | None:
     """(plain text, code spans) of inline text with single-backtick code spans, or None."""
     parts = text.split("`")
@@ -113,6 +118,8 @@ class _Section:
         return self.blocks
 
     def block(self, line: str) -> Block | None:
+        if _text_start(line):
+            return self.paragraph()
         if line.startswith("#"):
             return self.heading(line)
         if _FENCE.fullmatch(line):
@@ -167,6 +174,10 @@ class _Section:
         index = start + 1
         while index < self.end:
             line = self.lines[index]
+            if _text_start(line):
+                texts.append(line.rstrip(" "))
+                index += 1
+                continue
             if not line.strip(" "):
                 break
             if _SETEXT.fullmatch(line):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from pm_agent.plan.models import ExpectedFiles, Tier
@@ -110,12 +111,14 @@ _TASK_PREFIX = re.compile(r"^task[\s_-]*", re.IGNORECASE)
 _LEADING_ZEROS = re.compile(r"^0*(\d+)(.*)$")
 
 
+@lru_cache(maxsize=4096)  # labels repeat in every task: `Files:`, `Depends on:`, `Step 1: ...`
 def normalize_label(text: str) -> str | None:
     """The field name for a label such as `**Depends on:**` or `Acceptance Criteria`, else None."""
     key = _SPACES.sub(" ", text.strip().rstrip(":：").strip()).lower()
     return LABELS.get(key)
 
 
+@lru_cache(maxsize=4096)
 def step_title(text: str) -> str | None:
     """`Step 3: Run the tests` -> `Run the tests`; None when the text is not a step."""
     match = _STEP.match(text.strip().rstrip("*").strip())
