@@ -135,6 +135,13 @@ def test_a_link_reference_definition_makes_the_plan_one_piece() -> None:
     _same_as_whole(text)
 
 
+def test_a_nul_character_makes_the_plan_one_piece() -> None:
+    text = "### Task 1: A\n\n```yaml\ntitle: a\x00b\n```\n\n### Task 2: B\n"
+    blocks = read_blocks(text, text.split("\n"))
+    assert blocks.whole
+    _same_as_whole(text)
+
+
 def test_each_line_is_read_once() -> None:
     body = "\n**Files:**\n- Create: `src/a{n}.py`\n\n```python\n### Task x{n}: code\n```\n"
     text = "# Plan\n\n" + "".join(f"### Task {n}: T{n}\n{body.format(n=n)}\n" for n in range(1, 51))
@@ -212,6 +219,7 @@ PIECES = st.sampled_from(
         "  second paragraph\n",
         "   ~~~~~\n",
         "2. not first\n",
+        "nul \x00 here\n",
     ]
 )
 

@@ -8,7 +8,8 @@ node lists are joined. Every line is parsed once, so the cost is linear in the p
 The nodes are the ones markdown-it gives for the whole document: a section that markdown-it leaves
 open at its end (a fence without its closing line, an HTML block or a table running into the next
 heading) is not a section, and from it on the rest of the plan is read in one piece. A plan with a
-link reference definition (`[x]: url`, which any section's links may use) is read in one piece too.
+link reference definition (`[x]: url`, which any section's links may use) or a NUL character is read
+in one piece too.
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def split_points(lines: Sequence[str]) -> list[int]:
 
 def read_blocks(text: str, lines: Sequence[str]) -> Blocks:
     """The document's top-level block nodes, maps counted in lines of the whole text."""
-    if _REFERENCE.search(text):
+    if "\0" in text or _REFERENCE.search(text):  # markdown-it reads NUL as U+FFFD everywhere
         return Blocks(_parsed(lines, 0, len(lines)), whole=True)
     bounds = [0, *split_points(lines), len(lines)]
     blocks = Blocks()
