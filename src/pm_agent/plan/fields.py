@@ -288,7 +288,21 @@ def clean_path(raw: str) -> str:
     path = raw.strip().strip("`'\"").strip().rstrip(",;.")
     while path.startswith("./"):
         path = path[2:]
-    return str(PurePosixPath(path)) if path else ""
+    return posix_path(path) if path else ""
+
+
+def posix_path(path: str) -> str:
+    """`str(PurePosixPath(path))`, without building one for a plain `a/b/c.py` (which it leaves as is)."""
+    parts = path.split("/")
+    return str(PurePosixPath(path)) if "" in parts or "." in parts else path
+
+
+def parent_dir(path: str) -> str:
+    """`str(PurePosixPath(path).parent)`, the same way round."""
+    parts = path.split("/")
+    if "" in parts or "." in parts:
+        return str(PurePosixPath(path).parent)
+    return "/".join(parts[:-1]) or "."
 
 
 def split_range(raw: str) -> tuple[str, str | None]:

@@ -1,10 +1,16 @@
-"""The quick look before the CRITICAL text rules never rules out a text one of the rules hits."""
+"""The shortcuts of classification and path reading give what the long way gives.
+
+The quick look before the tier rules never rules out a text a rule hits; the path helpers equal PurePosixPath.
+"""
 
 from __future__ import annotations
+
+from pathlib import PurePosixPath
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pm_agent.plan.fields import parent_dir, posix_path
 from pm_agent.plan.tier_rules import LOW_RULES, TEXT_RULES
 from pm_agent.plan.tiers import _literal_prefix, _needles, candidate_rules
 
@@ -55,3 +61,11 @@ def test_needles_of_a_rule() -> None:
     assert needles is not None
     assert "auth" in needles
     assert "authenticat" not in needles  # found through "auth"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b.py", ".", "..", "", "~", " x", ".env", "/"]), min_size=1, max_size=6))
+def test_posix_path_helpers_are_pure_posix_path(parts: list[str]) -> None:
+    path = "/".join(parts)
+    assert posix_path(path) == str(PurePosixPath(path))
+    assert parent_dir(path) == str(PurePosixPath(path).parent)
