@@ -97,7 +97,7 @@ def _inline(texts: Sequence[str], start: int, end: int) -> Block | None:
 
 
 class _Section:
-    """Reads lines[start:end] into blocks; `failed` once something is beyond it."""
+    """Reads lines[start:end] into blocks; `run` gives None as soon as something is beyond it."""
 
     def __init__(self, lines: Sequence[str], start: int, end: int) -> None:
         self.lines = lines
@@ -197,8 +197,11 @@ class _Section:
         return Block("paragraph", (start, index), [inline], tag="p")
 
     def list_(self, line: str) -> Block | None:
-        bullet = _BULLET.fullmatch(line)
-        marker = bullet.group(1) if bullet else _ORDERED.fullmatch(line).group(2)  # type: ignore[union-attr]
+        opened = _BULLET.fullmatch(line) or _ORDERED.fullmatch(line)
+        if opened is None:
+            return None
+        bullet = opened.re is _BULLET
+        marker = opened.group(1 if bullet else 2)  # `-`, `*`, `+`; `.` or `)` after the number
         kind = "bullet_list" if bullet else "ordered_list"
         start = self.index
         items: list[Block] = []
@@ -225,7 +228,7 @@ class _Section:
             content_end = index
             while index < self.end and not self.lines[index].strip(" "):
                 index += 1
-            follows = index < self.end and self._same_item(self.lines[index], bullet is not None, marker)
+            follows = index < self.end and self._same_item(self.lines[index], bullet, marker)
             if index > content_end and index < self.end and not follows and self.lines[index].startswith(" "):
                 return None  # indented text after a blank line: more of the item, or indented code
             inline = _inline(texts, first, content_end)
