@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from pm_agent.plan.design import compact, parse_design_text
+from pm_agent.plan.fields import parent_dir
 from pm_agent.plan.models import PlanHeader, SharedContext, Task
 
 MAX_ITEMS = 8
@@ -27,7 +28,7 @@ def key_paths(tasks: Sequence[Task], limit: int = MAX_ITEMS) -> list[str]:
     """The directories most tasks touch, most referenced first (ties in name order)."""
     counts: Counter[str] = Counter()
     for task in tasks:
-        dirs = {str(PurePosixPath(p).parent) for p in task.expected_files.all_paths()}
+        dirs = {parent_dir(p) for p in task.expected_files.all_paths()}
         counts.update(d + "/" for d in dirs if d != ".")
     return [d for d, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
 

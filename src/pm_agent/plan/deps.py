@@ -56,22 +56,39 @@ def resolve(tasks: Sequence[Task], path: Path | str | None = None) -> tuple[list
     PlanError for a self-dependency, an unknown reference (line of the referring task) or a cycle of
     explicit edges (message names it, line of its first task in plan order).
     """
+    edges, logs, warnings = resolve_edges(tasks, path)
+    resolved = [
+        task.model_copy(update={"depends_on": deps, "decision_log": [*task.decision_log, *log]})
+        for task, deps, log in zip(tasks, edges, logs, strict=True)
+    ]
+    check_cycles(resolved, path)
+    return resolved, warnings
+
+
+def resolve_edges(
+    tasks: Sequence[Task], path: Path | str | None = None
+) -> tuple[list[list[Dependency]], list[list[str]], list[str]]:
+    """Per task its resolved dependencies and the lines they add to its log, and the plan's warnings.
+
+    `resolve` without the copies and without the cycle check (run `check_cycles` on the tasks once
+    they carry these dependencies).
+    """
     by_key = {canonical_id(t.id): t.id for t in tasks}
     explicit = [_explicit(task, by_key, path) for task in tasks]
     inferred = infer_edges(tasks, explicit)
-    resolved: list[Task] = []
+    edges: list[list[Dependency]] = []
+    logs: list[list[str]] = []
     warnings: list[str] = []
-    for task, deps, edges, skipped in zip(tasks, explicit, inferred.edges, inferred.skipped, strict=True):
-        log = list(task.decision_log)
+    for task, deps, found, skipped in zip(tasks, explicit, inferred.edges, inferred.skipped, strict=True):
         by_reason: dict[str, list[str]] = {}
-        for dep in edges:
+        for dep in found:
             by_reason.setdefault(dep.reason, []).append(f"Task {dep.task_id}")
-        log.extend(f"depends on {', '.join(ids)} (inferred: {reason})" for reason, ids in by_reason.items())
+        log = [f"depends on {', '.join(ids)} (inferred: {reason})" for reason, ids in by_reason.items()]
         log.extend(skipped)
         warnings.extend(f"{task.source or path}:{task.line}: {note}" for note in skipped)
-        resolved.append(task.model_copy(update={"depends_on": [*deps.values(), *edges], "decision_log": log}))
-    check_cycles(resolved, path)
-    return resolved, warnings
+        edges.append([*deps.values(), *found])
+        logs.append(log)
+    return edges, logs, warnings
 
 
 def resolve_dependencies(tasks: Sequence[Task], path: Path | str | None = None) -> list[Task]:
@@ -96,33 +113,45 @@ def _sorter(tasks: Sequence[Task], path: Path | str | None) -> TopologicalSorter
 
 def check_cycles(tasks: Sequence[Task], path: Path | str | None = None) -> None:
     """PlanError naming the cycle, e.g. `dependency cycle: Task 2 -> Task 4 -> Task 2`."""
+    _prepared(tasks, path)
+
+
+def _prepared(tasks: Sequence[Task], path: Path | str | None) -> TopologicalSorter[str]:
+    """The tasks' sorter, prepared; PlanError naming the cycle when there is one."""
+    sorter = _sorter(tasks, path)
     try:
-        _sorter(tasks, path).prepare()
+        sorter.prepare()
     except CycleError as exc:
-        # graphlib lists each node before its dependent; read it backwards: "X -> Y" = X depends on Y.
-        nodes: list[str] = list(reversed(exc.args[1][:-1]))
-        order = {t.id: i for i, t in enumerate(tasks)}
-        start = min(range(len(nodes)), key=lambda i: order[nodes[i]])
-        cycle = [*nodes[start:], *nodes[:start], nodes[start]]
-        by_id = {t.id: t for t in tasks}
-        inferred = [
-            f"Task {a} -> Task {b} inferred: {dep.reason}"
-            for a, b in pairwise(cycle)
-            for dep in by_id[a].depends_on
-            if dep.task_id == b and dep.inferred
-        ]
-        message = "dependency cycle: " + " -> ".join(f"Task {n}" for n in cycle)
-        if inferred:
-            message += f" ({'; '.join(inferred)})"
-        first = by_id[cycle[0]]
-        raise PlanError(message, path=first.source or path, line=first.line) from None
+        raise _cycle_error(exc, tasks, path) from None
+    return sorter
+
+
+def _cycle_error(exc: CycleError, tasks: Sequence[Task], path: Path | str | None) -> PlanError:
+    # graphlib lists each node before its dependent; read it backwards: "X -> Y" = X depends on Y.
+    nodes: list[str] = list(reversed(exc.args[1][:-1]))
+    order = {t.id: i for i, t in enumerate(tasks)}
+    start = min(range(len(nodes)), key=lambda i: order[nodes[i]])
+    cycle = [*nodes[start:], *nodes[:start], nodes[start]]
+    by_id = {t.id: t for t in tasks}
+    inferred = [
+        f"Task {a} -> Task {b} inferred: {dep.reason}"
+        for a, b in pairwise(cycle)
+        for dep in by_id[a].depends_on
+        if dep.task_id == b and dep.inferred
+    ]
+    message = "dependency cycle: " + " -> ".join(f"Task {n}" for n in cycle)
+    if inferred:
+        message += f" ({'; '.join(inferred)})"
+    first = by_id[cycle[0]]
+    return PlanError(message, path=first.source or path, line=first.line)
 
 
 def execution_queue(tasks: Sequence[Task], path: Path | str | None = None) -> list[str]:
-    """Task ids in topological order; among ready tasks CRITICAL > NORMAL > LOW, then plan order."""
-    check_cycles(tasks, path)
-    sorter = _sorter(tasks, path)
-    sorter.prepare()
+    """Task ids in topological order; among ready tasks CRITICAL > NORMAL > LOW, then plan order.
+
+    PlanError for a cycle, as `check_cycles` says it.
+    """
+    sorter = _prepared(tasks, path)
     rank = {t.id: (TIER_PRIORITY[t.tier], i) for i, t in enumerate(tasks)}
     ready: list[tuple[int, int, str]] = []
     queue: list[str] = []

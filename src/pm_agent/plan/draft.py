@@ -67,20 +67,22 @@ class Draft:
             tests_to_run=self.lists["tests_to_run"],
             depends_on=[Dependency(task_id=ref.task_id, note=ref.note) for ref in self.refs],
             declared_independent=self.said_none and not self.refs,
-            io_contract=self.last("io_contract"),
-            environment=self.last("environment"),
-            security_flags=self.last("security_flags"),
             decision_log=self.log,
             body=body,
+            **self.from_contracts(),
         )
 
-    def last(self, attr: str) -> Any:
-        """The value the last contract block that sets `attr` gives it, else the Task default."""
-        for contract in reversed(self.contracts):
-            value = getattr(contract, attr)
-            if value is not None:
-                return value
-        return Task.model_fields[attr].get_default(call_default_factory=True)
+    def from_contracts(self) -> dict[str, Any]:
+        """io_contract, environment and security_flags as the last contract block setting each gives them;
+        the ones no block sets are left out (the Task default applies)."""
+        found: dict[str, Any] = {}
+        for attr in ("io_contract", "environment", "security_flags"):
+            for contract in reversed(self.contracts):
+                value = getattr(contract, attr)
+                if value is not None:
+                    found[attr] = value
+                    break
+        return found
 
 
 @dataclass(frozen=True)

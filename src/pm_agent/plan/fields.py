@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from pm_agent.plan.models import ExpectedFiles, Tier
@@ -104,12 +105,20 @@ _BARE_FILES = frozenset(
 _DATE_PREFIX = re.compile(r"^\d{4}-\d{2}-\d{2}[-_ .]*")
 
 
+_SPACES = re.compile(r"\s+")
+_SPACE = re.compile(r"\s")
+_TASK_PREFIX = re.compile(r"^task[\s_-]*", re.IGNORECASE)
+_LEADING_ZEROS = re.compile(r"^0*(\d+)(.*)$")
+
+
+@lru_cache(maxsize=4096)  # labels repeat in every task: `Files:`, `Depends on:`, `Step 1: ...`
 def normalize_label(text: str) -> str | None:
     """The field name for a label such as `**Depends on:**` or `Acceptance Criteria`, else None."""
-    key = re.sub(r"\s+", " ", text.strip().rstrip(":：").strip()).lower()
+    key = _SPACES.sub(" ", text.strip().rstrip(":：").strip()).lower()
     return LABELS.get(key)
 
 
+@lru_cache(maxsize=4096)
 def step_title(text: str) -> str | None:
     """`Step 3: Run the tests` -> `Run the tests`; None when the text is not a step."""
     match = _STEP.match(text.strip().rstrip("*").strip())
@@ -129,14 +138,14 @@ def task_heading(text: str) -> tuple[str, str] | None:
 def normalize_task_id(raw: str | int) -> str:
     """A task id as stored: `task-07` -> `07`, `Task 3` -> `3`, `3a` -> `3a`."""
     text = str(raw).strip()
-    text = re.sub(r"^task[\s_-]*", "", text, flags=re.IGNORECASE)
+    text = _TASK_PREFIX.sub("", text)
     return text
 
 
 def canonical_id(task_id: str) -> str:
     """The key used to match references: `task-` dropped, case-folded, leading zeros dropped (`07` ~ `7`)."""
     folded = normalize_task_id(task_id).casefold()
-    match = re.match(r"^0*(\d+)(.*)$", folded)
+    match = _LEADING_ZEROS.match(folded)
     return match.group(1) + match.group(2) if match else folded
 
 
@@ -279,7 +288,21 @@ def clean_path(raw: str) -> str:
     path = raw.strip().strip("`'\"").strip().rstrip(",;.")
     while path.startswith("./"):
         path = path[2:]
-    return str(PurePosixPath(path)) if path else ""
+    return posix_path(path) if path else ""
+
+
+def posix_path(path: str) -> str:
+    """`str(PurePosixPath(path))`, without building one for a plain `a/b/c.py` (which it leaves as is)."""
+    parts = path.split("/")
+    return str(PurePosixPath(path)) if "" in parts or "." in parts else path
+
+
+def parent_dir(path: str) -> str:
+    """`str(PurePosixPath(path).parent)`, the same way round."""
+    parts = path.split("/")
+    if "" in parts or "." in parts:
+        return str(PurePosixPath(path).parent)
+    return "/".join(parts[:-1]) or "."
 
 
 def split_range(raw: str) -> tuple[str, str | None]:
@@ -322,7 +345,7 @@ def _leading_paths(rest: str, code: tuple[str, ...]) -> list[str]:
         at = rest.find(span, position)
         if at < 0 or not _PATH_GAP.match(rest[position:at]):
             break
-        if span.strip() and (looks_like_path(span) or not any(c.isspace() for c in span.strip())):
+        if span.strip() and (looks_like_path(span) or not _SPACE.search(span.strip())):
             found.append(span)
         position = at + len(span)
     if found:
@@ -335,7 +358,7 @@ def _leading_paths(rest: str, code: tuple[str, ...]) -> list[str]:
 def looks_like_path(text: str) -> bool:
     """`src/a.py`, `.env`, `Makefile`: yes; `any`, `PR`, `gh pr edit`: no."""
     word = text.strip().rstrip(",;.")
-    if not word or any(c.isspace() for c in word):
+    if not word or _SPACE.search(word):
         return "/" in word and not word.startswith("/ ")
     return "/" in word or "." in word.lstrip(".")[:-1] or word.startswith(".") or word in _BARE_FILES
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -16,9 +18,35 @@ MAX_INLINE_DEPTH = 32
 _MD = MarkdownIt("commonmark").enable("table")
 
 
+class Node(Protocol):
+    """A block or inline node as the plan reader sees it: markdown-it's SyntaxTreeNode, or a `Block`."""
+
+    @property
+    def type(self) -> str: ...
+    @property
+    def tag(self) -> str: ...
+    @property
+    def map(self) -> tuple[int, int] | None: ...
+    @property
+    def children(self) -> Sequence[Node]: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def info(self) -> str: ...
+
+
 def parse_tree(text: str) -> SyntaxTreeNode:
     """The document as a syntax tree (CommonMark plus tables); every block node has `.map`."""
-    tokens = _MD.parse(text)
+    return tree_of(_MD.parse(text))
+
+
+def parse_tokens(text: str) -> list[Token]:
+    """markdown-it's tokens for the text (CommonMark plus tables)."""
+    return _MD.parse(text)
+
+
+def tree_of(tokens: list[Token]) -> SyntaxTreeNode:
+    """The syntax tree of parsed tokens."""
     try:
         return SyntaxTreeNode(tokens)
     except RecursionError:
@@ -45,7 +73,7 @@ def _flatten_deep(children: list[Token]) -> None:
             token.type, token.nesting, token.tag, token.content = "text", 0, "", token.markup
 
 
-def inline_of(node: SyntaxTreeNode) -> SyntaxTreeNode | None:
+def inline_of(node: Node) -> Node | None:
     """The inline child of a heading or paragraph, if any."""
     for child in node.children:
         if child.type == "inline":
@@ -53,8 +81,10 @@ def inline_of(node: SyntaxTreeNode) -> SyntaxTreeNode | None:
     return None
 
 
-def plain(node: SyntaxTreeNode) -> str:
+def plain(node: Node) -> str:
     """Text of an inline subtree without markup: emphasis dropped, code spans kept, breaks as newlines."""
+    if isinstance(node, Block) and node.lines is not None:
+        return node.content
     if node.type in ("text", "code_inline", "html_inline"):
         return node.content
     if node.type in ("softbreak", "hardbreak"):
@@ -62,18 +92,18 @@ def plain(node: SyntaxTreeNode) -> str:
     return "".join(plain(child) for child in node.children)
 
 
-def heading_level(node: SyntaxTreeNode) -> int:
+def heading_level(node: Node) -> int:
     """1 for `#`, 2 for `##`, ..."""
     return int(node.tag[1:])
 
 
-def heading_text(node: SyntaxTreeNode) -> str:
+def heading_text(node: Node) -> str:
     """A heading's plain text, stripped."""
     inline = inline_of(node)
     return plain(inline).strip() if inline is not None else ""
 
 
-def first_line(node: SyntaxTreeNode) -> int:
+def first_line(node: Node) -> int:
     """1-based line where a block node starts (0 when unknown)."""
     return node.map[0] + 1 if node.map else 0
 
@@ -89,8 +119,8 @@ class Line:
     checkbox: bool = False  # the line started with `[ ]` or `[x]` (a task-list item)
 
 
-def _split_lines(inline: SyntaxTreeNode) -> list[list[SyntaxTreeNode]]:
-    lines: list[list[SyntaxTreeNode]] = [[]]
+def _split_lines(inline: Node) -> list[list[Node]]:
+    lines: list[list[Node]] = [[]]
     for child in inline.children:
         if child.type in ("softbreak", "hardbreak"):
             lines.append([])
@@ -99,17 +129,17 @@ def _split_lines(inline: SyntaxTreeNode) -> list[list[SyntaxTreeNode]]:
     return lines
 
 
-def _code_spans(nodes: list[SyntaxTreeNode]) -> tuple[str, ...]:
+def _code_spans(nodes: Sequence[Node]) -> tuple[str, ...]:
     found: list[str] = []
     for node in nodes:
         if node.type == "code_inline":
             found.append(node.content)
         else:
-            found.extend(_code_spans(list(node.children)))
+            found.extend(_code_spans(node.children))
     return tuple(found)
 
 
-def _line(nodes: list[SyntaxTreeNode], offset: int) -> Line:
+def _line(nodes: list[Node], offset: int) -> Line:
     checkbox = False
     if nodes and nodes[0].type == "text":
         match = _CHECKBOX.match(nodes[0].content)
@@ -129,14 +159,29 @@ def _line(nodes: list[SyntaxTreeNode], offset: int) -> Line:
     return Line(label, value, _code_spans(rest), offset, checkbox=checkbox)
 
 
-def lines_of(inline: SyntaxTreeNode) -> list[Line]:
+def lines_of(inline: Node) -> list[Line]:
     """The inline content split at line breaks, each line with its leading bold label if any."""
+    if isinstance(inline, Block) and inline.lines is not None:
+        return inline.lines
     return [_line(nodes, offset) for offset, nodes in enumerate(_split_lines(inline))]
 
 
-def item_paragraph(item: SyntaxTreeNode) -> SyntaxTreeNode | None:
+def item_paragraph(item: Node) -> Node | None:
     """The first paragraph of a list item (its text), if it has one."""
     for child in item.children:
         if child.type == "paragraph":
             return child
     return None
+
+
+@dataclass(eq=False, slots=True)
+class Block:
+    """A node built by the fast reader (fastmd.py) for sections markdown-it would read the same way."""
+
+    type: str
+    map: tuple[int, int] | None
+    children: list[Block] = field(default_factory=list)
+    tag: str = ""
+    content: str = ""  # a fence's code; for an inline, its plain text
+    info: str = ""
+    lines: list[Line] | None = None  # an inline's lines, already read (what `lines_of` gives)

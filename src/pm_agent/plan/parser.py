@@ -4,24 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from markdown_it.tree import SyntaxTreeNode
-
 from pm_agent.errors import PlanError
 from pm_agent.plan import fields
 from pm_agent.plan.contract import Contract, is_contract_block, read_contract
 from pm_agent.plan.draft import TASK_LISTS, Draft, FileTask, ParsedPlan
 from pm_agent.plan.markdown import (
     Line,
+    Node,
     first_line,
     heading_level,
     heading_text,
     inline_of,
     item_paragraph,
     lines_of,
-    parse_tree,
 )
 from pm_agent.plan.models import PlanHeader, Task
 from pm_agent.plan.quotes import find_quote
+from pm_agent.plan.sections import read_blocks
 
 __all__ = ["FileTask", "ParsedPlan", "check_tasks", "parse_plan_text", "read_plan"]
 
@@ -46,7 +45,7 @@ class _Reader:
         where = f"{self.path}:{line}" if line else str(self.path or "plan")
         self.warnings.append(f"{where}: {message}")
 
-    def raw(self, node: SyntaxTreeNode) -> str:
+    def raw(self, node: Node) -> str:
         start, end = node.map if node.map else (0, 0)
         return "\n".join(self.lines[start:end]).rstrip()
 
@@ -66,7 +65,7 @@ class _Reader:
                 keep_title=file_task.keep_title,
                 body_from=0,
             )
-        nodes = parse_tree(self.text).children
+        nodes = read_blocks(self.text, self.lines).nodes
         index = 0
         while index < len(nodes):
             node = nodes[index]
@@ -92,7 +91,7 @@ class _Reader:
         self.close(len(self.lines))
         return ParsedPlan(self.header, self.tasks, self.warnings)
 
-    def quoted_plan(self, nodes: list[SyntaxTreeNode], index: int) -> int | None:
+    def quoted_plan(self, nodes: list[Node], index: int) -> int | None:
         """Where a plan quoted in the open task ends (its nodes are skipped), or None if this is no quote."""
         draft, node = self.draft, nodes[index]
         if draft is None or heading_level(node) != 1 or fields.task_heading(heading_text(node)) is not None:
@@ -116,7 +115,7 @@ class _Reader:
         draft.pending = None
         return quote.end
 
-    def heading(self, node: SyntaxTreeNode) -> None:
+    def heading(self, node: Node) -> None:
         text = heading_text(node)
         level = heading_level(node)
         parsed = fields.task_heading(text)
@@ -142,7 +141,7 @@ class _Reader:
             return
         self.sub_heading(draft, text, node)
 
-    def sub_heading(self, draft: Draft, text: str, node: SyntaxTreeNode) -> None:
+    def sub_heading(self, draft: Draft, text: str, node: Node) -> None:
         step = fields.step_title(text)
         name = fields.normalize_label(text)
         draft.pending = None
@@ -154,7 +153,7 @@ class _Reader:
         elif not draft.in_steps:
             draft.description.append(self.raw(node))
 
-    def outside(self, node: SyntaxTreeNode) -> None:
+    def outside(self, node: Node) -> None:
         if node.type == "fence" and is_contract_block(node.info, node.content):
             contract = read_contract(node.content, first_line(node), self.path)
             if contract.task_id is None:
@@ -167,7 +166,7 @@ class _Reader:
         elif node.type == "paragraph" and not self.tasks:
             self.header_paragraph(node)
 
-    def header_paragraph(self, node: SyntaxTreeNode) -> None:
+    def header_paragraph(self, node: Node) -> None:
         inline = inline_of(node)
         if inline is None:
             return
@@ -186,7 +185,7 @@ class _Reader:
 
     # -- inside a task ------------------------------------------------------------------------------
 
-    def paragraph(self, draft: Draft, node: SyntaxTreeNode) -> None:
+    def paragraph(self, draft: Draft, node: Node) -> None:
         inline = inline_of(node)
         draft.pending = None
         if inline is None:
@@ -263,7 +262,7 @@ class _Reader:
             notes = "; ".join(f"Task {ref.task_id}: {ref.note}" for ref in refs if ref.note)
             self.warn(f"'Depends on' read as {read}; the prose is kept as notes ({notes})", plan_line)
 
-    def list_(self, draft: Draft, node: SyntaxTreeNode) -> None:
+    def list_(self, draft: Draft, node: Node) -> None:
         unread: list[tuple[int, str]] = []
         before = len(draft.refs)
         for item in node.children:
@@ -278,7 +277,7 @@ class _Reader:
         for line, message in unread:
             self.warn(f"ignored in 'Depends on': {message}", line)
 
-    def list_item(self, draft: Draft, item: SyntaxTreeNode, lines: list[Line], unread: list[tuple[int, str]]) -> None:
+    def list_item(self, draft: Draft, item: Node, lines: list[Line], unread: list[tuple[int, str]]) -> None:
         first = lines[0]
         text = " ".join(f"{ln.label} {ln.value}" if ln.label else ln.value for ln in lines).strip()
         step = fields.step_title(first.label) if first.label else None
@@ -298,7 +297,7 @@ class _Reader:
         elif not draft.in_steps:
             draft.description.append(self.raw(item))
 
-    def fence(self, draft: Draft, node: SyntaxTreeNode) -> None:
+    def fence(self, draft: Draft, node: Node) -> None:
         draft.pending = None
         if is_contract_block(node.info, node.content):
             self.apply_contract(draft, read_contract(node.content, first_line(node), self.path))

@@ -13,10 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from markdown_it.tree import SyntaxTreeNode
-
 from pm_agent.plan.fields import canonical_id, task_heading
-from pm_agent.plan.markdown import heading_level, heading_text
+from pm_agent.plan.markdown import Node, heading_level, heading_text
 
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(?P<word>[A-Za-z_][A-Za-z0-9_]*)\1")
 
@@ -31,7 +29,7 @@ class Quote:
     title: str
 
 
-def _next_task_heading(nodes: Sequence[SyntaxTreeNode], start: int) -> tuple[int, str, int] | None:
+def _next_task_heading(nodes: Sequence[Node], start: int) -> tuple[int, str, int] | None:
     """(index, id, level) of the first task heading after nodes[start], before another top-level title."""
     for index in range(start + 1, len(nodes)):
         node = nodes[index]
@@ -59,7 +57,7 @@ def _open_heredoc(lines: Sequence[str], first: int, last: int) -> str | None:
 
 
 def find_quote(
-    nodes: Sequence[SyntaxTreeNode],
+    nodes: Sequence[Node],
     start: int,
     *,
     outer_level: int,
@@ -108,7 +106,7 @@ def find_quote(
     return Quote(start, len(nodes), count, title)
 
 
-def _count_tasks(nodes: Sequence[SyntaxTreeNode], start: int, end: int) -> int:
+def _count_tasks(nodes: Sequence[Node], start: int, end: int) -> int:
     return sum(
         1 for node in nodes[start:end] if node.type == "heading" and task_heading(heading_text(node)) is not None
     )

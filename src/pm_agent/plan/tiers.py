@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from pm_agent.plan.models import SecurityFlags, Task, Tier
@@ -33,11 +34,83 @@ def _sources(task: Task) -> Iterator[tuple[str, str]]:
         yield "acceptance criteria", criterion
 
 
+def _alternatives(body: str) -> list[str]:
+    """A regex's top-level alternatives (`a|b(c|d)` -> `a`, `b(c|d)`)."""
+    found: list[str] = []
+    depth, start, index = 0, 0, 0
+    while index < len(body):
+        char = body[index]
+        if char == "\\":
+            index += 2
+            continue
+        depth += 1 if char in "([" else -1 if char in ")]" else 0
+        if char == "|" and depth == 0:
+            found.append(body[start:index])
+            start = index + 1
+        index += 1
+    return [*found, body[start:]]
+
+
+def _literal_prefix(alternative: str) -> str:
+    """The lowercase text every match of the alternative starts with (`auth[nz]?` -> `auth`; may be "")."""
+    text = re.sub(r"^(?:\(\?<![^)]*\))+", "", alternative)  # leading lookbehinds match no text
+    prefix: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text) and not text[index + 1].isalnum():
+            prefix.append(text[index + 1])
+            index += 2
+            continue
+        if char in "[](){}?*+|.^$\\":
+            if char in "?*{" and prefix:
+                prefix.pop()  # the last character is optional
+            break
+        prefix.append(char)
+        index += 1
+    return "".join(prefix).lower()
+
+
+def _needles(rule: Rule) -> tuple[str, ...] | None:
+    """Words one of which every hit of the rule holds (lowercase), or None when its pattern is not words_pattern's."""
+    head, tail = "(?<![A-Za-z0-9])(?:", ")(?![A-Za-z0-9])"
+    source = rule.pattern.pattern
+    if not (source.startswith(head) and source.endswith(tail)) or not rule.pattern.flags & re.IGNORECASE:
+        return None
+    found = {_literal_prefix(a) for a in _alternatives(source[len(head) : -len(tail)])}
+    if "" in found:
+        return None
+    # A word holding another needle adds nothing: `authenticat` is found through `auth`.
+    return tuple(sorted(n for n in found if not any(m != n and m in n for m in found)))
+
+
+# Each words rule with its needles: texts that hold none of a rule's needles cannot hit it, so one
+# quick look over a task's texts rules out most patterns (ASCII only: Unicode case folding matches
+# more than lower() shows).
+_NEEDLES = {rule.pattern: _needles(rule) for rule in (*TEXT_RULES, *LOW_RULES)}
+
+
+def candidate_rules(texts: Sequence[str], rules: Sequence[Rule] = TEXT_RULES) -> list[Rule]:
+    """The rules (CRITICAL text rules by default) that may hit one of the texts; one left out hits none."""
+    joined = "\n".join(texts)
+    if not joined.isascii():
+        return list(rules)
+    lowered = joined.lower()
+    kept: list[Rule] = []
+    for rule in rules:
+        needles = _NEEDLES.get(rule.pattern)
+        if needles is None or any(n in lowered for n in needles):
+            kept.append(rule)
+    return kept
+
+
 def critical_signals(task: Task) -> list[Signal]:
     """Every CRITICAL rule hit, in the order title, ownership, paths, description, criteria."""
     found: list[Signal] = []
-    for where, text in _sources(task):
-        for rule in TEXT_RULES:
+    sources = list(_sources(task))
+    rules = candidate_rules([text for _, text in sources])
+    for where, text in sources:
+        for rule in rules:
             match = rule.pattern.search(text)
             if match:
                 found.append(Signal(rule, match.group(0).lower(), where))
@@ -51,7 +124,7 @@ def critical_signals(task: Task) -> list[Signal]:
 def low_signal(task: Task) -> Signal | None:
     """A LOW hit: a low-risk keyword in the title or ownership, or every expected file docs/config."""
     for where, text in (("title", task.title), ("ownership", task.ownership)):
-        for rule in LOW_RULES:
+        for rule in candidate_rules([text], LOW_RULES):
             match = rule.pattern.search(text)
             if match:
                 return Signal(rule, match.group(0).lower(), where)
@@ -66,13 +139,17 @@ def low_signal(task: Task) -> Signal | None:
 
 def infer_security_flags(task: Task) -> tuple[SecurityFlags, list[str]]:
     """Flags set by the contract or inferred from keywords and paths, with one reason per flag."""
+    return _flags(task, critical_signals(task))
+
+
+def _flags(task: Task, signals: list[Signal]) -> tuple[SecurityFlags, list[str]]:
     flags = task.security_flags.model_copy()
-    reasons: list[str] = [
-        f"security flag {name}: set in the task contract"
-        for name, value in task.security_flags.model_dump().items()
-        if value
-    ]
-    for signal in critical_signals(task):
+    reasons: list[str] = (
+        [f"security flag {name}: set in the task contract" for name, value in flags.model_dump().items() if value]
+        if flags.any()
+        else []
+    )
+    for signal in signals:
         name = signal.rule.flag
         if name is not None and not getattr(flags, name):
             setattr(flags, name, True)
@@ -86,21 +163,20 @@ def classify_tier(task: Task) -> Task:
     Any security flag forces CRITICAL, even over an explicit tier; otherwise an explicit tier stands;
     otherwise a CRITICAL keyword or path, then a LOW one, else NORMAL.
     """
-    flags, log = infer_security_flags(task)
-    tier, reason = _decide(task, flags, log)
+    update, log = tier_update(task)
+    return task.model_copy(update={**update, "decision_log": [*task.decision_log, *log]})
+
+
+def tier_update(task: Task) -> tuple[dict[str, object], list[str]]:
+    """What `classify_tier` changes (tier, tier_reason, security_flags) and the lines it adds to the log."""
+    critical = critical_signals(task)  # once: the flags and the decision read the same hits
+    flags, log = _flags(task, critical)
+    tier, reason = _decide(task, flags, log, critical)
     log.append(f"tier {tier.value.upper()}: {reason}")
-    return task.model_copy(
-        update={
-            "tier": tier,
-            "tier_reason": f"{tier.value.upper()}: {reason}",
-            "security_flags": flags,
-            "decision_log": [*task.decision_log, *log],
-        }
-    )
+    return {"tier": tier, "tier_reason": f"{tier.value.upper()}: {reason}", "security_flags": flags}, log
 
 
-def _decide(task: Task, flags: SecurityFlags, log: list[str]) -> tuple[Tier, str]:
-    critical = critical_signals(task)
+def _decide(task: Task, flags: SecurityFlags, log: list[str], critical: list[Signal]) -> tuple[Tier, str]:
     flagged = [s for s in critical if s.rule.flag and getattr(flags, s.rule.flag)]
     if flags.any():
         first = flagged[0].describe() if flagged else "security flag set in the task contract"

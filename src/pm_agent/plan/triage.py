@@ -117,8 +117,8 @@ def _few(paths: list[str], limit: int = 3) -> str:
     return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
 
 
-def assign_tests(task: Task, view: RepoView) -> Task:
-    """`Test:` files go to tests_to_run, and to tests_to_add when they do not exist in the repository yet."""
+def planned_tests(task: Task, view: RepoView) -> tuple[list[str], list[str]]:
+    """(tests_to_add, tests_to_run): `Test:` files join tests_to_run, and tests_to_add when not in the repo yet."""
     to_add = list(task.tests_to_add)
     to_run = list(task.tests_to_run)
     for path in task.expected_files.test:
@@ -126,7 +126,26 @@ def assign_tests(task: Task, view: RepoView) -> Task:
             to_add.append(path)
         if path not in to_run:
             to_run.append(path)
+    return to_add, to_run
+
+
+def assign_tests(task: Task, view: RepoView) -> Task:
+    """`Test:` files go to tests_to_run, and to tests_to_add when they do not exist in the repository yet."""
+    to_add, to_run = planned_tests(task, view)
     return task.model_copy(update={"tests_to_add": to_add, "tests_to_run": to_run})
+
+
+def triage_update(task: Task, view: RepoView) -> tuple[dict[str, object], str]:
+    """What `triage` changes in one task (presence, its reason, the test lists) and the line it logs."""
+    presence, reason = triage_task(task, view)
+    to_add, to_run = planned_tests(task, view)
+    update: dict[str, object] = {
+        "presence": presence,
+        "presence_reason": reason,
+        "tests_to_add": to_add,
+        "tests_to_run": to_run,
+    }
+    return update, f"triage {presence.value}: {reason}"
 
 
 def triage(tasks: Sequence[Task], repo: Path | None) -> list[Task]:
@@ -134,13 +153,6 @@ def triage(tasks: Sequence[Task], repo: Path | None) -> list[Task]:
     view = RepoView.open(repo)
     result: list[Task] = []
     for task in tasks:
-        presence, reason = triage_task(task, view)
-        updated = assign_tests(task, view).model_copy(
-            update={
-                "presence": presence,
-                "presence_reason": reason,
-                "decision_log": [*task.decision_log, f"triage {presence.value}: {reason}"],
-            }
-        )
-        result.append(updated)
+        update, line = triage_update(task, view)
+        result.append(task.model_copy(update={**update, "decision_log": [*task.decision_log, line]}))
     return result

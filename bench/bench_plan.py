@@ -1,0 +1,184 @@
+"""Benchmark 1 of issue 11: `load_plan` (parse, resolve, classify, triage, queue) on generated plans.
+
+The plans are realistic: superpowers-style sections with steps and code fences (some of which hold
+`### Task` lines that must not split the plan), field-style and yaml-contract sections, the heading
+styles the parser reads, `Depends on` with prose, ranges and `none`, security and docs tasks, and a
+final verification task. `realistic_plan(n)` is deterministic for a given seed (tests/bench checks it).
+
+Where the time went before issue 11 (cProfile of load_plan, 1,000 tasks of bench/run_all.py's old plan):
+markdown-it ~40% (its parse ~26%, the syntax tree ~13%); tier classification ~19% (every CRITICAL
+pattern searched twice per text, once for the flags and once for the decision); pydantic defaults
+looked up per task and three model_copy per task ~10%; the rest the reader itself. At 10,000 tasks
+the cyclic GC's passes, which grow with the plan, added ~60% (14 s with it, 9 s without). Now plain
+sections are read by plan/fastmd.py and the others by markdown-it, section by section; one tier pass
+with a quick look for the rules' literal words first; one copy per task; GC paused while loading.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from common import Figure, figure, goal_le
+
+from pm_agent.plan import load_plan
+
+SIZES = (100, 1_000, 3_000, 10_000)
+GOALS_MS = {1_000: 100.0, 10_000: 1_000.0}
+RUNS = 3
+AREAS = ("accounts", "billing", "search", "media", "feeds", "admin", "reports", "docs")
+THINGS = ("model", "service", "API routes", "validation", "listing page", "background job", "metrics", "cache")
+HEADINGS = ("### Task {i}: {t}", "### Task {i} — {t}", "### Task {i}. {t}")
+FENCE_BODIES = (
+    # A comment that looks like a task heading: inside a fence it is code, not a new task.
+    ("```python", "### Task {j}: not a task, a comment in the code", "```"),
+    ("~~~bash", "### Task {j}: echo inside a tilde fence", "~~~"),
+    ("````markdown", "```", "### Task {j}: a heading in a quoted fence", "```", "````"),
+    ("   ```python", "   ### Task {j}: indented fence", "   ```"),
+)
+
+
+def _title(rng: random.Random, i: int) -> tuple[str, str, str]:
+    """(title, area, module slug) of task i."""
+    area = AREAS[i % len(AREAS)]
+    thing = rng.choice(THINGS)
+    slug = thing.replace(" ", "_").lower()
+    return f"{area.capitalize()} {thing} {i}", area, f"{slug}_{i}"
+
+
+def _depends(rng: random.Random, i: int) -> str:
+    """A `Depends on` value naming earlier tasks only, in one of the ways people write it."""
+    if i == 1 or rng.random() < 0.2:
+        return "none"
+    earlier = rng.randint(max(1, i - 20), i - 1)
+    roll = rng.random()
+    if roll < 0.4:
+        return f"Task {earlier}"
+    if roll < 0.6:
+        other = rng.randint(max(1, i - 40), i - 1)
+        return f"Task {earlier}, Task {other}" if other != earlier else f"Task {earlier}"
+    if roll < 0.75 and earlier + 2 < i:
+        return f"Tasks {earlier}-{earlier + 2}"
+    return f"Task {earlier} (needs its {rng.choice(THINGS)} merged first)"
+
+
+def _superpowers(rng: random.Random, i: int, heading: str) -> list[str]:
+    title, area, slug = _title(rng, i)
+    lines = [heading.format(i=i, t=title), ""]
+    lines += [f"**Depends on:** {_depends(rng, i)}", ""]
+    lines += ["**Files:**", f"- Create: `src/app/{area}/{slug}.py`"]
+    if rng.random() < 0.5:
+        lines.append(f"- Modify: `src/app/{area}/__init__.py:{rng.randint(1, 40)}-{rng.randint(41, 90)}`")
+    lines += [f"- Test: `tests/{area}/test_{slug}.py`", ""]
+    fence = rng.choice(FENCE_BODIES)
+    lines += ["**Step 1: Write the failing test**", ""]
+    lines += [part.format(j=i + 1) for part in fence]
+    lines += ["", f"**Step 2: Implement the {title.lower()}**", ""]
+    lines += ["```python", f"def {slug}() -> int:", f"    return {i}", "```", ""]
+    lines += ["**Step 3: Run the tests and commit**", "", "```bash", f"pytest tests/{area} -q", "```", ""]
+    return lines
+
+
+def _fields(rng: random.Random, i: int, heading: str) -> list[str]:
+    title, area, slug = _title(rng, i)
+    if rng.random() < 0.1:
+        title = f"Update the {area} README and user guide {i}"
+    lines = [heading.format(i=i, t=title), ""]
+    lines.append(f"Adds the {title.lower()} so that the {area} pages can use it.")
+    if rng.random() < 0.1:
+        lines.append("It stores the session token for login (auth).")
+    lines += ["", f"**Depends on:** {_depends(rng, i)}", f"**Ownership:** {area}"]
+    if rng.random() < 0.3:
+        lines.append(f"**Estimate:** {rng.choice(('2h', '30 min', '1d', 'small', 'large', '3'))}")
+    if rng.random() < 0.1:
+        lines.append(f"**Tier:** {rng.choice(('low', 'normal', 'critical'))}")
+    lines += ["", "**Acceptance criteria:**"]
+    lines += [f"- [ ] {title} handles case {k}" for k in range(1, rng.randint(2, 4))]
+    lines += ["", "**Files:**", f"- Create: `src/app/{area}/{slug}.py`", f"- Test: `tests/{area}/test_{slug}.py`", ""]
+    return lines
+
+
+def _yaml(rng: random.Random, i: int, heading: str) -> list[str]:
+    title, area, slug = _title(rng, i)
+    deps = [] if i == 1 else [f"task-{rng.randint(max(1, i - 10), i - 1)}"]
+    return [
+        heading.format(i=i, t=title),
+        "",
+        "```yaml",
+        f"task_id: task-{i}",
+        f"ownership: {area}",
+        "acceptance_criteria:",
+        f"  - {title} is covered by tests",
+        "expected_files:",
+        "  create:",
+        f"    - src/app/{area}/{slug}.py",
+        f"depends_on: [{', '.join(deps)}]",
+        "```",
+        "",
+    ]
+
+
+def realistic_plan(n: int, seed: int = 11) -> str:
+    """A plan of `n` tasks (ids 1..n, the last a final verification) mixing the formats the parser reads."""
+    rng = random.Random(seed)
+    lines = [
+        "# Shop platform — implementation plan",
+        "",
+        "**Goal:** An online shop with accounts, billing, search and reports.",
+        "**Architecture:** A Python service with one package per area under `src/app/`.",
+        "**Tech Stack:** Python 3.11, FastAPI, PostgreSQL",
+        "",
+        "---",
+        "",
+    ]
+    for i in range(1, n):
+        if i % 25 == 1:
+            lines += [f"## Part {i // 25 + 1}: {AREAS[(i // 25) % len(AREAS)]}", ""]
+        heading = HEADINGS[0] if rng.random() < 0.7 else rng.choice(HEADINGS[1:])
+        style = rng.random()
+        if style < 0.6:
+            lines += _superpowers(rng, i, heading)
+        elif style < 0.9:
+            lines += _fields(rng, i, heading)
+        else:
+            lines += _yaml(rng, i, heading)
+    lines += [f"### Task {n}: Final verification", "", "**Step 1: Run the full test suite**", ""]
+    return "\n".join(lines) + "\n"
+
+
+def best_ms(path: Path, runs: int = RUNS) -> float:
+    """The best of `runs` wall times of `load_plan(path)`, in ms."""
+    times: list[float] = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        plan = load_plan(path)
+        times.append((time.perf_counter() - start) * 1000)
+        del plan
+    return min(times)
+
+
+def run() -> list[Figure]:
+    """ms and ms/task for each size (best of three), and the linearity ratio."""
+    figures: list[Figure] = []
+    per_task: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in SIZES:
+            path = Path(tmp) / f"plan-{n}.md"
+            path.write_text(realistic_plan(n), encoding="utf-8")
+            ms = best_ms(path)
+            per_task[n] = ms / n
+            print(f"[bench] plan: {n} tasks in {ms:.0f} ms", file=sys.stderr, flush=True)
+            limit = GOALS_MS.get(n)
+            case = f"{n} tasks"
+            figures.append(figure("plan parsing", case, "ms", ms, goal_le(ms, limit) if limit else None))
+            figures.append(figure("plan parsing", case, "ms/task", ms / n))
+    ratio = per_task[SIZES[-1]] / per_task[SIZES[0]]
+    figures.append(
+        figure("plan parsing", f"{SIZES[-1]} vs {SIZES[0]} tasks", "ms/task ratio", ratio, goal_le(ratio, 2))
+    )
+    return figures

@@ -1,0 +1,171 @@
+"""A plan's block nodes, read section by section: split at task headings, each section parsed on its own.
+
+A scanner finds the lines that start task sections (`### Task 3: ...` at the left margin, outside code
+fences of backticks or tildes, indented or longer, and outside HTML blocks). Each section is then read
+by the fast reader (fastmd.py) when it uses only what that reader knows, else by markdown-it, and the
+node lists are joined. Every line is parsed once, so the cost is linear in the plan.
+
+The nodes are the ones markdown-it gives for the whole document: a section that markdown-it leaves
+open at its end (a fence without its closing line, an HTML block or a table running into the next
+heading) is not a section, and from it on the rest of the plan is read in one piece. A plan with a
+link reference definition (`[x]: url`, which any section's links may use) or a NUL character is read
+in one piece too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from markdown_it.token import Token
+
+from pm_agent.plan.fastmd import read_section
+from pm_agent.plan.fields import task_heading
+from pm_agent.plan.markdown import Node, parse_tokens, tree_of
+
+_ATX = re.compile(r"(#{1,6})(?:[ \t]+|$)")
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+_CLOSER = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
+# HTML blocks of CommonMark's kinds 1 to 5 end at a marker; any other line starting with `<` is taken
+# to open a block that ends at a blank line (kinds 6 and 7, and more: splitting less is always safe).
+_HTML = (
+    (
+        re.compile(r"<(?:script|pre|style|textarea)(?:\s|>|$)", re.IGNORECASE),
+        re.compile(r"</(?:script|pre|style|textarea)>", re.IGNORECASE),
+    ),
+    (re.compile(r"<!--"), re.compile(r"-->")),
+    (re.compile(r"<\?"), re.compile(r"\?>")),
+    (re.compile(r"<![A-Za-z]"), re.compile(r">")),
+    (re.compile(r"<!\[CDATA\["), re.compile(r"\]\]>")),
+)
+_BLANK = re.compile(r"[ \t]*$")
+_OPENERS = frozenset("`~<#")
+# A line that may start a link reference definition, in any container: `[label]: ...`, or a label
+# that goes on past the line.
+_REFERENCE = re.compile(r"^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)*\[(?:.*\]:|[^\]]*$)", re.MULTILINE)
+
+
+@dataclass
+class Blocks:
+    """A plan's top-level block nodes, and how they were read (counted, for the tests of linearity)."""
+
+    nodes: list[Node] = field(default_factory=list)
+    sections: int = 0  # sections read on their own
+    fast: int = 0  # of them, read by the fast reader
+    whole: bool = False  # the plan, or its rest, was read in one piece
+
+
+def heading_raw(line: str) -> str | None:
+    """The text of an ATX heading at the left margin (`## Task 2: X ##` -> `Task 2: X`), else None."""
+    match = _ATX.match(line)
+    if match is None:
+        return None
+    return _CLOSING_HASHES.sub("", line[match.end() :].rstrip("\n")).strip()
+
+
+def _html_end(line: str) -> re.Pattern[str] | None:
+    """The end marker of the HTML block this line opens, or _BLANK; None when it closes on this line."""
+    text = line.lstrip(" ")
+    for start, end in _HTML:
+        opened = start.match(text)
+        if opened is not None:
+            return None if end.search(text, opened.end()) else end
+    return _BLANK
+
+
+def split_points(lines: Sequence[str]) -> list[int]:
+    """Indexes of the lines that start task sections: task headings outside fences and HTML blocks."""
+    points: list[int] = []
+    fence: tuple[str, int] | None = None  # marker character and length of the open fence
+    html: re.Pattern[str] | None = None
+    for index, line in enumerate(lines):
+        # Only lines starting (after up to three spaces) with one of these can open or close anything.
+        first = line[:4].lstrip(" ")[:1]
+        if fence is not None:
+            if first != fence[0]:
+                continue
+            closer = _CLOSER.fullmatch(line)
+            if closer is not None and closer.group(1)[0] == fence[0] and len(closer.group(1)) >= fence[1]:
+                fence = None
+            continue
+        if html is not None:
+            if html.match(line) if html is _BLANK else html.search(line):
+                html = None
+            continue
+        if first not in _OPENERS:
+            continue
+        opener = _FENCE.fullmatch(line)
+        if opener is not None and not (opener.group(1)[0] == "`" and "`" in opener.group(2)):
+            fence = (opener.group(1)[0], len(opener.group(1)))
+        elif first == "<":
+            html = _html_end(line)
+        elif line.startswith("#"):
+            text = heading_raw(line)
+            if text is not None and index > 0 and task_heading(text) is not None:
+                points.append(index)
+    return points
+
+
+def read_blocks(text: str, lines: Sequence[str]) -> Blocks:
+    """The document's top-level block nodes, maps counted in lines of the whole text."""
+    if "\0" in text or _REFERENCE.search(text):  # markdown-it reads NUL as U+FFFD everywhere
+        return Blocks(_parsed(lines, 0, len(lines)), whole=True)
+    bounds = [0, *split_points(lines), len(lines)]
+    blocks = Blocks()
+    for number, (start, end) in enumerate(pairwise(bounds)):
+        last = number == len(bounds) - 2
+        nodes: Sequence[Node] | None = read_section(lines, start, end)
+        if nodes is not None:
+            blocks.fast += 1
+        else:
+            tokens = _tokens(lines, start, end)
+            if not last and _open_at_end(tokens, lines, _seen_end(lines, start, end)):
+                blocks.nodes.extend(_parsed(lines, start, len(lines)))
+                blocks.whole = True
+                break
+            nodes = tree_of(tokens).children
+        blocks.sections += 1
+        blocks.nodes.extend(nodes)
+    return blocks
+
+
+def _tokens(lines: Sequence[str], start: int, end: int) -> list[Token]:
+    tokens = parse_tokens("\n".join(lines[start:end]))
+    if start:
+        for token in tokens:
+            if token.map is not None:
+                token.map = [token.map[0] + start, token.map[1] + start]
+    return tokens
+
+
+def _seen_end(lines: Sequence[str], start: int, end: int) -> int:
+    """Where markdown-it's reading of lines[start:end] ends: an empty last line is no line to it."""
+    return end - 1 if end - 1 > start and lines[end - 1] == "" else end
+
+
+def _parsed(lines: Sequence[str], start: int, end: int) -> list[Node]:
+    return list(tree_of(_tokens(lines, start, end)).children)
+
+
+def _open_at_end(tokens: Sequence[Token], lines: Sequence[str], end: int) -> bool:
+    """Whether a block of a section markdown-it read up to line `end` would run on into the next heading."""
+    for token in tokens:
+        if token.map is None or token.map[1] < end:
+            continue
+        if token.type in ("html_block", "table_open"):
+            return True
+        if token.type == "fence":
+            closer = _CLOSER.fullmatch(lines[end - 1])
+            closed = (
+                token.level == 0
+                and end - 1 > token.map[0]
+                and closer is not None
+                and closer.group(1)[0] == token.markup[0]
+                and len(closer.group(1)) >= len(token.markup)
+            )
+            if not closed:
+                return True
+    return False

@@ -1,0 +1,71 @@
+"""The shortcuts of classification and path reading give what the long way gives.
+
+The quick look before the tier rules never rules out a text a rule hits; the path helpers equal PurePosixPath.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pm_agent.plan.fields import parent_dir, posix_path
+from pm_agent.plan.tier_rules import LOW_RULES, TEXT_RULES
+from pm_agent.plan.tiers import _literal_prefix, _needles, candidate_rules
+
+WORDS = st.sampled_from(
+    [
+        "Add", "the", "feeds", "model", "validation", "4", "-", "_", ".", "/", "(", ")", ":", " ", "  ",
+        "OAuth2", "oauth", "Login", "log-ins", "logouts", "sign_up", "Sign-In", "authorization", "AUTHN",
+        "passwords", "JWTs", "2FA", "ACLs", "access-tokens", "bills", "Invoicing", "payouts", "Stripe",
+        "spending", "migrations", "migrated", "ALTER TABLE", "json_schema", "schemas", "yaml_schema",
+        "secrets", "API-keys", "private_keys", ".env", "dotenv", "PEM", "data integrity", "backups",
+        "Dockerfile", "docker-compose", "containerization", "k8s", "deployments", "ci/cd", "CVEs",
+        "sql injection", "sanitizing", "encryption", "TLS", "public API", "breaking changes", "openapi",
+        "api_versioning", "author", "authority", "logo", "signal", "design", "costume", "accessory",
+        "helmet", "cors", "xss", "vaults", "kms", "terraform", "env", "README", "docs", "Refactoring",
+        "renamed", "clean-up", "cleanup", "typos", "i18n", "linting", "pre-commit", "docstrings", "config",
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(WORDS, max_size=12))
+def test_a_rule_left_out_hits_no_text(words: list[str]) -> None:
+    texts = ["".join(words[:6]), "".join(words[6:])]
+    hits = [rule for rule in TEXT_RULES if any(rule.pattern.search(text) for text in texts)]
+    kept = candidate_rules(texts)
+    assert all(rule in kept for rule in hits), (texts, [rule.area for rule in hits])
+    low_hits = [rule for rule in LOW_RULES if any(rule.pattern.search(text) for text in texts)]
+    low_kept = candidate_rules(texts, LOW_RULES)
+    assert all(rule in low_kept for rule in low_hits), (texts, [rule.area for rule in low_hits])
+
+
+def test_most_feature_texts_are_ruled_out() -> None:
+    assert candidate_rules(["Feeds validation 4 handles case 2", "src app feeds validation 4 py"]) == []
+    assert [rule.area for rule in candidate_rules(["Add OAuth login"])] == ["auth"]
+    assert candidate_rules(["Ａuth in full width letters"]) == list(TEXT_RULES)  # not ASCII: every rule
+
+
+def test_literal_prefixes() -> None:
+    assert _literal_prefix("auth[nz]?") == "auth"
+    assert _literal_prefix("bills?") == "bill"
+    assert _literal_prefix(r"\.env") == ".env"
+    assert _literal_prefix("(?<!json_)(?<!yaml_)schemas?") == "schema"
+    assert _literal_prefix("(?:in|up)") == ""
+
+
+def test_needles_of_a_rule() -> None:
+    needles = _needles(TEXT_RULES[0])
+    assert needles is not None
+    assert "auth" in needles
+    assert "authenticat" not in needles  # found through "auth"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b.py", ".", "..", "", "~", " x", ".env", "/"]), min_size=1, max_size=6))
+def test_posix_path_helpers_are_pure_posix_path(parts: list[str]) -> None:
+    path = "/".join(parts)
+    assert posix_path(path) == str(PurePosixPath(path))
+    assert parent_dir(path) == str(PurePosixPath(path).parent)
