@@ -38,6 +38,7 @@ BENCH = "task setup"
 SIZES = (100, 1000, 10_000)
 TASKS = 5
 PLAN_PATH = "docs/plans/2026-01-05-reports.md"
+FOLDERS = 20  # package folders in every generated repository
 FILE_TEXT = '"""Module {i}: generated for the setup benchmark."""\n\n\ndef f{i}(x: int) -> int:\n    return x + {i}\n'
 
 _TASK = """## Task {n}: {title}
@@ -52,7 +53,7 @@ _TASK = """## Task {n}: {title}
 - The public function has a docstring and type hints
 
 **Files:**
-- Modify: `src/pkg0/mod{a}.py`
+- Modify: `{modify}`
 - Create: `src/pkg{n}/report_{n}.py`
 - Test: `tests/pkg{n}/test_report_{n}.py`
 
@@ -73,7 +74,7 @@ def plan_text() -> str:
             deps=f"**Depends on:** Task {n - 1}\n" if n > 1 else "",
             area=f"reports-{n}",
             body=body.strip(),
-            a=n * 7,
+            modify=f"src/pkg{n * 7 % FOLDERS}/mod{n * 7}.py",
         )
         for n, title in enumerate(_TITLES, start=1)
     ]
@@ -86,10 +87,11 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def make_repo(root: Path, n_files: int) -> Path:
-    """A committed repository of exactly `n_files` files (100 per package folder), the plan among them."""
+    """A committed repository of exactly `n_files` files in the same FOLDERS package folders at every size (only
+    the number of files changes), the plan among them."""
     repo = root / f"repo-{n_files:05d}"  # one name length, so paths in the prompt do not differ in size
     for i in range(n_files - 2):
-        path = repo / "src" / f"pkg{i // 100}" / f"mod{i}.py"
+        path = repo / "src" / f"pkg{i % FOLDERS}" / f"mod{i}.py"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(FILE_TEXT.format(i=i), encoding="utf-8")
     (repo / "README.md").write_text("# generated\n", encoding="utf-8")

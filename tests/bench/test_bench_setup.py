@@ -12,7 +12,7 @@ from pm_agent.vcs import Git
 
 # bench/ is not a package: its modules import each other by plain name
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from bench_setup import PLAN_PATH, _setup, _start, make_repo, measure, plan_text
+from bench_setup import FOLDERS, PLAN_PATH, _setup, _start, make_repo, measure, plan_text
 
 
 def git(repo: Path, *args: str) -> str:
@@ -24,7 +24,8 @@ def test_make_repo_commits_exactly_n_files(tmp_path: Path) -> None:
     tracked = git(repo, "ls-files").splitlines()
     assert len(tracked) == 250
     assert PLAN_PATH in tracked
-    assert "src/pkg2/mod247.py" in tracked  # 100 modules per package folder
+    assert "src/pkg7/mod247.py" in tracked  # module i in folder i % FOLDERS
+    assert len({path.split("/")[1] for path in tracked if path.startswith("src/")}) == FOLDERS  # at every size
     assert git(repo, "status", "--porcelain") == ""
     assert git(repo, "log", "--format=%s") == "generated\n"
 
@@ -70,6 +71,6 @@ def test_measure_gives_every_figure_and_removes_the_task_worktrees(tmp_path: Pat
     assert not [p for p in paths if "/.pm-agent/worktrees/" in p]  # the engine's task worktrees are gone
     assert len([p for p in paths if "/bench-sparse/" in p]) == 5
     sparse = repo / ".pm-agent" / "bench-sparse" / "task-1"
-    assert (sparse / "src" / "pkg0" / "mod7.py").is_file()  # the task's folder is there
+    assert (sparse / "src" / "pkg7" / "mod7.py").is_file()  # the task's folder is there
     assert (sparse / "README.md").is_file()  # cone mode keeps the top folder's files
     assert not (sparse / PLAN_PATH).exists()  # and nothing outside the task's folders
