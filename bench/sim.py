@@ -6,7 +6,7 @@
 
 What is copied from engine/loop.py (keep in step with it):
 - ready = tasks not started whose dependencies are all completed (`PmLoop._ready`);
-- candidates carry `remaining_paths` over `task_weight` (`_candidate`, `_paths`): the scheduler sees the
+- candidates carry `critical_paths` (`remaining_paths` over `task_weight`), as the loop's do: the scheduler sees the
   plan's size estimate (expected files, or `**Estimate:**`), never the true duration;
 - one `scheduler.pick(ready, running)` per wake-up; the loop wakes when at least one task finished
   (`asyncio.wait(FIRST_COMPLETED)` returns every task done by then), calls `record_completion(tier)` for each
@@ -20,7 +20,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pm_agent.engine.scheduler import Candidate, Scheduler, remaining_paths, task_weight
+from pm_agent.engine.scheduler import Candidate, Scheduler, critical_paths, remaining_paths
 from pm_agent.errors import PmAgentError
 from pm_agent.plan.models import Dependency, ExpectedFiles, Task, Tier
 
@@ -88,11 +88,8 @@ def make_task(
 
 
 def _candidates(tasks: Sequence[SimTask]) -> dict[str, Candidate]:
-    """`loop._candidate` for every task, with `loop._paths`'s remaining paths (queue order = plan order)."""
-    plan = {t.id: t.task for t in tasks}
-    paths = remaining_paths(
-        {i: task_weight(t) for i, t in plan.items()}, {i: t.dependency_ids() for i, t in plan.items()}
-    )
+    """The candidates as `PmLoop._candidate` makes them, with `critical_paths` (queue order = plan order)."""
+    paths = critical_paths({t.id: t.task for t in tasks})
     return {
         t.id: Candidate(
             task_id=t.id,

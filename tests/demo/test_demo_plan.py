@@ -10,8 +10,7 @@ import pytest
 from pm_agent.config import load_config
 from pm_agent.demo import DEMO_ANSWERS, DEMO_TASKS, build_demo_repo, demo_task
 from pm_agent.demo.project import render_plan
-from pm_agent.engine.loop import _paths
-from pm_agent.engine.scheduler import Candidate, Scheduler
+from pm_agent.engine.scheduler import Candidate, Scheduler, critical_paths
 from pm_agent.errors import InputError
 from pm_agent.plan import Plan, Tier, classify_tier, load_plan, parse_plan_text
 
@@ -144,7 +143,7 @@ def _schedule(plan: Plan, interval: int) -> list[list[str]]:
     it starts nothing more, then let the started batch finish."""
     scheduler = Scheduler(max_parallel=3, anti_starvation_interval=interval)
     order = {task_id: i for i, task_id in enumerate(plan.queue)}
-    paths = _paths({t.id: t for t in plan.tasks})  # the loop's critical-path ranking
+    paths = critical_paths({t.id: t for t in plan.tasks})  # the loop's ranking
     candidates = {
         t.id: Candidate(
             task_id=t.id,

@@ -25,7 +25,7 @@ from pm_agent.engine.events import Listener
 from pm_agent.engine.reconfig import resume_config
 from pm_agent.engine.routing import WorktreeCleanup
 from pm_agent.engine.runctx import RunContext
-from pm_agent.engine.scheduler import Candidate, Scheduler, remaining_paths, task_weight
+from pm_agent.engine.scheduler import Candidate, Scheduler, critical_paths
 from pm_agent.engine.startup import StartInput, check_start, done_on_branch, record_takeover
 from pm_agent.engine.taskflow import TaskFlow, remove_worktree
 from pm_agent.errors import NotFoundError, PmAgentError
@@ -184,25 +184,6 @@ def _exclude_state_dir(git: Git) -> None:
         exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + ".pm-agent/\n", encoding="utf-8")
 
 
-def _candidate(rec: TaskRecord, deps: tuple[str, ...], queue_pos: dict[str, int], paths: dict[str, float]) -> Candidate:
-    return Candidate(
-        task_id=rec.task_id,
-        tier=rec.tier,
-        plan_order=rec.plan_order,
-        queue_order=queue_pos.get(rec.task_id, rec.plan_order),
-        ownership=rec.ownership,
-        depends_on=deps,
-        remaining=paths.get(rec.task_id, 0.0),
-    )
-
-
-def _paths(tasks: dict[str, Task]) -> dict[str, float]:
-    """Each task's critical-path length to the end of the plan, weighted by its size."""
-    return remaining_paths(
-        {tid: task_weight(t) for tid, t in tasks.items()}, {tid: t.dependency_ids() for tid, t in tasks.items()}
-    )
-
-
 class PmLoop:
     """Seed 001's phases 2-4 over slots; the final release gate follows when the queue is empty."""
 
@@ -341,7 +322,7 @@ class PmLoop:
             self._check()
             if not rc.aborted:
                 if any(t not in self.paths for t in self.table):  # once per plan, again if slicing adds tasks
-                    self.paths = _paths(self.tasks)
+                    self.paths = critical_paths(self.tasks)
                 self._dispatch(queue_pos)
             self._clean_up()
             if not self.flows:
@@ -404,7 +385,15 @@ class PmLoop:
             rc.store.append_event(rc.run_id, DISPATCHED, payload, task_id=cand.task_id)
 
     def _candidate(self, rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
-        return _candidate(rec, tuple(self.tasks[rec.task_id].dependency_ids()), queue_pos, self.paths)
+        return Candidate(
+            task_id=rec.task_id,
+            tier=rec.tier,
+            plan_order=rec.plan_order,
+            queue_order=queue_pos.get(rec.task_id, rec.plan_order),
+            ownership=rec.ownership,
+            depends_on=tuple(self.tasks[rec.task_id].dependency_ids()),
+            remaining=self.paths.get(rec.task_id, 0.0),
+        )
 
     def _finished(self, task_id: str, fut: asyncio.Task[TaskRecord]) -> None:
         rc = self.rc

@@ -122,3 +122,10 @@ def task_weight(task: Task) -> float:
     if task.estimate is not None:
         return task.estimate
     return float(max(1, len(task.expected_files.all_paths())))
+
+
+def critical_paths(tasks: Mapping[str, Task]) -> dict[str, float]:
+    """Each task's critical-path length to the end of the plan, weighted by its size (`task_weight`)."""
+    return remaining_paths(
+        {tid: task_weight(t) for tid, t in tasks.items()}, {tid: t.dependency_ids() for tid, t in tasks.items()}
+    )
