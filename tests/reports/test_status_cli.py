@@ -32,11 +32,19 @@ def _snapshot(db: Path) -> dict[str, Any]:
     return {p.name: None if p.name.endswith("-shm") else p.read_bytes() for p in sorted(db.parent.iterdir())}
 
 
-READS = [["status"], ["status", "--all"], ["status", "--json"], ["log", "1"], ["log", "task-5", "--run", "run-x"]]
+READS = [
+    ["status"],
+    ["status", "--all"],
+    ["status", "--json"],
+    ["log", "1"],
+    ["log", "task-5", "--run", "run-x"],
+    ["reports"],
+    ["reports", "--kind", "handoff"],
+]
 
 
 @pytest.mark.parametrize("live", [False, True], ids=["closed", "held-open-by-a-run"])
-def test_status_and_log_write_nothing(busy: Any, reopen: Reopen, live: bool) -> None:
+def test_read_commands_write_nothing(busy: Any, reopen: Reopen, live: bool) -> None:
     holder = reopen(busy.db) if live else None  # a run that has the file open: its -wal and -shm exist
     try:
         before = _snapshot(busy.db)
@@ -50,6 +58,16 @@ def test_status_and_log_write_nothing(busy: Any, reopen: Reopen, live: bool) -> 
     finally:
         if holder is not None:
             holder.close()
+
+
+def test_reports_prints_the_stored_reports_as_stored(busy: Any) -> None:
+    done = pm("reports", "-C", str(busy.repo))
+    assert done.returncode == 0, done.stderr
+    header, text = done.stdout.splitlines()[:2]
+    assert header.startswith("--- progress at 20")
+    assert len(header) == len("--- progress at 2026-01-01 00:00:00")
+    assert text == "PROGRESS — demo"
+    assert pm("reports", "--kind", "handoff", "-C", str(busy.repo)).stdout == ""
 
 
 def test_status_shows_the_summary_and_the_unfinished_tasks(busy: Any, reopen: Reopen) -> None:

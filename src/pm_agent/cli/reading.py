@@ -12,7 +12,14 @@ from typing import Any
 
 from pm_agent.cli.basics import out, print_json, repo_root
 from pm_agent.errors import NotFoundError
-from pm_agent.reports.state_reader import LogEntry, find_run, normalize_task_id, read_state, task_log
+from pm_agent.reports.state_reader import (
+    LogEntry,
+    find_run,
+    normalize_task_id,
+    read_state,
+    stored_reports,
+    task_log,
+)
 from pm_agent.statefile import default_store_path
 
 
@@ -56,6 +63,22 @@ def show_status(run: str | None, repo: Path | None, as_json: bool, all_tasks: bo
     out.print(render_status(data, all_tasks=all_tasks))
     if "progress_report" in data:
         out.print("\n" + data["progress_report"], highlight=False, markup=False)  # "[normal] risk" is no style
+
+
+def show_reports(run: str | None, kind: str | None, repo: Path | None) -> None:
+    """`pm-agent reports [--run RUN] [--kind KIND] [-C REPO]`: the stored reports, read without writing."""
+    path = default_store_path(repo_root(repo))
+    if not path.exists():  # never create the state: a read command writes nothing
+        raise NotFoundError(f"no pm-agent state in {path.parent}: start with `pm-agent run PLAN.md`")
+
+    def read(con: sqlite3.Connection) -> list[tuple[str, str, str]]:
+        found = find_run(con, run)
+        if found is None:
+            raise NotFoundError(f"no run in {path}")
+        return stored_reports(con, found["id"], kind)
+
+    for what, at, text in read_state(path, read):
+        out.print(f"--- {what} at {at[:19].replace('T', ' ')}\n{text}\n", highlight=False, markup=False)
 
 
 def show_log(task: str, run: str | None, repo: Path | None) -> None:

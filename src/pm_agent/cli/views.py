@@ -1,10 +1,8 @@
-"""Read-only commands: `plan` (writes nothing), and `status`, `reports`, `log` over the store."""
+"""Read-only commands: `plan`, and `status`, `reports`, `log` over the state file; none of them writes anything."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated
 
 import typer
 
@@ -19,8 +17,6 @@ from pm_agent.cli.app import (
     print_json,
     repo_root,
 )
-
-T = TypeVar("T")
 
 
 def plan_cmd(
@@ -59,35 +55,15 @@ def status_cmd(
     call(lambda: show_status(run, repo, as_json, all_tasks))
 
 
-def _read_run(repo: Path | None, run: str | None, read: Callable[[Any, str], T]) -> T:
-    """Open the store read-side, find the run (default: the latest) and apply `read(store, run_id)`.
-
-    Never creates a store: with no state yet it is a NotFoundError (exit 2).
-    """
-    from pm_agent.errors import NotFoundError
-    from pm_agent.store import default_store_path, open_store
-
-    path = default_store_path(repo_root(repo))
-    if not path.exists():
-        raise NotFoundError(f"no pm-agent state in {path.parent}: start with `pm-agent run PLAN.md`")
-    store = open_store(path)
-    try:
-        run_rec = store.get_run(run) if run else store.latest_run()
-        if run_rec is None:
-            raise NotFoundError(f"no run in {path}")
-        return read(store, run_rec.id)
-    finally:
-        store.close()
-
-
 def reports_cmd(
     run: RunOption = None,
     kind: Annotated[str | None, typer.Option("--kind", help="progress or handoff (default: all).")] = None,
     repo: RepoOption = None,
 ) -> None:
-    """Print the stored progress reports and handoff summaries of a run, oldest first."""
-    for report in call(lambda: _read_run(repo, run, lambda store, run_id: store.list_reports(run_id, kind))):
-        out.print(f"--- {report.kind} at {report.created_at:%Y-%m-%d %H:%M:%S}\n{report.text}\n", highlight=False)
+    """Print the stored progress reports and handoff summaries of a run, oldest first. Writes nothing."""
+    from pm_agent.cli.reading import show_reports
+
+    call(lambda: show_reports(run, kind, repo))
 
 
 def log_cmd(

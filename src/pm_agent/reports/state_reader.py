@@ -152,6 +152,13 @@ def run_summaries(con: sqlite3.Connection) -> list[dict[str, Any]]:
     return [{**dict(row), "created_at": iso(row["created_at"]), "updated_at": iso(row["updated_at"])} for row in rows]
 
 
+def stored_reports(con: sqlite3.Connection, run_id: str, kind: str | None = None) -> list[tuple[str, str, str]]:
+    """(kind, created_at as ISO text, text) of the run's stored reports, oldest first; `kind` filters."""
+    sql = "SELECT kind, created_at, text FROM reports WHERE run_id = ?" + (" AND kind = ?" if kind else "")
+    rows = con.execute(sql + " ORDER BY id", (run_id, kind) if kind else (run_id,))
+    return [(row["kind"], iso(row["created_at"]) or "", row["text"]) for row in rows]
+
+
 # ---- tasks -------------------------------------------------------------------------------------
 
 
