@@ -28,7 +28,8 @@ from common import Figure, figure, goal_le
 
 from pm_agent.config import PmConfig
 from pm_agent.engine.events import RecordingListener
-from pm_agent.engine.loop import PmLoop, start_run
+from pm_agent.engine.launch import start_run
+from pm_agent.engine.loop import PmLoop
 from pm_agent.engine.prompt_builder import build_prompt
 from pm_agent.engine.runctx import RunContext
 from pm_agent.human.channels import PrintOnlyChannel

@@ -14,7 +14,8 @@ import pytest
 
 from pm_agent.config import PmConfig
 from pm_agent.engine.events import RecordingListener
-from pm_agent.engine.loop import LoopOutcome, PmLoop, start_run
+from pm_agent.engine.launch import start_run
+from pm_agent.engine.loop import LoopOutcome, PmLoop
 from pm_agent.engine.runctx import RunContext
 from pm_agent.human.channels import EscalationChannel, PrintOnlyChannel
 from pm_agent.testing.model_server import ModelServer

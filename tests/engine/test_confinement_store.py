@@ -17,7 +17,8 @@ import pytest
 
 from pm_agent.engine import integrity
 from pm_agent.engine.final import final_release_gate
-from pm_agent.engine.loop import PmLoop, resume_run
+from pm_agent.engine.launch import resume_run
+from pm_agent.engine.loop import PmLoop
 from pm_agent.engine.runctx import RunContext
 from pm_agent.human.channels import PrintOnlyChannel
 from pm_agent.lifecycle import IssueState

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from pm_agent.config import render_config
-from pm_agent.engine.loop import PmLoop, resume_run
+from pm_agent.engine.launch import resume_run
+from pm_agent.engine.loop import PmLoop
 from pm_agent.human.channels import PrintOnlyChannel
 from pm_agent.store import default_store_path, open_store
 from pm_agent.testing.team import Step, bash, write

@@ -13,7 +13,8 @@ from pm_agent.agents.base import AgentRunner
 from pm_agent.config import PmConfig, load_config
 from pm_agent.engine.events import Listener
 from pm_agent.engine.final import FinalResult, final_release_gate
-from pm_agent.engine.loop import LoopOutcome, PmLoop, resume_run, start_run
+from pm_agent.engine.launch import resume_run, start_run
+from pm_agent.engine.loop import LoopOutcome, PmLoop
 from pm_agent.engine.reconfig import RunOverrides
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.runlock import run_lock

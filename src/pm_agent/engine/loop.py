@@ -1,43 +1,29 @@
-"""The PM loop (seed 001): orchestrate once, then dispatch → review gate → commit → progress, in slots.
+"""The PM loop (seed 001), phases 2-4: dispatch → review gate → commit → progress, in slots.
 
-    rc = start_run(repo, plan_path, design_path, listener=..., channel=...)
-    outcome = await drive_run(rc)
+    rc = start_run(repo, plan_path, design_path, listener=..., channel=...)   # launch.py: phase 1
+    outcome = await PmLoop(rc).drive()
 
-`resume_run` rebuilds the same RunContext from the store after a stop or a crash; the loop then
-continues every task from its stored state (see taskflow.py for how sessions are recovered).
+After `resume_run` (launch.py) the loop continues every task from its stored state (see taskflow.py
+for how sessions are recovered).
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from pm_agent.agents.base import AgentRunner
-from pm_agent.agents.factory import limits_from_config, runner_from_config
-from pm_agent.agents.session import AgentHost
-from pm_agent.config import PmConfig
 from pm_agent.engine import integrity
-from pm_agent.engine.baseline import load_baseline, record_baseline, refresh_baseline, run_preflight
-from pm_agent.engine.events import Listener
-from pm_agent.engine.reconfig import resume_config
 from pm_agent.engine.routing import WorktreeCleanup
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Scheduler, critical_paths
-from pm_agent.engine.startup import StartInput, check_start, done_on_branch, record_takeover
 from pm_agent.engine.taskflow import TaskFlow, remove_worktree
-from pm_agent.errors import NotFoundError, PmAgentError
-from pm_agent.human.channels import EscalationChannel
-from pm_agent.lifecycle import IssueState, default_workflow
+from pm_agent.errors import PmAgentError
+from pm_agent.lifecycle import IssueState
 from pm_agent.plan.models import Presence, Task, TaskStatus, Tier
-from pm_agent.preflight.baseline import remove_stale_preflight
 from pm_agent.reports.progress import ReportClock
 from pm_agent.reports.progress_data import progress_text
-from pm_agent.store import EscalationStatus, RunStatus, Store, TaskRecord, default_store_path, open_store
-from pm_agent.vcs import Git
-from pm_agent.vcs.checkout_guard import CheckoutGuard
+from pm_agent.store import EscalationStatus, TaskRecord
 
 S = IssueState
 # While nothing changes (every slot busy, nobody answering), the store is still looked at this often for
@@ -60,128 +46,6 @@ class LoopOutcome:
     def all_done(self) -> bool:
         """Every task completed."""
         return not (self.waiting or self.failed or self.blocked or self.errors)
-
-
-def make_runner(config: PmConfig, state_dir: Path) -> AgentRunner:
-    """The agent runner the configuration names; isolated sessions get a HOME under `.pm-agent/`."""
-    home = state_dir / "agent-home" if config.agent.isolated_home else None
-    if home is not None:
-        home.mkdir(parents=True, exist_ok=True)
-    return runner_from_config(config.agent, home)
-
-
-def _context(
-    repo: Path,
-    store: Store,
-    config: PmConfig,
-    run_id: str,
-    listener: Listener,
-    channel: EscalationChannel,
-    runner: AgentRunner | None,
-) -> RunContext:
-    db_path = default_store_path(repo)
-    limits = limits_from_config(config.agent)
-    run = store.get_run(run_id)
-    guard = CheckoutGuard(repo, db_path.parent / "quarantine")  # the main checkout and pm-agent's refs
-    host = AgentHost(
-        store,
-        db_path,
-        runner or make_runner(config, db_path.parent),
-        limits=limits,
-        python=sys.executable,
-        checkout_guard=guard,
-    )
-    design = (
-        Path(run.design_doc).read_text(encoding="utf-8") if run.design_doc and Path(run.design_doc).exists() else ""
-    )
-    wf = default_workflow()
-    return RunContext(
-        repo, store, db_path, config, wf, host, run, listener, channel, design_text=design, integrate_lock=guard.lock
-    )
-
-
-def start_run(
-    repo: Path,
-    plan_path: Path,
-    design_path: Path | None,
-    *,
-    listener: Listener,
-    channel: EscalationChannel,
-    config: PmConfig | None = None,
-    runner: AgentRunner | None = None,
-    checked: StartInput | None = None,
-    allow_dirty: bool = False,
-) -> RunContext:
-    """Phase 1 ORCHESTRATE: baseline scan, plan, triage, shared context, queue; one new run in the store.
-
-    `checked` is what `check_start` returned (the API checks before taking the run lock); without it
-    the same checks run here. Tasks already committed on an existing working branch are EXISTS.
-    """
-    checked = checked or check_start(repo, plan_path, design_path, config, allow_dirty=allow_dirty)
-    repo, config, branch = checked.repo, checked.config, checked.branch
-    git = Git(repo)
-    baseline = git.head_sha()
-    plan, on_branch = done_on_branch(git, branch, checked.plan)
-    for warning in plan.warnings:
-        listener.emit("plan.warning", warning)
-    env_baseline = run_preflight(repo, git, config, baseline, listener)
-    if not git.branch_exists(branch):
-        git.create_branch(branch, baseline)
-    _exclude_state_dir(git)
-    store = open_store(default_store_path(repo))
-    run = store.create_run(
-        plan,
-        baseline_sha=baseline,
-        working_branch=branch,
-        shared_context=plan.shared_context.model_dump(mode="json"),
-        config=config.model_dump(mode="json"),
-    )
-    listener.emit("run.started", f"run {run.id}: {len(plan.tasks)} tasks from {plan.path}; working branch {branch}")
-    record_takeover(store, run.id, checked, on_branch, listener)
-    rc = _context(repo, store, config, run.id, listener, channel, runner)
-    record_baseline(rc, baseline, env_baseline)
-    return rc
-
-
-def resume_run(
-    repo: Path,
-    run_id: str | None,
-    *,
-    listener: Listener,
-    channel: EscalationChannel,
-    runner: AgentRunner | None = None,
-    reread_config: bool = False,
-) -> RunContext:
-    """Rebuild the context of a stopped or crashed run from the store; `reread_config`: take today's pm-agent.yaml."""
-    path = default_store_path(repo)
-    if path.parent.exists():
-        remove_stale_preflight(Git(repo), path.parent)  # a kill during a baseline run left its worktree
-    if not path.exists():  # never create state just to find nothing in it
-        raise NotFoundError(f"no pm-agent state in {path.parent}: nothing to resume; start with `pm-agent run PLAN.md`")
-    store = open_store(path)
-    try:
-        run = store.get_run(run_id) if run_id else store.latest_run()
-        if run is None:
-            raise NotFoundError(f"no run to resume in {path}")
-        config = resume_config(repo, store, run, reread=reread_config, listener=listener)
-    except BaseException:
-        store.close()
-        raise
-    store.set_run_status(run.id, RunStatus.RUNNING)
-    listener.emit("run.resumed", f"run {run.id} resumed ({run.plan_id})")
-    rc = _context(repo, store, config, run.id, listener, channel, runner)
-    rc.env_baseline = load_baseline(store, run.id)
-    refresh_baseline(rc)
-    return rc
-
-
-def _exclude_state_dir(git: Git) -> None:
-    """Keep `.pm-agent/` out of `git status` without touching the user's .gitignore."""
-    exclude = Path(git.git_path("info/exclude"))
-    text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-    if ".pm-agent/" not in text.splitlines():
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + ".pm-agent/\n", encoding="utf-8")
 
 
 class PmLoop:
