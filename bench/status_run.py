@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import random
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from pm_agent.store import runs as rn
 from pm_agent.store import sessions as ss
 from pm_agent.store.database import write_txn, writer
 from pm_agent.store.schema import events
+from pm_agent.testing.clock import TickClock
 
 RUN_ID = "bench0001"
 COMPLETED_PATH = (
@@ -79,17 +80,6 @@ class SyntheticRun:
     busiest_task: str  # the task with the most events: what `log` is measured on
 
 
-class _Clock:
-    """One second per reading from a fixed start, so the history has a strict order."""
-
-    def __init__(self) -> None:
-        self.at = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.at += timedelta(seconds=1)
-        return self.at
-
-
 def make_plan(n: int, rng: random.Random) -> Plan:
     """N tasks with a tier mix, 40 ownership areas, one or two dependencies on earlier tasks, realistic text."""
     tiers = [Tier.LOW] * 5 + [Tier.NORMAL] * 4 + [Tier.CRITICAL]
@@ -113,7 +103,7 @@ def make_plan(n: int, rng: random.Random) -> Plan:
     return Plan(plan_id="bench", path="docs/plan.md", tasks=tasks, queue=[t.id for t in tasks])
 
 
-def _move(conn: Connection, task_id: str, path: tuple[S, ...], status: TaskStatus, now: _Clock) -> None:
+def _move(conn: Connection, task_id: str, path: tuple[S, ...], status: TaskStatus, now: TickClock) -> None:
     for n, (src, dst) in enumerate(itertools.pairwise(path)):
         last = n == len(path) - 2
         rn.transition_txn(
@@ -123,7 +113,9 @@ def _move(conn: Connection, task_id: str, path: tuple[S, ...], status: TaskStatu
         )  # fmt: skip
 
 
-def _session(conn: Connection, task_id: str, role: str, status: SessionStatus, rng: random.Random, now: _Clock) -> int:
+def _session(
+    conn: Connection, task_id: str, role: str, status: SessionStatus, rng: random.Random, now: TickClock
+) -> int:
     token = f"tok-{task_id}-{role}"
     made = ss.create_session_txn(
         conn, run_id=RUN_ID, task_id=task_id, role=role, attempt=1, token=token, runner="claude",
@@ -135,7 +127,7 @@ def _session(conn: Connection, task_id: str, role: str, status: SessionStatus, r
     return made.id
 
 
-def _structured(conn: Connection, plan: Plan, mix: Mix, rng: random.Random, now: _Clock) -> list[str]:
+def _structured(conn: Connection, plan: Plan, mix: Mix, rng: random.Random, now: TickClock) -> list[str]:
     """Tasks, sessions, signals, gates, commits, escalations and risks; the ids of the tasks that started."""
     ids = [t.id for t in plan.tasks]
     done = ids[: mix.completed]
@@ -185,7 +177,7 @@ def _structured(conn: Connection, plan: Plan, mix: Mix, rng: random.Random, now:
     return done + running + waiting + failed
 
 
-def _filler(conn: Connection, started: list[str], count: int, rng: random.Random, now: _Clock) -> None:
+def _filler(conn: Connection, started: list[str], count: int, rng: random.Random, now: TickClock) -> None:
     """`count` free-form events, one in twenty about the run and the rest spread over the started tasks."""
     rows: list[dict[str, Any]] = []
     for seq in range(count):
@@ -202,7 +194,7 @@ def _filler(conn: Connection, started: list[str], count: int, rng: random.Random
 def build_run(repo: Path, *, tasks: int = 1000, events_total: int = 100_000, seed: int = 4) -> SyntheticRun:
     """Write the synthetic run into `repo`/.pm-agent/state.db (a fresh store) and say what it holds."""
     rng = random.Random(seed)
-    now = _Clock()
+    now = TickClock(start=datetime(2026, 3, 2, 8, 0, tzinfo=UTC))
     plan = make_plan(tasks, rng)
     mix = Mix.for_tasks(tasks)
     store = open_store(default_store_path(repo), clock=now)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +13,9 @@ from pm_agent.lifecycle import IssueState
 from pm_agent.plan.models import Plan, Task, TaskStatus
 from pm_agent.signals import CompleteSignal, NeedsRoleFollowupSignal
 from pm_agent.store import SessionStatus, SqliteStore, open_store
+from pm_agent.testing.clock import TickClock
 
 RUN = "run1"
-
-
-class TickClock:
-    """One second per reading, so 'since the state began' is exact."""
-
-    def __init__(self) -> None:
-        self.at = datetime(2026, 2, 18, 9, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.at += timedelta(seconds=1)
-        return self.at
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,7 @@ import pytest
 from pm_agent.plan.models import Dependency, Plan, Task, TaskStatus, Tier
 from pm_agent.statefile import default_store_path
 from pm_agent.store import RiskStatus, Severity, SqliteStore, open_store
+from pm_agent.testing.clock import TickClock
 from pm_agent.testing.repo import init_repo
 
 
@@ -23,18 +24,6 @@ class BusyRun:
     repo: Path
     db: Path
     run_id: str
-
-
-class Clock:
-    """One second per reading, or always the same instant (`step` 0: every tie is broken by source, then id)."""
-
-    def __init__(self, step: int) -> None:
-        self.at = datetime(2026, 2, 18, 9, 0, tzinfo=UTC)
-        self.step = timedelta(seconds=step, microseconds=250_000 * step)
-
-    def __call__(self) -> datetime:
-        self.at += self.step
-        return self.at
 
 
 def _plan(plan_id: str, n: int) -> Plan:
@@ -105,7 +94,8 @@ def busy(request: pytest.FixtureRequest, tmp_path: Path) -> BusyRun:
     """The run, written and closed (no -wal left: the reader takes its immutable path)."""
     repo = init_repo(tmp_path / "repo")
     db = default_store_path(repo)
-    with open_store(db, clock=Clock(request.param)) as store:
+    step = timedelta(seconds=request.param, microseconds=250_000 * request.param)  # 1.25 s, or frozen
+    with open_store(db, clock=TickClock(step=step)) as store:
         run_id = fill(store)
     return BusyRun(repo, db, run_id)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,20 +14,10 @@ import pytest
 
 from pm_agent.plan.models import Dependency, Plan, Task, Tier
 from pm_agent.store import SqliteStore, open_store
+from pm_agent.testing.clock import TickClock
 
 Dump = dict[str, list[tuple[Any, ...]]]
 PlanFactory = Callable[..., Plan]
-
-
-class TickClock:
-    """A clock that moves one second per reading, so history order is exact."""
-
-    def __init__(self) -> None:
-        self.at = datetime(2026, 2, 18, 9, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.at += timedelta(seconds=1)
-        return self.at
 
 
 def _make_plan(*ids: str, plan_id: str = "demo") -> Plan:
