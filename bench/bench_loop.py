@@ -25,7 +25,7 @@ from pathlib import Path
 
 from common import Figure, figure, goal_le
 
-from pm_agent.testing.fake_agent import script_marker
+from pm_agent.testing.notes import fake_launcher, note_script, note_section
 
 BENCH = "loop (fake agent)"
 CASES = [(20, 3), (20, 8), (200, 3), (200, 8)]
@@ -57,29 +57,13 @@ def _git(repo: Path, *args: str) -> None:
 
 
 def _project(root: Path, tasks: int, slots: int) -> Path:
-    fake = root / "fake-claude"
-    fake.write_text(f'#!/bin/sh\nexec {sys.executable} -m pm_agent.testing.fake_agent "$@"\n', encoding="utf-8")
-    fake.chmod(0o755)
+    fake = fake_launcher(root / "fake-claude")
     scripts = root / "scripts"
     scripts.mkdir()
     sections = []
     for n in range(1, tasks + 1):
-        path = f"notes/n{n}.md"
-        signal = {
-            "signal": "complete",
-            "stepId": f"task-{n}",
-            "summary": f"wrote note {n}",
-            "filesCreated": [path],
-            "criteriaMapping": [{"criterion": f"{path} holds note {n}", "location": f"{path}:1"}],
-            "reviewNote": {"summary": "one note", "risks": [], "rollback": "revert the commit"},
-        }
-        steps = [{"write": path, "content": f"note {n}\n"}, {"signal": signal}]
-        (scripts / f"{n}.json").write_text(json.dumps({"steps": steps}), encoding="utf-8")
-        sections.append(
-            f"### Task {n}: Note {n}\n\n**Tier:** low\n\n**Files:**\n- Create: `{path}`\n\n"
-            f"**Acceptance criteria:**\n- {path} holds note {n}\n\n"
-            f"**Steps:**\n- play {script_marker(scripts / f'{n}.json')}\n"
-        )
+        (scripts / f"{n}.json").write_text(json.dumps(note_script(n)), encoding="utf-8")
+        sections.append(note_section(n, scripts / f"{n}.json"))
     repo = root / "repo"
     (repo / "docs").mkdir(parents=True)
     (repo / "docs" / "notes.md").write_text("# notes\n\n**Goal:** notes.\n\n" + "\n".join(sections), encoding="utf-8")

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from pm_agent.store import default_store_path, open_store
-from pm_agent.testing.fake_agent import script_marker
+from pm_agent.testing.notes import fake_launcher, note_script, note_section
 
 pytestmark = pytest.mark.slow
 
@@ -34,46 +34,6 @@ def exe() -> str:
     found = shutil.which("pm-agent", path=str(Path(sys.executable).parent))
     assert found is not None
     return found
-
-
-def task_section(number: int, script: Path) -> str:
-    return f"""\
-### Task {number}: Note {number}
-
-**Tier:** low
-
-**Files:**
-- Create: `notes/n{number}.md`
-
-**Acceptance criteria:**
-- notes/n{number}.md holds note {number}
-
-**Steps:**
-- play {script_marker(script)}
-"""
-
-
-def script(number: int, *, wait_for: Path | None = None) -> dict[str, object]:
-    """Write the note and signal complete; first, when given, say so in `<wait_for>.waiting` and wait for `wait_for`."""
-    steps: list[dict[str, object]] = []
-    if wait_for is not None:
-        steps.append({"bash": f"touch {wait_for}.waiting; while [ ! -e {wait_for} ]; do sleep 0.1; done; echo go"})
-    steps += [
-        {"write": f"notes/n{number}.md", "content": f"note {number}\n"},
-        {
-            "signal": {
-                "signal": "complete",
-                "stepId": f"task-{number}",
-                "summary": f"wrote note {number}",
-                "filesCreated": [f"notes/n{number}.md"],
-                "criteriaMapping": [
-                    {"criterion": f"notes/n{number}.md holds note {number}", "location": f"notes/n{number}.md:1"}
-                ],
-                "reviewNote": {"summary": "one note", "risks": [], "rollback": "revert the commit"},
-            }
-        },
-    ]
-    return {"steps": steps}
 
 
 @dataclass
@@ -151,21 +111,19 @@ CONFIG = (
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     """Two LOW tasks; task 1 waits for the `go` file, task 2 does not. pm-agent.yaml is left uncommitted."""
-    fake = tmp_path / "fake-claude"
-    fake.write_text(f'#!/bin/sh\nexec {sys.executable} -m pm_agent.testing.fake_agent "$@"\n', encoding="utf-8")
-    fake.chmod(0o755)
+    fake = fake_launcher(tmp_path / "fake-claude")
     go = tmp_path / "go"
     scripts = tmp_path / "scripts"
     scripts.mkdir()
-    (scripts / "1.json").write_text(json.dumps(script(1, wait_for=go)), encoding="utf-8")
-    (scripts / "2.json").write_text(json.dumps(script(2)), encoding="utf-8")
+    (scripts / "1.json").write_text(json.dumps(note_script(1, wait_for=go)), encoding="utf-8")
+    (scripts / "2.json").write_text(json.dumps(note_script(2)), encoding="utf-8")
     repo = tmp_path / "repo"
     (repo / "docs").mkdir(parents=True)
     plan = (
         "# notes\n\n**Goal:** two notes.\n\n"
-        + task_section(1, scripts / "1.json")
+        + note_section(1, scripts / "1.json")
         + "\n"
-        + task_section(2, scripts / "2.json")
+        + note_section(2, scripts / "2.json")
     )
     (repo / "docs" / "notes.md").write_text(plan, encoding="utf-8")
     (repo / "README.md").write_text("# notes\n", encoding="utf-8")
