@@ -235,10 +235,10 @@ class PmLoop:
         if not ready:
             return
         running = [self._candidate(self.table[t], queue_pos) for t in self.flows]
+        done_count = sum(1 for r in self.table.values() if S(r.state) is S.COMPLETED)
         for cand in self.scheduler.pick(ready, running):
             self._cycle_diff()
             slots = ", ".join(sorted(f"task-{t}" for t in [*self.flows, cand.task_id]))
-            done_count = sum(1 for r in self.table.values() if S(r.state) is S.COMPLETED)
             rc.emit(
                 "slots",
                 f"dispatch task-{cand.task_id} ({cand.tier.value}); slots: {slots}; "

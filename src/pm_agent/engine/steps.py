@@ -268,8 +268,9 @@ def _needs_reviewer(rc: RunContext, rec: TaskRecord, why: str) -> TaskRecord:
 async def review_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) -> Decision:
     """REVIEWING_CODE: LOW gets pm-agent's diff sanity check; NORMAL and CRITICAL a reviewer agent."""
     task = current_task(rec)
-    view, checked = rc.gate_views.pop(rec.task_id, None), latest_checked_tree(history)
+    view = rc.gate_views.pop(rec.task_id, None)  # popped whatever the tier: only this step reads it
     if task.tier is Tier.LOW:
+        checked = latest_checked_tree(history) if view is not None else None
         if view is not None and checked is not None and view.tree == checked.tree:
             # The gates' own view of the change: delivery commits exactly that tree (or refuses).
             sanity = sanity_check(task, view.changes.names(), view.diff)
