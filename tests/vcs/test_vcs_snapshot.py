@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -114,3 +116,23 @@ def test_checked_tree_round_trips_and_rejects_payloads_without_one(wt: Git) -> N
     assert has_tree(wt, checked.tree)
     assert not has_tree(wt, "0" * 40)
     assert not has_tree(wt, checked.head), "a commit is not a tree"
+
+
+def test_a_same_size_edit_in_the_index_timestamp_tick_is_in_the_snapshot(wt: Git) -> None:
+    """Racy git: a file rewritten with the same size within the timestamp tick of the index write looks
+    unchanged by its stat data; git re-reads such entries only while the index file is not newer than them.
+    The snapshot's temporary index must keep the real index's time, or the edit is left out of the checked tree."""
+    wt.run("config", "core.trustctime", "false")  # ctime may differ or not within one tick: take it out
+    app = wt.path / "app.py"
+    hour_ago = time.time_ns() - 3600 * 10**9
+    os.utime(app, ns=(hour_ago, hour_ago))  # older than the index write below: git does not smudge the entry
+    wt.run("add", "app.py")  # the index entry records app.py's stat data
+    before = app.stat()
+    app.write_text(app.read_text(encoding="utf-8").replace("hi", "yo"), encoding="utf-8")  # same size
+    os.utime(app, ns=(before.st_atime_ns, before.st_mtime_ns))  # the same tick as the index entry
+    index = wt.git_path("index")
+    os.utime(index, ns=(before.st_atime_ns, before.st_mtime_ns))  # ... and as the index write
+    assert app.stat().st_size == before.st_size
+    assert "yo {name}" in wt.run("diff")  # git itself sees the edit (the entry is racily clean)
+    checked = snapshot(wt)
+    assert "yo {name}" in wt.run("show", f"{checked.tree}:app.py")

@@ -28,7 +28,9 @@ class GitDiffs(GitCore):
             real = self.git_path("index")
             env = {"GIT_INDEX_FILE": str(index)}
             if real.exists():
-                shutil.copyfile(real, index)
+                # copy2 keeps the index's mtime: git re-reads the entries not older than it ("racily clean"),
+                # and a fresh mtime would hide a same-size edit made in the tick of the last index write.
+                shutil.copy2(real, index)
             elif self.try_run("rev-parse", "--verify", "--quiet", "HEAD").returncode == 0:
                 self.run("read-tree", "HEAD", env=env)
             yield env
