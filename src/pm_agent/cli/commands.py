@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pm_agent.cli import runs, setup, views, workflow
+from pm_agent.cli import request, runs, setup, views, workflow
 from pm_agent.cli.app import app
 
 for name, command in (
@@ -11,6 +11,7 @@ for name, command in (
     ("reports", views.reports_cmd),
     ("log", views.log_cmd),
     ("init", setup.init_cmd),
+    ("new", request.new_cmd),
     ("run", runs.run_cmd),
     ("resume", runs.resume_cmd),
     ("escalations", runs.escalations_cmd),

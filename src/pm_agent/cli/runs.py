@@ -25,6 +25,7 @@ from pm_agent.cli.console import ConsoleListener
 if TYPE_CHECKING:
     from pm_agent.engine.api import RunResult
     from pm_agent.human.channels import EscalationChannel
+    from pm_agent.intake import RequestResult
 
 
 def _channel(no_input: bool) -> EscalationChannel:
@@ -53,6 +54,25 @@ def _finish(result: RunResult, repo: Path) -> NoReturn:
         )
     if result.final is not None and not result.final.passed and result.final.problems:
         out.print("Final release gate: " + "; ".join(result.final.problems))
+    raise typer.Exit(result.exit_code)
+
+
+def finish_request(result: RequestResult, repo: Path) -> NoReturn:
+    """Say how far the request got; once its plan ran, exactly what `pm-agent run` says."""
+    if result.run is not None:
+        _finish(result.run, repo)
+    if result.stopped_by is not None:
+        out.print(
+            f"\nrequest {result.intake_run} stopped by {result.stopped_by.name}; "
+            f"continue with `pm-agent resume -C {repo}`."
+        )
+    elif result.exit_code == 3:
+        out.print(
+            f"\nrequest {result.intake_run} waits for an answer: `pm-agent escalations`, `pm-agent answer ID TEXT`, "
+            "then `pm-agent resume`."
+        )
+    else:
+        out.print(f"\nrequest {result.intake_run} aborted: nothing was committed.")
     raise typer.Exit(result.exit_code)
 
 
@@ -132,9 +152,14 @@ def resume_cmd(
     review_artifacts_dir is refused. Same exit codes as `pm-agent run`.
     """
     from pm_agent.engine.api import resume
+    from pm_agent.intake import resume_request
 
     root = repo_root(repo)
     try:
+        # A request stopped before its plan ran (`pm-agent new`) continues its intake; any other run as before.
+        request = call(lambda: resume_request(root, run, listener=ConsoleListener(), channel=_channel(no_input)))
+        if request is not None:
+            finish_request(request, root)
         result = call(
             lambda: resume(root, run, listener=ConsoleListener(), channel=_channel(no_input), reread_config=True)
         )

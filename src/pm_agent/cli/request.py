@@ -1,0 +1,74 @@
+"""`pm-agent new "REQUEST"`: from a request to requirements, a plan, its approval, and the run of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pm_agent.cli.app import DesignOption, RepoOption, call, fail, repo_root
+from pm_agent.cli.console import ConsoleListener
+from pm_agent.cli.runs import AllowDirty, NoInput, _channel, _interrupted, finish_request
+
+
+def _read_request(path: Path | None) -> str:
+    """The request file's text; InputError (exit 2) when it cannot be read as UTF-8."""
+    from pm_agent.errors import InputError
+
+    assert path is not None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the request: {exc}", path=path) from exc
+
+
+def new_cmd(
+    request: Annotated[str | None, typer.Argument(help="What you want built, in your words.")] = None,
+    from_file: Annotated[Path | None, typer.Option("--from", help="Read the request from a file.")] = None,
+    design: DesignOption = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the plan without asking.")] = False,
+    slug: Annotated[str | None, typer.Option("--slug", help="File-name slug (default: from the request).")] = None,
+    slots: Annotated[int | None, typer.Option("--slots", min=1, max=16, help="Parallel agent slots.")] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Agent runner: claude (default) or command (from pm-agent.yaml).")
+    ] = None,
+    repo: RepoOption = None,
+    no_input: NoInput = False,
+    allow_dirty: AllowDirty = False,
+) -> None:
+    """Start from a request: an analyst writes BDD requirements, a planner the plan, you approve it,
+    then it runs as `pm-agent run` runs a plan.
+
+    The analyst may ask you questions (answered here or with `pm-agent answer`). The requirements
+    (docs/plans/<date>-<slug>-design.md) are locked by their hash; the plan (docs/plans/<date>-<slug>.md)
+    is parsed by pm-agent, and errors go back to the planner. Approve, edit or abort through an
+    escalation (`--yes` skips it). Both are committed on the working branch. Same exit codes as
+    `pm-agent run`; `pm-agent resume` continues a request that stopped.
+    """
+    from pm_agent.intake import new_request
+
+    if (request is None) == (from_file is None):
+        raise fail("give the request as REQUEST or with --from FILE, not both")
+    if agent is not None and agent not in ("claude", "command"):
+        raise fail(f"--agent must be claude or command, not {agent!r}")
+    text = request if request is not None else call(lambda: _read_request(from_file))
+    root = repo_root(repo)
+    try:
+        result = call(
+            lambda: new_request(
+                root,
+                text,
+                listener=ConsoleListener(),
+                channel=_channel(no_input),
+                design=design.resolve() if design else None,
+                yes=yes,
+                slots=slots,
+                agent=agent,
+                allow_dirty=allow_dirty,
+                slug=slug,
+            )
+        )
+    except KeyboardInterrupt:
+        _interrupted(root)
+    finish_request(result, root)
