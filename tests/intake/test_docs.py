@@ -93,9 +93,16 @@ def test_untraced_tasks_and_uncovered_scenarios_are_named(tmp_path: Path) -> Non
     where = f"{plan}:{PLAN_GOOD.count(chr(10)) + 2}: task 2 (Header line)"
     assert check.problems == [
         f"{where}: no acceptance criterion names a scenario (S1, S2)",
-        f"{where} names no test to add (`**Tests to add:**` or a `Test:` file)",
+        f"{where} names no test to add (`**Tests to add:**` or a `Test:` file; only LOW may not)",
         "scenario S2 is covered by no task: name it in a task's acceptance criteria",
     ]
+
+
+def test_a_low_task_may_add_no_test(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.md"
+    low = SECOND_TASK.replace("**Depends on:** Task 1", "**Tier:** low\n**Depends on:** Task 1")
+    plan.write_text(PLAN_GOOD + low.replace("- the header is bold", "- S1: the header is bold"), encoding="utf-8")
+    assert check_plan(plan, None, tmp_path, ["S1"]).problems == []
 
 
 def test_a_missing_plan_file_is_a_problem(tmp_path: Path) -> None:

@@ -235,15 +235,28 @@ def demo_cmd(
         Path | None, typer.Option("--dest", help="Folder for the sample repository (default: a new temp folder).")
     ] = None,
     slots: Annotated[int | None, typer.Option("--slots", min=1, max=16, help="Parallel agent slots.")] = None,
+    request: Annotated[
+        bool, typer.Option("--request", help="Start from a request (`pm-agent new`) instead of a written plan.")
+    ] = False,
 ) -> None:
     """Run the whole loop on a sample project, offline: real Claude Code CLI, scripted model and user.
 
     Shows parallel LOW tasks, a CRITICAL task alone, a gate failure repaired by the fix loop, an
     escalation answered by the scripted user, progress reports, the final release gate, the
-    manifest and the handoff. Needs no API key and no network.
+    manifest and the handoff. Needs no API key and no network. With --request it starts from a request:
+    the analyst asks a question and writes the requirements, the planner's plan has one error sent
+    back to it, the scripted user approves.
     """
     from pm_agent.demo.run import closing_lines, run_demo
 
+    if request:  # the front door: analyst, planner, approval, then the same run
+        from pm_agent.demo.request import request_closing_lines, run_request_demo
+
+        asked = call(
+            lambda: run_request_demo(dest.resolve() if dest else None, listener=ConsoleListener(), slots=slots)
+        )
+        out.print("\n" + "\n".join(request_closing_lines(asked)), highlight=False)
+        raise typer.Exit(asked.result.exit_code)
     result = call(lambda: run_demo(dest.resolve() if dest else None, listener=ConsoleListener(), slots=slots))
     out.print("\n" + "\n".join(closing_lines(result)), highlight=False)
     raise typer.Exit(result.run.exit_code)

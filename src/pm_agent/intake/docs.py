@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 
 from pm_agent.errors import PlanError
-from pm_agent.plan import Plan, load_plan, plan_id_from_path
+from pm_agent.plan import Plan, Tier, load_plan, plan_id_from_path
 
 __all__ = [
     "IntakePaths",
@@ -162,8 +162,9 @@ def check_plan(plan_file: Path, design_file: Path | None, repo: Path, scenarios:
             problems.append(f"{where} has no acceptance criteria")
         elif not any(_mentions(criteria, sid) for sid in scenarios):
             problems.append(f"{where}: no acceptance criterion names a scenario ({', '.join(scenarios)})")
-        if not (task.tests_to_add or task.expected_files.test):
-            problems.append(f"{where} names no test to add (`**Tests to add:**` or a `Test:` file)")
+        if not (task.tests_to_add or task.expected_files.test) and task.tier is not Tier.LOW:
+            # A LOW task (docs, config) gets pm-agent's diff check instead of test gates: it may add no test.
+            problems.append(f"{where} names no test to add (`**Tests to add:**` or a `Test:` file; only LOW may not)")
         if not task.expected_files.all_paths():
             problems.append(f"{where} lists no files (`**Files:**`)")
     for sid in scenarios:
