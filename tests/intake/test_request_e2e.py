@@ -128,3 +128,7 @@ def test_request_to_release(calc: Callable[[], Target]) -> None:
     assert git.run("show", f"{result.run.working_branch}:{PATHS.design_rel}") == REQUIREMENTS
     assert result.run.final is not None
     assert result.run.final.passed
+    manifest = result.run.final.manifest_file
+    assert manifest is not None
+    assert "Refs: task-1" in git.run("log", "--format=%B", f"main..{result.run.working_branch}")
+    assert git.run("ls-tree", "--name-only", result.run.working_branch, "--", manifest).strip() == manifest

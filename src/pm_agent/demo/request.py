@@ -175,7 +175,10 @@ def run_request_demo(dest: Path | None, *, listener: Listener, slots: int | None
 def request_closing_lines(demo: RequestDemo) -> list[str]:
     """What `pm-agent demo --request` prints at the end."""
     result, repo = demo.result, demo.repo
-    lines = [f"The demo repository is at {repo}", f"  pm-agent log --run {result.intake_run} -C {repo}"]
+    lines = [
+        f"The demo repository is at {repo}",
+        f"  pm-agent log requirements --run {result.intake_run} -C {repo}    (and: log plan)",
+    ]
     run = result.run
     if run is not None and run.final is not None and run.final.passed:
         return [

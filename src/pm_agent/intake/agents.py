@@ -87,7 +87,7 @@ class _Session:
     async def start(self, extra: str = "") -> None:
         attempt = len(self.ic.store.list_sessions(self.ic.run_id, self.task_id)) + 1
         prompt = self.first_prompt() + (f"\n\n{extra}" if extra else "")
-        self.ic.emit("intake.session", f"task-{self.task_id}: {self.role} session {attempt} starts")
+        self.ic.emit("intake.session", f"task-{self.task_id}: a {self.role} session starts (#{attempt} of the task)")
         await start_session(
             self.ic.host,
             run_id=self.ic.run_id,
@@ -102,7 +102,7 @@ class _Session:
     async def resume(self, last: SessionRecord, prompt: str) -> None:
         """The same conversation when it can be resumed, else a fresh session told what happened."""
         if last.agent_session_id and last.status is not SessionStatus.STUCK:
-            self.ic.emit("intake.session", f"task-{self.task_id}: {self.role} session {last.id} resumed")
+            self.ic.emit("intake.session", f"task-{self.task_id}: {self.role} session #{last.id} resumed")
             attempt = len(self.ic.store.list_sessions(self.ic.run_id, self.task_id)) + 1
             await resume_session(
                 self.ic.host, last, prompt, system_prompt=system_prompt(self.ic, self.task_id, self.role, attempt)
@@ -131,7 +131,7 @@ async def agent_phase(
         if last.status in LIVE:  # pm-agent was killed while this session ran: it is gone with it
             ic.store.update_session(last.id, status=SessionStatus.CRASHED, ended_at=datetime.now(UTC))
             ic.record("intake.interrupted", {"session": last.id}, task_id)
-            ic.emit("intake.session", f"task-{task_id}: session {last.id} was cut off by a stop; resuming it")
+            ic.emit("intake.session", f"task-{task_id}: session #{last.id} was cut off by a stop; resuming it")
             await sess.resume(
                 last,
                 "pm-agent was restarted while you worked. Check what you already wrote, "
@@ -168,7 +168,7 @@ async def _question(
         ic.move(sess.task_id, waiting, f"the {sess.role} asks the human", TaskStatus.ESCALATED)
         body = Escalation(
             problem=f"the {sess.role} asks: {question}" + (f"\nContext: {context}" if context else ""),
-            impact=f"the {'requirements' if sess.role == 'analyst' else 'plan'} waits for this answer",
+            impact=f"the {'requirements wait' if sess.role == 'analyst' else 'plan waits'} for this answer",
             options=["answer the question in your own words", "answer `unknown`: the agent decides and says so"],
             recommended="answer the question; the same session continues with your answer",
         )

@@ -130,6 +130,13 @@ def commit_docs(ic: IntakeCtx) -> dict[str, str]:
     """Commit the requirements, then the plan, on the working branch (the intake worktree), each its own
     commit; a document already committed (before a restart) is not committed again. {doc: sha}."""
     wt = Git(ic.workdir)
+    stray = [e.path for e in wt.status_porcelain() if e.path not in (ic.info.design_rel, ic.info.plan_rel)]
+    if stray and not ic.events("intake.stray_files"):  # the sessions were told to write only their document
+        ic.record("intake.stray_files", {"paths": stray})
+        ic.emit(
+            "intake.stray_files",
+            "not committed (the analyst and planner write only their documents): " + ", ".join(stray),
+        )
     done = {str(e.payload["doc"]): str(e.payload["sha"]) for e in ic.events(COMMITTED)}
     title = ic.info.request.strip().splitlines()[0][:72]
     digest = locked_hash(ic) or ""
