@@ -132,3 +132,42 @@ def test_request_to_release(calc: Callable[[], Target]) -> None:
     assert manifest is not None
     assert "Refs: task-1" in git.run("log", "--format=%B", f"main..{result.run.working_branch}")
     assert git.run("ls-tree", "--name-only", result.run.working_branch, "--", manifest).strip() == manifest
+
+
+def test_a_plan_that_keeps_failing_spends_the_budget_then_the_human_aborts(calc: Callable[[], Target]) -> None:
+    t = calc()
+    t.team.scripts.update(
+        {
+            ("task-requirements", "analyst"): [write(PATHS.design_rel, REQUIREMENTS), done("S1 written")],
+            ("task-plan", "planner"): [
+                write(PATHS.plan_rel, PLAN_BAD),
+                done("one task"),
+                write(PATHS.plan_rel, PLAN_BAD),
+                done("still one task"),
+            ],
+        }
+    )
+    answers = {"intake-budget": "abort"}
+    result = new_request(
+        t.repo,
+        REQUEST,
+        listener=RecordingListener(),
+        channel=ScriptedChannel(lambda esc: answers.get(esc.source)),
+        config=config().model_copy(update={"retry_budget": 1}),
+        poll_s=0.2,
+        today=DAY,
+    )
+    assert result.intake is Phase.FAILED
+    assert result.run is None
+    assert result.exit_code == 1
+    store = open_store(default_store_path(t.repo))
+    try:
+        sent = [e for e in store.events(result.intake_run, "plan") if e.kind == "intake.sent_back"]
+        assert len(sent) == 1  # one round of budget, then the human
+        (esc,) = [e for e in store.list_escalations(result.intake_run) if e.source == "intake-budget"]
+        assert "depends on Task 7, which is not in the plan" in esc.problem
+        assert store.get_task(result.intake_run, "plan").state == "failed"
+    finally:
+        store.close()
+    git = Git(t.repo)
+    assert git.run("log", "--format=%s", f"main..pm/{PATHS.plan_id}/work").strip() == ""  # nothing committed

@@ -40,6 +40,7 @@ class IntakeInfo:
     worktree: str
     user_design: str = ""  # the text of `--design DOC`, given to the analyst as input
     yes: bool = False  # `--yes`: no approval escalation
+    allow_dirty: bool = False  # `--allow-dirty`, kept for the plan's run after a resume
 
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any]) -> IntakeInfo:
@@ -52,6 +53,7 @@ class IntakeInfo:
             worktree=str(payload["worktree"]),
             user_design=str(payload.get("user_design", "")),
             yes=bool(payload.get("yes", False)),
+            allow_dirty=bool(payload.get("allow_dirty", False)),
         )
 
     def payload(self) -> dict[str, Any]:
@@ -64,6 +66,7 @@ class IntakeInfo:
             "worktree": self.worktree,
             "user_design": self.user_design,
             "yes": self.yes,
+            "allow_dirty": self.allow_dirty,
         }
 
     @property

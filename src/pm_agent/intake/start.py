@@ -177,7 +177,9 @@ def new_request(
         baseline = git.head_sha()
         git.create_branch(branch, baseline)
         git.worktree_add(worktree, branch)
-        info = IntakeInfo(request.strip(), paths.design_rel, paths.plan_rel, branch, str(worktree), user_design, yes)
+        info = IntakeInfo(
+            request.strip(), paths.design_rel, paths.plan_rel, branch, str(worktree), user_design, yes, allow_dirty
+        )
         store = open_store(default_store_path(root))
         try:
             plan = _intake_plan(paths, info.plan_file, info.design_file)
@@ -219,7 +221,6 @@ def resume_request(
     the run is not an intake, for `pm-agent resume` to continue as a plan run."""
     if not store_exists(repo):
         return None
-    opts = _Options(listener, channel, runner, None, None, poll_s, True)
     with run_lock(repo, "resume"):
         store = open_store(default_store_path(repo))
         try:
@@ -227,6 +228,7 @@ def resume_request(
             if found is None:
                 return None
             run, info = found
+            opts = _Options(listener, channel, runner, None, None, poll_s, info.allow_dirty)
             config = PmConfig.model_validate(run.config)
             if any(e.kind == HANDOFF for e in store.events(run.id)):
                 result = RequestResult(run.id, Phase.DONE)
