@@ -3,10 +3,23 @@ checks exactly as the demo says, and `RequestBrain` plays the request's roles an
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
 from pm_agent.agents.header import session_header
-from pm_agent.demo.request import BROKEN_DEPENDENCY, PATHS, QUESTION, RequestBrain, request_plan, requirements
+from pm_agent.demo.request import (
+    BROKEN_DEPENDENCY,
+    DEMO_REQUEST,
+    PATHS,
+    QUESTION,
+    RequestBrain,
+    request_plan,
+    requirements,
+)
 from pm_agent.demo.tasks import DEMO_TASKS
 from pm_agent.intake import check_plan, requirements_problems, scenario_ids
 from pm_agent.signals import TOOL_NAME
@@ -53,3 +66,30 @@ def test_the_brain_plays_the_analyst_and_hands_developers_to_the_demo_brain(tmp_
     assert developer is not None
     assert developer.tool_calls  # DemoBrain's developer starts working on task 2
     assert all(c.name != "Write" or PATHS.plan_rel not in str(c.input.get("file_path")) for c in developer.tool_calls)
+
+
+@pytest.mark.claude
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_demo_request_runs_from_the_request_to_the_release(tmp_path: Path) -> None:
+    exe = shutil.which("pm-agent", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    dest = tmp_path / "textstats"
+    done = subprocess.run(
+        [exe, "demo", "--request", "--dest", str(dest)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=880,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    out = done.stdout
+    assert f"the analyst asks: {QUESTION}" in out
+    assert f"depends on {BROKEN_DEPENDENCY}, which is not in the plan" in out  # sent back to the planner
+    assert "[scripted user] answers escalation #2: approve" in out
+    assert out.rstrip().splitlines()[-1].startswith("demo finished: request → requirements → plan → released")
+    log = subprocess.run(
+        ["git", "log", "--format=%s", "main..pm/textstats/work"], cwd=dest, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert log[-2:] == [f"Plan: {DEMO_REQUEST[:72]}", f"Requirements: {DEMO_REQUEST[:72]}"]

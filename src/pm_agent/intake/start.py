@@ -41,6 +41,7 @@ from pm_agent.human.channels import EscalationChannel
 from pm_agent.intake.agents import Phase
 from pm_agent.intake.context import PLAN, REQUIREMENTS, STARTED, IntakeCtx, IntakeInfo
 from pm_agent.intake.docs import IntakePaths
+from pm_agent.intake.drift import note_drift
 from pm_agent.intake.flow import drive_intake
 from pm_agent.plan.models import Dependency, Plan, Task, Tier
 from pm_agent.store import RunRecord, RunStatus, Store, default_store_path, open_store
@@ -226,6 +227,9 @@ def resume_request(
         try:
             found = intake_run_of(store, run_id)
             if found is None:
+                plan_run = store.get_run(run_id) if run_id else store.latest_run()
+                if plan_run is not None:  # a request's plan run: its requirements may have changed meanwhile
+                    note_drift(repo, store, plan_run, listener)
                 return None
             run, info = found
             opts = _Options(listener, channel, runner, None, None, poll_s, info.allow_dirty)
