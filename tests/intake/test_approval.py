@@ -19,7 +19,7 @@ from pm_agent.intake import Phase, requirements_hash
 from pm_agent.intake.approval import APPROVED, approval
 from pm_agent.intake.context import PLAN, IntakeCtx, IntakeInfo
 from pm_agent.intake.flow import CHANGED, LOCKED, recheck_plan
-from pm_agent.intake.start import _intake_plan
+from pm_agent.intake.start import intake_plan
 from pm_agent.store import EscalationRecord, Store, open_store
 
 from .conftest import PATHS, PLAN_BAD, PLAN_GOOD, REQUIREMENTS
@@ -40,7 +40,7 @@ def intake(tmp_path: Path, store: Store, channel: EscalationChannel, plan_text: 
     info.design_file.write_text(REQUIREMENTS, encoding="utf-8")
     info.plan_file.write_text(plan_text, encoding="utf-8")
     run = store.create_run(
-        _intake_plan(PATHS, info.plan_file, info.design_file),
+        intake_plan(PATHS, info.plan_file, info.design_file),
         baseline_sha="0" * 40,
         working_branch="pm/x/work",
         shared_context={},

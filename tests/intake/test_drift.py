@@ -11,7 +11,7 @@ from pm_agent.intake import requirements_hash
 from pm_agent.intake.context import REQUIREMENTS as REQUIREMENTS_TASK
 from pm_agent.intake.context import STARTED, IntakeInfo
 from pm_agent.intake.drift import CHANGED, note_drift
-from pm_agent.intake.start import _intake_plan
+from pm_agent.intake.start import intake_plan
 from pm_agent.plan.models import Plan, Task
 from pm_agent.store import open_store
 from pm_agent.testing.repo import init_repo
@@ -37,7 +37,7 @@ def test_changes_after_the_handoff_are_recorded_once(tmp_path: Path) -> None:
     store = open_store(tmp_path / "state.db")
     try:
         intake = store.create_run(
-            _intake_plan(PATHS, plan, design),
+            intake_plan(PATHS, plan, design),
             baseline_sha="0" * 40,
             working_branch=branch,
             shared_context={},

@@ -83,7 +83,7 @@ class _Options:
     allow_dirty: bool
 
 
-def _intake_plan(paths: IntakePaths, plan_file: Path, design_file: Path) -> Plan:
+def intake_plan(paths: IntakePaths, plan_file: Path, design_file: Path) -> Plan:
     """The intake run's two pm-internal tasks (a Plan only because a run is created from one)."""
     tasks = [
         Task(id=REQUIREMENTS, title="Requirements (analyst)", tier=Tier.LOW, ownership="intake"),
@@ -183,7 +183,7 @@ def new_request(
         )
         store = open_store(default_store_path(root))
         try:
-            plan = _intake_plan(paths, info.plan_file, info.design_file)
+            plan = intake_plan(paths, info.plan_file, info.design_file)
             store.create_run(
                 plan,
                 baseline_sha=baseline,
