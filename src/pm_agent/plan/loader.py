@@ -24,8 +24,8 @@ def read_plan_source(plan_path: Path) -> tuple[FolderPlan, str]:
     """The plan's header, tasks (references unresolved) and warnings, and its plan id; file or folder."""
     if plan_path.is_dir():
         return read_folder(plan_path), plan_id_for_folder(plan_path)
-    parsed = read_file_plan(plan_path).parsed
-    check_tasks(parsed.tasks, plan_path)
+    parsed = read_file_plan(plan_path, numbered=True).parsed
+    check_tasks(parsed.tasks, plan_path, parsed.refused)
     return FolderPlan(parsed.header, parsed.tasks, parsed.warnings), plan_id_from_path(plan_path.stem)
 
 
