@@ -156,10 +156,31 @@ def critical_signals(task: Task, sources: Sequence[tuple[str, str]] | None = Non
             if match:
                 found.append(Signal(rule, match.group(0).lower(), where))
     for path in task.expected_files.all_paths():
+        lowered = path.lower() if path.isascii() else None
         for rule in PATH_RULES:
-            if rule.pattern.search(path):
+            if _path_hit(rule, path, lowered):
                 found.append(Signal(rule, path, f"path {path}"))
     return found
+
+
+def _twin(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """The pattern without IGNORECASE, for lowercased ASCII text, when its source is all lowercase."""
+    if not pattern.flags & re.IGNORECASE or pattern.pattern != pattern.pattern.lower():
+        return None
+    return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
+
+
+# Path patterns ignore case, which makes the regex engine try every position the slow way; on an
+# ASCII path, the same pattern with case kept finds the same on the lowercased path, in half the time.
+_TWINS = {id(rule.pattern): _twin(rule.pattern) for rule in (*PATH_RULES, *LOW_PATHS)}
+
+
+def _path_hit(rule: Rule, path: str, lowered: str | None) -> bool:
+    """Whether a path rule hits the path (`lowered`: the path lowercased, when it is ASCII)."""
+    twin = _TWINS.get(id(rule.pattern)) if lowered is not None else None
+    if twin is not None and lowered is not None:
+        return twin.search(lowered) is not None
+    return rule.pattern.search(path) is not None
 
 
 def low_signal(task: Task) -> Signal | None:
@@ -171,12 +192,17 @@ def low_signal(task: Task) -> Signal | None:
             if match:
                 return Signal(rule, match.group(0).lower(), where)
     paths = task.expected_files.all_paths()
-    kinds = {next((r.area for r in LOW_PATHS if r.pattern.search(p)), None) for p in paths}
+    kinds = {_low_path_area(path) for path in paths}
     if paths and None not in kinds:
         area = " and ".join(sorted(k for k in kinds if k))
         rule = Rule(Tier.LOW, area, LOW_PATHS[0].pattern)
         return Signal(rule, ", ".join(paths), "every expected file")
     return None
+
+
+def _low_path_area(path: str) -> str | None:
+    lowered = path.lower() if path.isascii() else None
+    return next((rule.area for rule in LOW_PATHS if _path_hit(rule, path, lowered)), None)
 
 
 def infer_security_flags(task: Task) -> tuple[SecurityFlags, list[str]]:
