@@ -46,7 +46,8 @@ def _explicit(task: Task, by_key: Mapping[str, str], path: Path | str | None) ->
         for target in targets:
             if target == task.id:
                 raise PlanError(f"Task {task.id} depends on itself", path=where, line=task.line)
-            deps.setdefault(target, dep.model_copy(update={"task_id": target}))
+            if target not in deps:  # most references name the id as it is: no copy for those
+                deps[target] = dep if dep.task_id == target else dep.model_copy(update={"task_id": target})
     return deps
 
 
