@@ -142,13 +142,10 @@ def candidate_rules(texts: Sequence[str], rules: Sequence[Rule] = TEXT_RULES) ->
     return kept
 
 
-def critical_signals(task: Task, sources: Sequence[tuple[str, str]] | None = None) -> list[Signal]:
-    """Every CRITICAL rule hit, in the order title, ownership, paths, description, criteria.
-
-    `sources`: the task's texts as `_sources` gives them, when the caller has them already.
-    """
+def critical_signals(task: Task) -> list[Signal]:
+    """Every CRITICAL rule hit, in the order title, ownership, paths, description, criteria."""
     found: list[Signal] = []
-    sources = list(_sources(task)) if sources is None else sources
+    sources = list(_sources(task))
     rules = candidate_rules([text for _, text in sources])
     for where, text in sources:
         for rule in rules:
