@@ -124,6 +124,7 @@ def test_numbered_heading_forms(text: str, expected: tuple[str, str] | None) -> 
     [
         ("Task 11（config）、Task 13（context）", [("11", "config"), ("13", "context")]),
         ("Task 13 (context) + Task 11", [("13", "context"), ("11", "")]),
+        ("Task 2 C++ bindings", [("2", "C++ bindings")]),  # `+` splits only before a reference
         ("任务 3.2, 3.3", [("3.2", ""), ("3.3", "")]),
         ("无", []),
     ],

@@ -96,7 +96,7 @@ _REF_HEAD = re.compile(
 )
 # A reference inside prose: `needs the schema from Task 2`.
 _REF_INSIDE = re.compile(r"(?:\btasks?|任务)\s*[-_#]?\s*#?(?P<id>\d[A-Za-z0-9._-]*[A-Za-z0-9]|\d)\b", re.IGNORECASE)
-_REF_SEPARATORS = frozenset(",;&+")
+_REF_SEPARATORS = frozenset(",;&")
 # `and` separates references (`Task 1 and Task 2`, `Tasks 1 and 2`), not prose (`GREEN and committed`).
 _REF_START = re.compile(r"\s*(?:tasks?\b|任务|#|\d)", re.IGNORECASE)
 _NONE = frozenset({"", "none", "nothing", "n/a", "na", "-", "—", "no", "no dependencies", "(none)", "无", "无依赖"})
@@ -245,7 +245,7 @@ def parse_refs(value: str) -> list[str]:
 
 
 def _split_refs(text: str) -> list[str]:
-    """Split at `,` `;` `&` and the word `and`, but not inside parentheses, brackets or code spans."""
+    """Split at `,` `;` `&`, and at `+` and the word `and` before a reference; not inside brackets or code spans."""
     pieces: list[str] = []
     depth, code, start, i = 0, False, 0, 0
     lowered = text.lower()
@@ -259,7 +259,7 @@ def _split_refs(text: str) -> list[str]:
             depth += 1
         elif char in ")]}":
             depth = max(depth - 1, 0)
-        elif depth == 0 and char in _REF_SEPARATORS:
+        elif depth == 0 and (char in _REF_SEPARATORS or (char == "+" and _REF_START.match(text, i + 1))):
             pieces.append(text[start:i])
             start = i + 1
         elif depth == 0 and lowered.startswith(" and ", i) and _REF_START.match(text, i + 5):
