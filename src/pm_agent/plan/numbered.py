@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pm_agent.plan.markdown import Node, first_line, heading_level, heading_text
 from pm_agent.plan.models import Task
 
-# `1.2.3 Title`, `1.2. Title`, `3. Title`, `3) Title`, `3、标题`, `3: Title`; a bare `2026 Roadmap` is no
-# number (it needs a dot, a bracket or a colon after it).
+# `1.2.3 Title`, `1.2. Title`, `1.1安装`, `3. Title`, `3) Title`, `3、标题`, `3: Title`; a bare `2026 Roadmap`
+# is no number (it needs a dot, a bracket or a colon after it), nor is `1.5x faster`.
 _NUMBERED = re.compile(
-    r"^(?P<id>\d{1,3}(?:\.\d{1,3})+)\.?\s*(?P<t1>\S.*)$"
-    r"|^(?P<id2>\d{1,3})\s*[.)．、:：]\s*(?P<t2>\S.*)$"
+    r"^(?P<id>\d{1,3}(?:\.\d{1,3})+)(?:\.?\s+|\.?(?=[^\x00-\x7f])|\s*[:：]\s*)(?P<t1>\S.*)$"
+    r"|^(?P<id2>\d{1,3})\s*(?:[.)]\s+|[．、:：]\s*)(?P<t2>\S.*)$"
     r"|^(?:step\s+|步骤\s*)(?P<id3>\d{1,3}[a-z]?)\s*(?:[:：.)\-–—]\s*|\s+)(?P<t3>\S.*)$",
     re.IGNORECASE,
 )
