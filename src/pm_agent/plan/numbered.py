@@ -91,3 +91,16 @@ def refusal(numbered: Numbered, tasks: Sequence[Task]) -> str | None:
         "carry a task field (Files, Steps, Depends on, Acceptance criteria, Estimate), so the document reads "
         "as a design doc"
     )
+
+
+def no_task_headings(nodes: Sequence[Node]) -> tuple[str, int] | None:
+    """Why a document without numbered headings has no tasks, naming its first section heading and line."""
+    sections = [node for node in nodes if node.type == "heading" and heading_level(node) >= 2]
+    if not sections:
+        return None
+    first = sections[0]
+    return (
+        f"none of its {len(sections)} section heading(s) is a task heading (the first, line "
+        f"{first_line(first)}: {heading_text(first)!r})",
+        first_line(first),
+    )

@@ -19,7 +19,7 @@ from pm_agent.plan.markdown import (
     lines_of,
 )
 from pm_agent.plan.models import PlanHeader, Task
-from pm_agent.plan.numbered import numbered_heading, numbered_level, refusal
+from pm_agent.plan.numbered import no_task_headings, numbered_heading, numbered_level, refusal
 from pm_agent.plan.quotes import find_quote
 from pm_agent.plan.sections import read_blocks
 
@@ -358,8 +358,10 @@ def read_plan(
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     parsed = _Reader(text, path, source).run(file_task)
     if numbered and file_task is None and not parsed.tasks:
-        found = numbered_level(read_blocks(text, text.split("\n")).nodes)
+        nodes = read_blocks(text, text.split("\n")).nodes
+        found = numbered_level(nodes)
         if found is None:
+            parsed.refused = no_task_headings(nodes)
             return parsed
         by_number = _Reader(text, path, source, task_level=found.level).run()
         why = refusal(found, by_number.tasks)
