@@ -32,8 +32,9 @@ def _error(path: Path, **kwargs: Path) -> PlanError:
         ("latin1-plan.txt", 3, "plan file is not valid UTF-8 (byte 0xe9 at offset 33)"),
         (
             "no_tasks.md",
-            None,
-            "no tasks found (expected headings like '## Task 1: Title' or yaml blocks with task_id)",
+            5,
+            "no tasks found (expected headings like '## Task 1: Title' or yaml blocks with task_id); "
+            "none of its 1 section heading(s) is a task heading (the first, line 5: 'Ideas')",
         ),
     ],
 )

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pm_agent.plan.fields import parent_dir, posix_path
-from pm_agent.plan.tier_rules import LOW_RULES, TEXT_RULES
-from pm_agent.plan.tiers import _literal_prefix, _needles, candidate_rules
+from pm_agent.plan.tier_rules import LOW_PATHS, LOW_RULES, PATH_RULES, TEXT_RULES
+from pm_agent.plan.tiers import _literal_prefix, _needles, _path_hit, candidate_rules
 
 WORDS = st.sampled_from(
     [
@@ -69,3 +69,23 @@ def test_posix_path_helpers_are_pure_posix_path(parts: list[str]) -> None:
     path = "/".join(parts)
     assert posix_path(path) == str(PurePosixPath(path))
     assert parent_dir(path) == str(PurePosixPath(path).parent)
+
+
+PATH_PARTS = st.sampled_from(
+    [
+        "src", "app", "/", "/", ".", "-", "_", "Migrations", "migration", "alembic", "schema", "Schema.SQL", "sql",
+        ".env", ".ENV.local", ".envrc", "secret", "Secrets", "key", "PEM", "Dockerfile", "docker-compose",
+        "compose", ".yml", ".yaml", "terraform", "k8s", "Helm", "deploy", ".github", "workflows", ".circleci",
+        "openapi", "Swagger", ".json", ".proto", ".graphql", "README", "docs", "CHANGELOG", "pyproject.toml",
+        "setup.cfg", ".gitignore", "Makefile", ".pre-commit-config.yaml", "chart.yaml", "Procfile", "x.py", "ö",
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(PATH_PARTS, min_size=1, max_size=8))
+def test_path_rules_find_what_their_patterns_find(parts: list[str]) -> None:
+    path = "".join(parts)
+    lowered = path.lower() if path.isascii() else None
+    for rule in (*PATH_RULES, *LOW_PATHS):
+        assert _path_hit(rule, path, lowered) == (rule.pattern.search(path) is not None), (path, rule.area)

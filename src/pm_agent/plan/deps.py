@@ -17,7 +17,8 @@ from pm_agent.plan.models import Dependency, Task, Tier
 TIER_PRIORITY: dict[Tier, int] = {Tier.CRITICAL: 0, Tier.NORMAL: 1, Tier.LOW: 2}
 
 
-_RANGE_REF = re.compile(r"^(\d+)\s*[-–]\s*(\d+)$")
+# `1-3`, and ranges of dotted ids sharing their prefix: `1.2.2-1.2.9` (or `1.2.2-9`).
+_RANGE_REF = re.compile(r"^(?P<prefix>(?:\d+\.)*)(?P<low>\d+)\s*[-–]\s*(?:(?P=prefix))?(?P<high>\d+)$")
 
 
 def _targets(ref: str, by_key: Mapping[str, str]) -> list[str] | None:
@@ -28,8 +29,8 @@ def _targets(ref: str, by_key: Mapping[str, str]) -> list[str] | None:
     match = _RANGE_REF.match(ref)
     if match is None:
         return None
-    low, high = int(match.group(1)), int(match.group(2))
-    ids = [by_key.get(str(n)) for n in range(low, high + 1)] if 0 < high - low <= 500 else []
+    prefix, low, high = match.group("prefix"), int(match.group("low")), int(match.group("high"))
+    ids = [by_key.get(canonical_id(f"{prefix}{n}")) for n in range(low, high + 1)] if 0 < high - low <= 500 else []
     return [i for i in ids if i is not None] if ids and all(ids) else None
 
 
@@ -45,7 +46,8 @@ def _explicit(task: Task, by_key: Mapping[str, str], path: Path | str | None) ->
         for target in targets:
             if target == task.id:
                 raise PlanError(f"Task {task.id} depends on itself", path=where, line=task.line)
-            deps.setdefault(target, dep.model_copy(update={"task_id": target}))
+            if target not in deps:  # most references name the id as it is: no copy for those
+                deps[target] = dep if dep.task_id == target else dep.model_copy(update={"task_id": target})
     return deps
 
 

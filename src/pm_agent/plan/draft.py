@@ -1,10 +1,12 @@
-"""A task being read (`Draft`), turned into a Task once its section ends; what one plan file yields."""
+"""A task being read (`Draft`), turned into a Task once its section ends; what one plan file yields; its checks."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from pm_agent.errors import PlanError
 from pm_agent.plan import fields
 from pm_agent.plan.contract import Contract
 from pm_agent.plan.models import Dependency, ExpectedFiles, PlanHeader, Task, Tier
@@ -46,6 +48,36 @@ class Draft:
     def add_refs(self, refs: list[fields.Ref]) -> None:
         known = {ref.task_id for ref in self.refs}
         self.refs.extend(ref for ref in refs if ref.task_id not in known)
+
+    def apply(self, contract: Contract) -> None:
+        """What a yaml contract block sets, over what the section said so far."""
+        if contract.task_id is not None and contract.task_id != self.task_id:
+            if self.level:
+                self.log.append(
+                    f"task id {contract.task_id!r} from the yaml contract (line {contract.line}) "
+                    f"replaces {self.task_id!r} from the heading"
+                )
+            self.task_id = contract.task_id
+        self.title = contract.title or self.title
+        if contract.description:
+            self.description.append(contract.description)
+        self.explicit_tier = contract.tier or self.explicit_tier
+        self.ownership = contract.ownership if contract.ownership is not None else self.ownership
+        if contract.depends_on is not None:
+            self.add_refs([fields.Ref(ref) for ref in contract.depends_on])
+            self.said_none = self.said_none or not contract.depends_on
+        for name, values in contract.lists.items():
+            for value in values:
+                self.add(name, value)
+        if contract.expected_files is not None:
+            for kind in ("create", "modify", "delete", "test"):
+                for path in getattr(contract.expected_files, kind):
+                    fields.add_path(self.files, kind, path)
+            self.files.modify_ranges.update(contract.expected_files.modify_ranges)
+        self.contracts.append(contract)
+        if contract.ignored:
+            keys = ", ".join(contract.ignored)
+            self.log.append(f"contract keys set by pm-agent itself, ignored in the plan: {keys}")
 
     def to_task(self, body: str, source: str) -> Task:
         """The finished task; `body` is its section of the plan, verbatim."""
@@ -104,3 +136,26 @@ class ParsedPlan:
     header: PlanHeader
     tasks: list[Task]
     warnings: list[str]
+    refused: tuple[str, int] | None = None  # why numbered headings are not tasks, and the line (numbered.py)
+
+
+def check_tasks(tasks: list[Task], path: Path | str | None = None, refused: tuple[str, int] | None = None) -> None:
+    """PlanError for no tasks at all (with why numbered headings were `refused`, if they were), or for an
+    id used twice (naming both places)."""
+    if not tasks:
+        expected = "no tasks found (expected headings like '## Task 1: Title' or yaml blocks with task_id)"
+        if refused is not None:
+            raise PlanError(f"{expected}; {refused[0]}", path=path, line=refused[1])
+        raise PlanError(expected, path=path, line=None)
+    seen: dict[str, Task] = {}
+    for task in tasks:
+        key = fields.canonical_id(task.id)
+        first = seen.get(key)
+        if first is not None:
+            where = f"line {first.line}" if first.source == task.source else f"{first.source}:{first.line}"
+            raise PlanError(
+                f"duplicate task id {task.id!r} (Task {first.id} is on {where})",
+                path=task.source or path,
+                line=task.line,
+            )
+        seen[key] = task

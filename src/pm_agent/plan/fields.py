@@ -7,80 +7,40 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
 
+# The label tables live in labels.py; read through this module too (`fields.LIST_FIELDS`).
+from pm_agent.plan.labels import FILE_KINDS as FILE_KINDS
+from pm_agent.plan.labels import LABELS as LABELS
+from pm_agent.plan.labels import LIST_FIELDS as LIST_FIELDS
 from pm_agent.plan.models import ExpectedFiles, Tier
 
-# Label as written (lowercased, without ':' and extra spaces) -> field name.
-LABELS: dict[str, str] = {
-    "files": "files",
-    "depends on": "depends_on",
-    "depends": "depends_on",
-    "blocked by": "depends_on",
-    "tier": "tier",
-    "risk tier": "tier",
-    "ownership": "ownership",
-    "owner": "ownership",
-    "module": "ownership",
-    "estimate": "estimate",
-    "size": "estimate",
-    "acceptance criteria": "acceptance_criteria",
-    "acceptance": "acceptance_criteria",
-    "non-goals": "non_goals",
-    "non goals": "non_goals",
-    "nongoals": "non_goals",
-    "out of scope": "non_goals",
-    "tests to add": "tests_to_add",
-    "tests to run": "tests_to_run",
-    "steps": "steps",
-    "goal": "goal",
-    "architecture": "architecture",
-    "tech stack": "tech_stack",
-    "stack": "tech_stack",
-}
-
-# Fields whose values are lists that may follow the label on the next lines.
-LIST_FIELDS = frozenset(
-    {"files", "depends_on", "acceptance_criteria", "non_goals", "tests_to_add", "tests_to_run", "steps"}
-)
-
-# `Create:` / `Modify:` ... in a Files list -> ExpectedFiles attribute.
-FILE_KINDS: dict[str, str] = {
-    "create": "create",
-    "new": "create",
-    "add": "create",
-    "modify": "modify",
-    "update": "modify",
-    "edit": "modify",
-    "change": "modify",
-    "delete": "delete",
-    "remove": "delete",
-    "test": "test",
-    "tests": "test",
-}
-
-_STEP = re.compile(r"^step\s+(?P<n>[0-9]+[a-z]?)\s*(?:[:：.)\-–—]\s*(?P<title>.*))?$", re.IGNORECASE)
-# `Task 3: Title`, `Task 3a：Title`, `Task 12 — Title`, `Task 4. Title`; the id must hold a digit, so a
-# heading such as `Task ownership: who does what` is not a task.
+# Full-width punctuation of CJK plans read as its ASCII twin in labels and field values.
+_FULL_WIDTH = str.maketrans({"：": ":", "（": "(", "）": ")", "，": ",", "；": ";", "、": ","})
+_STEP = re.compile(r"^(?:step\s+|步骤\s*)(?P<n>[0-9]+[a-z]?)\s*(?:[:：.)\-–—]\s*(?P<title>.*))?$", re.IGNORECASE)
+# `Task 3: Title`, `Task 3a：Title`, `Task 12 — Title`, `Task 4. Title`, `任务 1：Title`; the id must hold
+# a digit, so a heading such as `Task ownership: who does what` is not a task.
 _TASK_HEADING = re.compile(
-    r"^task\s+(?P<id>(?=[A-Za-z0-9._-]*\d)[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)"
+    r"^(?:task\s+|任务\s*)(?P<id>(?=[A-Za-z0-9._-]*\d)[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)"
     r"(?:\s*[:：]\s*|\s+[-–—]+\s+|\.\s+)(?P<title>\S.*)$",
     re.IGNORECASE,
 )
 # A reference at the start of a piece: `Task 2`, `task-2`, `Tasks 2`, `#2`, `2`, `T-3a`; the rest is prose.
 _REF_HEAD = re.compile(
-    r"^(?P<prefix>tasks?\s*[-_#]?\s*|#)?(?P<id>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?P<rest>.*)$",
+    r"^(?P<prefix>(?:tasks?|任务)\s*[-_#]?\s*|#)?(?P<id>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?P<rest>.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 # A reference inside prose: `needs the schema from Task 2`.
-_REF_INSIDE = re.compile(r"\btasks?\s*[-_#]?\s*#?(?P<id>\d[A-Za-z0-9._-]*[A-Za-z0-9]|\d)\b", re.IGNORECASE)
+_REF_INSIDE = re.compile(r"(?:\btasks?|任务)\s*[-_#]?\s*#?(?P<id>\d[A-Za-z0-9._-]*[A-Za-z0-9]|\d)\b", re.IGNORECASE)
 _REF_SEPARATORS = frozenset(",;&")
 # `and` separates references (`Task 1 and Task 2`, `Tasks 1 and 2`), not prose (`GREEN and committed`).
-_REF_START = re.compile(r"\s*(?:tasks?\b|#|\d)", re.IGNORECASE)
-_NONE = frozenset({"", "none", "nothing", "n/a", "na", "-", "—", "no", "no dependencies", "(none)"})
-_NONE_WORD = re.compile(r"^(?:none|nothing|n/a|no dependencies|no deps|independent)\b", re.IGNORECASE)
+_REF_START = re.compile(r"\s*(?:tasks?\b|任务|#|\d)", re.IGNORECASE)
+_NONE = frozenset({"", "none", "nothing", "n/a", "na", "-", "—", "no", "no dependencies", "(none)", "无", "无依赖"})
+_NONE_WORD = re.compile(
+    r"^(?:(?:none|nothing|n/a|no dependencies|no deps|independent)\b|无(?:依赖)?(?:$|\W))", re.IGNORECASE
+)
 _SPAN = r"\d+(?:\s*[-–]\s*\d+)?"
 _RANGE = re.compile(rf"^(?P<path>.+?):(?P<range>{_SPAN}(?:\s*,\s*{_SPAN})*)$")  # `a.py:12-40`, `a.py:94,100`
 # Between two paths of one entry only separators may stand (`a.py`, `b.py` and `c.py`); prose ends the list.
-_PATH_GAP = re.compile(r"^(?:[\s,;&+/]|\band\b|\bor\b)*$", re.IGNORECASE)
+_PATH_GAP = re.compile(r"^(?:[\s,;&+/，；、]|\band\b|\bor\b)*$", re.IGNORECASE)
 # Files without a dot that plans name bare; any other dotless word ("any", "PR") is prose, not a path.
 _BARE_FILES = frozenset(
     {
@@ -163,7 +123,7 @@ def read_refs(value: str) -> list[Ref]:
     Prose is kept, not refused: `Task 1 GREEN passing` -> Ref("1", "GREEN passing"). ValueError
     only when no reference can be read at all.
     """
-    text = value.strip().rstrip(".").strip()
+    text = value.translate(_FULL_WIDTH).strip().rstrip(".。").strip()
     if text.lower() in _NONE or _NONE_WORD.match(text):
         return []  # `None (runs beside Task 1 on purpose)`: the prose does not add references
     refs: list[Ref] = []
@@ -192,13 +152,34 @@ def read_refs(value: str) -> list[Ref]:
     return refs
 
 
+# `## Phase 2: Billing`, `## 阶段 1：包装器` group tasks; `Depends on: Phase 1 complete` names every task of one.
+_PHASE = re.compile(r"^(?:phase|stage|阶段)\s*(?P<n>\d{1,3})(?![\d.])", re.IGNORECASE)
+_PHASE_REF = re.compile(
+    r"^(?:all\s+(?:of\s+)?)?(?:phase|stage|阶段)\s*(?P<n>\d{1,3})(?:\s*(?:tasks|complete[d]?|done|finished|全部)?)?"
+    r"\s*(?:完成|结束|全部完成)?$",
+    re.IGNORECASE,
+)
+
+
+def phase_number(heading: str) -> str | None:
+    """`Phase 2: Billing` / `阶段 1：包装器` -> "2" / "1": the number of a heading that opens a group of tasks."""
+    match = _PHASE.match(heading.strip())
+    return match.group("n") if match else None
+
+
+def phase_ref(value: str) -> str | None:
+    """`Phase 1 complete` / `阶段 1 完成` / `Phase 2` -> the phase number a `Depends on` value names, else None."""
+    match = _PHASE_REF.match(value.translate(_FULL_WIDTH).strip().strip("`*").rstrip(".。").strip())
+    return match.group("n") if match else None
+
+
 def parse_refs(value: str) -> list[str]:
     """`Task 2, Task 3` / `task-2 and 3` / `none` -> task ids; ValueError on text with no reference at all."""
     return [ref.task_id for ref in read_refs(value)]
 
 
 def _split_refs(text: str) -> list[str]:
-    """Split at `,` `;` `&` and the word `and`, but not inside parentheses, brackets or code spans."""
+    """Split at `,` `;` `&`, and at `+` and the word `and` before a reference; not inside brackets or code spans."""
     pieces: list[str] = []
     depth, code, start, i = 0, False, 0, 0
     lowered = text.lower()
@@ -212,7 +193,7 @@ def _split_refs(text: str) -> list[str]:
             depth += 1
         elif char in ")]}":
             depth = max(depth - 1, 0)
-        elif depth == 0 and char in _REF_SEPARATORS:
+        elif depth == 0 and (char in _REF_SEPARATORS or (char == "+" and _REF_START.match(text, i + 1))):
             pieces.append(text[start:i])
             start = i + 1
         elif depth == 0 and lowered.startswith(" and ", i) and _REF_START.match(text, i + 5):
@@ -257,23 +238,27 @@ def _join(first: str, second: str) -> str:
 
 def parse_tier(value: str) -> Tier:
     """`critical` / `CRITICAL - touches billing` -> Tier.CRITICAL; ValueError for anything else."""
-    word = re.split(r"[\s,;:(—–-]+", value.strip().strip("`*").strip(), maxsplit=1)[0].lower()
+    word = re.split(r"[\s,;:(—–-]+", value.translate(_FULL_WIDTH).strip().strip("`*").strip(), maxsplit=1)[0].lower()
     try:
         return Tier(word)
     except ValueError:
         raise ValueError(f"unknown tier {value.strip()!r} (expected critical, normal or low)") from None
 
 
-_ESTIMATE = re.compile(r"^~?\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[a-z]*)\.?$", re.IGNORECASE)
+_ESTIMATE = re.compile(r"^~?\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[a-z]*|分钟|小时|天)\.?$", re.IGNORECASE)
 # Hours are the unit; other units convert, and T-shirt sizes stand for a typical task of that size.
-_UNIT_NAMES = {1.0: "h hr hrs hour hours pt pts point points", 1 / 60: "m min mins minutes", 8.0: "d day days"}
+_UNIT_NAMES = {
+    1.0: "h hr hrs hour hours pt pts point points 小时",
+    1 / 60: "m min mins minutes 分钟",
+    8.0: "d day days 天",
+}
 _UNITS = {"": 1.0} | {name: f for f, names in _UNIT_NAMES.items() for name in names.split()}
 _SIZES = {"xs": 0.5, "s": 1.0, "small": 1.0, "m": 3.0, "medium": 3.0, "l": 8.0, "large": 8.0, "xl": 16.0}
 
 
 def parse_estimate(value: str) -> float:
     """`2h`, `3`, `30 min`, `1.5 days`, `small` / `medium` / `large` -> a positive size; ValueError otherwise."""
-    text = value.strip().strip("`*").strip()
+    text = value.translate(_FULL_WIDTH).strip().strip("`*").strip()
     word = re.split(r"[\s,;(—–]+", text, maxsplit=1)[0].lower()
     if word in _SIZES and not text[:1].isdigit():
         return _SIZES[word]
@@ -319,9 +304,8 @@ def add_file_entry(files: ExpectedFiles, text: str, code: tuple[str, ...]) -> bo
     Only the paths the entry starts with count: in ``Modify: `a.yaml` (drop `X` from `y`)`` the
     code spans after the prose are not files.
     """
-    kind_text, sep, rest = text.partition(":")
-    if not sep:
-        kind_text, sep, rest = text.partition("：")
+    colon = min((i for i in (text.find(":"), text.find("：")) if i >= 0), default=-1)
+    kind_text, sep, rest = (text[:colon], ":", text[colon + 1 :]) if colon >= 0 else (text, "", "")
     kind = FILE_KINDS.get(kind_text.strip().lower())
     if not sep or kind is None:
         return False
@@ -351,7 +335,7 @@ def _leading_paths(rest: str, code: tuple[str, ...]) -> list[str]:
     if found:
         return found
     words = rest.split()
-    first = words[0].strip("`'\"()[],;") if words else ""
+    first = words[0].strip("`'\"()[],;（）【】，；、") if words else ""
     return [first] if first and looks_like_path(split_range(first)[0]) else []
 
 

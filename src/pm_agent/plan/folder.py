@@ -164,13 +164,16 @@ class FileRead:
     conflicts: list[str] = field(default_factory=list)
 
 
-def read_file_plan(path: Path, *, source: str = "") -> FileRead:
-    """One markdown file read as (part of) a plan; front matter with task keys makes it one task."""
+def read_file_plan(path: Path, *, source: str = "", numbered: bool = False) -> FileRead:
+    """One markdown file read as (part of) a plan; front matter with task keys makes it one task.
+
+    `numbered`: a file without task headings may be read by its numbered headings (a single-file plan).
+    """
     front = split_front_matter(read_text(path))
     meta, text = front.data, front.text
     warnings = [f"{path}:1: {front.warning}"] if front.warning else []
     file_task = _file_task(path, meta, warnings) if meta is not None else None
-    parsed = read_plan(text, path, file_task=file_task, source=source)
+    parsed = read_plan(text, path, file_task=file_task, source=source, numbered=numbered)
     parsed.warnings[:0] = warnings
     if meta is None:
         return FileRead(parsed)

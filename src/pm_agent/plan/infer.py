@@ -25,7 +25,9 @@ from pm_agent.plan.models import Dependency, Task
 _VERIFY_TITLE = re.compile(
     r"\b(?:verif(?:y|ies|ied|ying|ication)|validat(?:e|es|ed|ing|ion)|re-?runs?|re-?running|checks?|checking"
     r"|evaluat(?:e|es|ed|ing|ion)|evals?|probes?|smoke[- ]?tests?|full[- ](?:test|suite|run|gate|check)\w*"
-    r"|test[- ]suite|all (?:the )?tests|regression|sweep|final|end[- ]to[- ]end|e2e)\b",
+    r"|test[- ]suite|all (?:the )?tests|regression|sweep|final|end[- ]to[- ]end|e2e)\b"
+    # Chinese titles (`验证文件结构`, `最终检查`): no spaces between words, so no \b either.
+    r"|验证|校验|回归测试|冒烟测试|全面测试|端到端|最终",
     re.IGNORECASE,
 )
 # ... unless it builds something: `Add compile-time validation`, `Create the test suite`.
@@ -33,7 +35,8 @@ _BUILD_VERB = re.compile(
     r"^(?:add|adopt|align|allow|build|configure|convert|create|define|delete|design|document|enable|expose"
     r"|extract|fix|generate|implement|improve|install|integrate|introduce|lift|make|migrate|move|optimi[sz]e"
     r"|port|refactor|remove|rename|replace|restructure|rewrite|set ?up|simplify|split|support|update|upgrade"
-    r"|wire|write)\b",
+    r"|wire|write)\b"
+    r"|^(?:添加|创建|新建|实现|编写|构建|新增|修复|重构|更新|迁移|提取|集成|安装|配置|移除|删除|替换|支持|重写)",
     re.IGNORECASE,
 )
 # A step whose scope is the whole: `Run the full test suite`, `Re-run all probes`, `Final review`.

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from pm_agent.errors import PlanError
 from pm_agent.plan import fields
-from pm_agent.plan.contract import Contract, is_contract_block, read_contract
-from pm_agent.plan.draft import TASK_LISTS, Draft, FileTask, ParsedPlan
+from pm_agent.plan.contract import is_contract_block, read_contract
+from pm_agent.plan.draft import TASK_LISTS, Draft, FileTask, ParsedPlan, check_tasks
 from pm_agent.plan.markdown import (
     Line,
     Node,
@@ -19,6 +19,7 @@ from pm_agent.plan.markdown import (
     lines_of,
 )
 from pm_agent.plan.models import PlanHeader, Task
+from pm_agent.plan.numbered import no_task_headings, numbered_heading, numbered_level, refusal
 from pm_agent.plan.quotes import find_quote
 from pm_agent.plan.sections import read_blocks
 
@@ -26,8 +27,9 @@ __all__ = ["FileTask", "ParsedPlan", "check_tasks", "parse_plan_text", "read_pla
 
 
 class _Reader:
-    def __init__(self, text: str, path: Path | str | None, source: str = "") -> None:
+    def __init__(self, text: str, path: Path | str | None, source: str = "", task_level: int | None = None) -> None:
         self.text = text
+        self.task_level = task_level  # numbered headings of this level are the tasks (numbered.py)
         self.path = path
         self.source = source
         self.lines = text.split("\n")
@@ -37,6 +39,9 @@ class _Reader:
         self.last_heading = ""
         self.header_field: str | None = None
         self.warnings: list[str] = []
+        # The phase heading (`## Phase 2: ...`) the next tasks fall under, and each phase's task ids.
+        self.phase: tuple[str, int] | None = None
+        self.phases: dict[str, list[str]] = {}
 
     def error(self, message: str, line: int | None) -> PlanError:
         return PlanError(message, path=self.path, line=line)
@@ -91,10 +96,16 @@ class _Reader:
         self.close(len(self.lines))
         return ParsedPlan(self.header, self.tasks, self.warnings)
 
+    def task_heading(self, node: Node) -> tuple[str, str] | None:
+        """(id, title) when the heading starts a task: `Task 3: X`, or a numbered one at the task level."""
+        if self.task_level is None:
+            return fields.task_heading(heading_text(node))
+        return numbered_heading(heading_text(node)) if heading_level(node) == self.task_level else None
+
     def quoted_plan(self, nodes: list[Node], index: int) -> int | None:
         """Where a plan quoted in the open task ends (its nodes are skipped), or None if this is no quote."""
         draft, node = self.draft, nodes[index]
-        if draft is None or heading_level(node) != 1 or fields.task_heading(heading_text(node)) is not None:
+        if draft is None or self.task_level is not None or heading_level(node) != 1 or self.task_heading(node):
             return None
         taken = {fields.canonical_id(t.id) for t in self.tasks} | {fields.canonical_id(draft.task_id)}
         quote = find_quote(
@@ -118,7 +129,7 @@ class _Reader:
     def heading(self, node: Node) -> None:
         text = heading_text(node)
         level = heading_level(node)
-        parsed = fields.task_heading(text)
+        parsed = self.task_heading(node)
         draft = self.draft
         if parsed is not None and draft is not None and draft.adopt:
             # The task file's own `# Task 4: Title` heading: it names the front-matter task.
@@ -136,6 +147,9 @@ class _Reader:
         if draft is None:
             self.last_heading = text
             self.header_field = None
+            if self.phase is None or level <= self.phase[1]:
+                number = fields.phase_number(text)
+                self.phase = (number, level) if number is not None else None
             if level == 1 and not self.header.title and not self.tasks:
                 self.header.title = text
             return
@@ -160,7 +174,7 @@ class _Reader:
                 raise self.error("a task contract outside a task section needs a task_id", contract.line)
             title = contract.title or self.last_heading or f"Task {contract.task_id}"
             draft = Draft(task_id=contract.task_id, title=title, line=contract.line, level=0)
-            self.apply_contract(draft, contract)
+            draft.apply(contract)
             self.draft = draft
             self.close(node.map[1] if node.map else len(self.lines), start=(node.map or (0, 0))[0])
         elif node.type == "paragraph" and not self.tasks:
@@ -249,6 +263,15 @@ class _Reader:
         try:
             refs = fields.read_refs(value)
         except ValueError as exc:
+            phase = fields.phase_ref(value)
+            if phase is not None and self.phases.get(phase):
+                ids = self.phases[phase]
+                draft.add_refs([fields.Ref(task_id, value.strip()) for task_id in ids])
+                self.warn(
+                    f"'Depends on' {value.strip()!r} read as every task of phase {phase}: Tasks {', '.join(ids)}",
+                    plan_line,
+                )
+                return
             if unread is None:
                 raise self.error(str(exc), plan_line) from None
             unread.append((plan_line, str(exc)))
@@ -300,36 +323,7 @@ class _Reader:
     def fence(self, draft: Draft, node: Node) -> None:
         draft.pending = None
         if is_contract_block(node.info, node.content):
-            self.apply_contract(draft, read_contract(node.content, first_line(node), self.path))
-
-    def apply_contract(self, draft: Draft, contract: Contract) -> None:
-        if contract.task_id is not None and contract.task_id != draft.task_id:
-            if draft.level:
-                draft.log.append(
-                    f"task id {contract.task_id!r} from the yaml contract (line {contract.line}) "
-                    f"replaces {draft.task_id!r} from the heading"
-                )
-            draft.task_id = contract.task_id
-        draft.title = contract.title or draft.title
-        if contract.description:
-            draft.description.append(contract.description)
-        draft.explicit_tier = contract.tier or draft.explicit_tier
-        draft.ownership = contract.ownership if contract.ownership is not None else draft.ownership
-        if contract.depends_on is not None:
-            draft.add_refs([fields.Ref(ref) for ref in contract.depends_on])
-            draft.said_none = draft.said_none or not contract.depends_on
-        for name, values in contract.lists.items():
-            for value in values:
-                draft.add(name, value)
-        if contract.expected_files is not None:
-            for kind in ("create", "modify", "delete", "test"):
-                for path in getattr(contract.expected_files, kind):
-                    fields.add_path(draft.files, kind, path)
-            draft.files.modify_ranges.update(contract.expected_files.modify_ranges)
-        draft.contracts.append(contract)
-        if contract.ignored:
-            keys = ", ".join(contract.ignored)
-            draft.log.append(f"contract keys set by pm-agent itself, ignored in the plan: {keys}")
+            draft.apply(read_contract(node.content, first_line(node), self.path))
 
     # -- finishing ----------------------------------------------------------------------------------
 
@@ -343,40 +337,45 @@ class _Reader:
         if body.endswith("---"):
             body = body[:-3].rstrip()
         self.tasks.append(draft.to_task(body, self.source))
+        if self.phase is not None:
+            self.phases.setdefault(self.phase[0], []).append(draft.task_id)
 
 
 def read_plan(
-    text: str, path: Path | str | None = None, *, file_task: FileTask | None = None, source: str = ""
+    text: str,
+    path: Path | str | None = None,
+    *,
+    file_task: FileTask | None = None,
+    source: str = "",
+    numbered: bool = False,
 ) -> ParsedPlan:
     """Read one plan file: header, tasks in file order, warnings. An empty result is not an error here.
 
     `file_task` makes the whole file one task (a task file with front matter); `source` is recorded
-    on every task (the file's name within a plan folder).
+    on every task (the file's name within a plan folder). `numbered` lets a file without task headings
+    be read by its numbered headings (numbered.py); when they are refused, `ParsedPlan.refused` says why.
     """
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    return _Reader(text, path, source).run(file_task)
-
-
-def check_tasks(tasks: list[Task], path: Path | str | None = None) -> None:
-    """PlanError for no tasks at all, or for an id used twice (naming both places)."""
-    if not tasks:
-        raise PlanError(
-            "no tasks found (expected headings like '## Task 1: Title' or yaml blocks with task_id)",
-            path=path,
-            line=None,
+    parsed = _Reader(text, path, source).run(file_task)
+    if numbered and file_task is None and not parsed.tasks:
+        nodes = read_blocks(text, text.split("\n")).nodes
+        found = numbered_level(nodes)
+        if found is None:
+            parsed.refused = no_task_headings(nodes)
+            return parsed
+        by_number = _Reader(text, path, source, task_level=found.level).run()
+        why = refusal(found, by_number.tasks)
+        if why is not None:
+            parsed.refused = (why, found.first_line)
+            return parsed
+        where = f"{path}:{found.first_line}" if path else f"line {found.first_line}"
+        by_number.warnings.insert(
+            0,
+            f"{where}: no 'Task N:' headings: the {found.count} numbered headings at level {found.level} "
+            "are read as the tasks",
         )
-    seen: dict[str, Task] = {}
-    for task in tasks:
-        key = fields.canonical_id(task.id)
-        first = seen.get(key)
-        if first is not None:
-            where = f"line {first.line}" if first.source == task.source else f"{first.source}:{first.line}"
-            raise PlanError(
-                f"duplicate task id {task.id!r} (Task {first.id} is on {where})",
-                path=task.source or path,
-                line=task.line,
-            )
-        seen[key] = task
+        return by_number
+    return parsed
 
 
 def parse_plan_text(text: str, path: Path | str | None = None) -> tuple[PlanHeader, list[Task]]:
@@ -385,6 +384,6 @@ def parse_plan_text(text: str, path: Path | str | None = None) -> tuple[PlanHead
     Dependencies are references as written (resolve them with `resolve_dependencies`); tiers are the
     explicit ones or NORMAL (classify with `classify_tier`); test files stay in `expected_files.test`.
     """
-    parsed = read_plan(text, path)
-    check_tasks(parsed.tasks, path)
+    parsed = read_plan(text, path, numbered=True)
+    check_tasks(parsed.tasks, path, parsed.refused)
     return parsed.header, parsed.tasks

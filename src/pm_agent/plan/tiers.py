@@ -71,23 +71,55 @@ def _literal_prefix(alternative: str) -> str:
     return "".join(prefix).lower()
 
 
-def _needles(rule: Rule) -> tuple[str, ...] | None:
-    """Words one of which every hit of the rule holds (lowercase), or None when its pattern is not words_pattern's."""
+def _prefixes(rule: Rule) -> set[str] | None:
+    """The text each alternative's hits start with (lowercase), or None when the pattern is not words_pattern's."""
     head, tail = "(?<![A-Za-z0-9])(?:", ")(?![A-Za-z0-9])"
     source = rule.pattern.pattern
     if not (source.startswith(head) and source.endswith(tail)) or not rule.pattern.flags & re.IGNORECASE:
         return None
-    found = {_literal_prefix(a) for a in _alternatives(source[len(head) : -len(tail)])}
-    if "" in found:
+    return {_literal_prefix(a) for a in _alternatives(source[len(head) : -len(tail)])}
+
+
+def _needles(rule: Rule) -> tuple[str, ...] | None:
+    """Words one of which every hit of the rule holds (lowercase), or None when its pattern is not words_pattern's."""
+    found = _prefixes(rule)
+    if found is None or "" in found:
         return None
     # A word holding another needle adds nothing: `authenticat` is found through `auth`.
     return tuple(sorted(n for n in found if not any(m != n and m in n for m in found)))
 
 
+def _keys(prefixes: set[str] | None) -> frozenset[str] | None:
+    """The first three letters or digits of each needle's first word, or None when that cannot rule it out.
+
+    A hit starts where no letter or digit precedes it (the patterns' lookbehind), so the text's word
+    it starts begins with the needle's first word: a text none of whose words begins with one of these
+    keys cannot hit the rule. A needle of under three such characters with nothing after them (its word
+    may go on) has no key.
+    """
+    if prefixes is None:
+        return None
+    keys: set[str] = set()
+    for needle in prefixes:
+        head = _HEAD.match(needle)
+        word = head.group(1) if head is not None else ""
+        if len(word) < 3 and (not word or head is None or head.end() == len(needle)):
+            return None
+        keys.add(word[:3])
+    return frozenset(keys)
+
+
+_HEAD = re.compile(r"[^a-z0-9]*([a-z0-9]*)")
+_WORD_STARTS = re.compile(r"(?<![a-z0-9])[a-z0-9]{1,3}")  # the first three characters of each word
 # Each words rule with its needles: texts that hold none of a rule's needles cannot hit it, so one
 # quick look over a task's texts rules out most patterns (ASCII only: Unicode case folding matches
-# more than lower() shows).
-_NEEDLES = {rule.pattern: _needles(rule) for rule in (*TEXT_RULES, *LOW_RULES)}
+# more than lower() shows). The keys, looked up once for all rules, rule out most before that.
+# Keyed by the pattern's id: hashing a compiled pattern hashes its source, a microsecond each time;
+# these patterns live as long as the module, so their ids stay theirs.
+_NEEDLES = {id(rule.pattern): _needles(rule) for rule in (*TEXT_RULES, *LOW_RULES)}
+_KEYS = {id(rule.pattern): _keys(_prefixes(rule)) for rule in (*TEXT_RULES, *LOW_RULES)}
+_ALL_KEYS = frozenset(key for keys in _KEYS.values() if keys is not None for key in keys)
+_BY_KEY = {key: frozenset(p for p, keys in _KEYS.items() if keys is not None and key in keys) for key in _ALL_KEYS}
 
 
 def candidate_rules(texts: Sequence[str], rules: Sequence[Rule] = TEXT_RULES) -> list[Rule]:
@@ -96,9 +128,15 @@ def candidate_rules(texts: Sequence[str], rules: Sequence[Rule] = TEXT_RULES) ->
     if not joined.isascii():
         return list(rules)
     lowered = joined.lower()
+    keyed: set[int] = set()
+    for key in _ALL_KEYS.intersection(_WORD_STARTS.findall(lowered)):
+        keyed.update(_BY_KEY[key])
     kept: list[Rule] = []
     for rule in rules:
-        needles = _NEEDLES.get(rule.pattern)
+        pattern = id(rule.pattern)
+        if pattern not in keyed and _KEYS.get(pattern) is not None:
+            continue
+        needles = _NEEDLES.get(pattern)
         if needles is None or any(n in lowered for n in needles):
             kept.append(rule)
     return kept
@@ -115,26 +153,53 @@ def critical_signals(task: Task) -> list[Signal]:
             if match:
                 found.append(Signal(rule, match.group(0).lower(), where))
     for path in task.expected_files.all_paths():
+        lowered = path.lower() if path.isascii() else None
         for rule in PATH_RULES:
-            if rule.pattern.search(path):
+            if _path_hit(rule, path, lowered):
                 found.append(Signal(rule, path, f"path {path}"))
     return found
 
 
+def _twin(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """The pattern without IGNORECASE, for lowercased ASCII text, when its source is all lowercase."""
+    if not pattern.flags & re.IGNORECASE or pattern.pattern != pattern.pattern.lower():
+        return None
+    return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
+
+
+# Path patterns ignore case, which makes the regex engine try every position the slow way; on an
+# ASCII path, the same pattern with case kept finds the same on the lowercased path, in half the time.
+_TWINS = {id(rule.pattern): _twin(rule.pattern) for rule in (*PATH_RULES, *LOW_PATHS)}
+
+
+def _path_hit(rule: Rule, path: str, lowered: str | None) -> bool:
+    """Whether a path rule hits the path (`lowered`: the path lowercased, when it is ASCII)."""
+    twin = _TWINS.get(id(rule.pattern)) if lowered is not None else None
+    if twin is not None and lowered is not None:
+        return twin.search(lowered) is not None
+    return rule.pattern.search(path) is not None
+
+
 def low_signal(task: Task) -> Signal | None:
     """A LOW hit: a low-risk keyword in the title or ownership, or every expected file docs/config."""
+    rules = candidate_rules([task.title, task.ownership], LOW_RULES)  # none of the others hits either text
     for where, text in (("title", task.title), ("ownership", task.ownership)):
-        for rule in candidate_rules([text], LOW_RULES):
+        for rule in rules:
             match = rule.pattern.search(text)
             if match:
                 return Signal(rule, match.group(0).lower(), where)
     paths = task.expected_files.all_paths()
-    kinds = {next((r.area for r in LOW_PATHS if r.pattern.search(p)), None) for p in paths}
+    kinds = {_low_path_area(path) for path in paths}
     if paths and None not in kinds:
         area = " and ".join(sorted(k for k in kinds if k))
         rule = Rule(Tier.LOW, area, LOW_PATHS[0].pattern)
         return Signal(rule, ", ".join(paths), "every expected file")
     return None
+
+
+def _low_path_area(path: str) -> str | None:
+    lowered = path.lower() if path.isascii() else None
+    return next((rule.area for rule in LOW_PATHS if _path_hit(rule, path, lowered)), None)
 
 
 def infer_security_flags(task: Task) -> tuple[SecurityFlags, list[str]]:

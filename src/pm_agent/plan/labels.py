@@ -1,0 +1,73 @@
+"""The words plans use for fields: labels (English and Chinese) and the kinds of a Files entry."""
+
+from __future__ import annotations
+
+# Label as written (lowercased, without ':' and extra spaces) -> field name.
+LABELS: dict[str, str] = {
+    "files": "files",
+    "depends on": "depends_on",
+    "depends": "depends_on",
+    "blocked by": "depends_on",
+    "tier": "tier",
+    "risk tier": "tier",
+    "ownership": "ownership",
+    "owner": "ownership",
+    "module": "ownership",
+    "estimate": "estimate",
+    "size": "estimate",
+    "acceptance criteria": "acceptance_criteria",
+    "acceptance": "acceptance_criteria",
+    "non-goals": "non_goals",
+    "non goals": "non_goals",
+    "nongoals": "non_goals",
+    "out of scope": "non_goals",
+    "tests to add": "tests_to_add",
+    "tests to run": "tests_to_run",
+    "steps": "steps",
+    "goal": "goal",
+    "architecture": "architecture",
+    "tech stack": "tech_stack",
+    "stack": "tech_stack",
+    # Chinese plans (`**文件：**`, `**依赖：** 任务 1`); `负责人` names a person or agent, not a module.
+    "文件": "files",
+    "依赖": "depends_on",
+    "前置依赖": "depends_on",
+    "依赖于": "depends_on",
+    "层级": "tier",
+    "风险等级": "tier",
+    "模块": "ownership",
+    "预计时间": "estimate",
+    "预估时间": "estimate",
+    "工作量": "estimate",
+    "验收标准": "acceptance_criteria",
+    "验收": "acceptance_criteria",
+    "非目标": "non_goals",
+    "不在范围内": "non_goals",
+    "步骤": "steps",
+    "实施步骤": "steps",
+}
+
+# Fields whose values are lists that may follow the label on the next lines.
+LIST_FIELDS = frozenset(
+    {"files", "depends_on", "acceptance_criteria", "non_goals", "tests_to_add", "tests_to_run", "steps"}
+)
+
+# `Create:` / `Modify:` ... in a Files list -> ExpectedFiles attribute.
+FILE_KINDS: dict[str, str] = {
+    "create": "create",
+    "new": "create",
+    "add": "create",
+    "modify": "modify",
+    "update": "modify",
+    "edit": "modify",
+    "change": "modify",
+    "delete": "delete",
+    "remove": "delete",
+    "test": "test",
+    "tests": "test",
+    "创建": "create",
+    "新建": "create",
+    "修改": "modify",
+    "删除": "delete",
+    "测试": "test",
+}

@@ -1,0 +1,106 @@
+"""Plans without the word "Task": numbered headings (`### 1.1.1 Title`, `## Step 3: Title`) read as tasks.
+
+Only a single-file plan with no task heading at all (no `Task 3:` / `任务 3：` heading, no yaml
+contract) gets this reading. Its numbered headings of one level become the tasks: the level with the
+most of them, the deeper one on a tie (`## 1. Setup` over `### 1.1 Install`, ...). Design docs number
+their sections too (`## 1. Background`, `### 2.1 Data flow`), so the reading stands only when at least
+half of those sections carry a task field (files, steps, dependencies, acceptance criteria, estimate,
+tier, ownership); otherwise the document is refused as a design doc, naming its first numbered heading.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pm_agent.plan.markdown import Node, first_line, heading_level, heading_text
+from pm_agent.plan.models import Task
+
+# `1.2.3 Title`, `1.2. Title`, `1.1安装`, `3. Title`, `3) Title`, `3、标题`, `3: Title`; a bare `2026 Roadmap`
+# is no number (it needs a dot, a bracket or a colon after it), nor is `1.5x faster`.
+_NUMBERED = re.compile(
+    r"^(?P<id>\d{1,3}(?:\.\d{1,3})+)(?:\.?\s+|\.?(?=[^\x00-\x7f])|\s*[:：]\s*)(?P<t1>\S.*)$"
+    r"|^(?P<id2>\d{1,3})\s*(?:[.)]\s+|[．、:：]\s*)(?P<t2>\S.*)$"
+    r"|^(?:step\s+|步骤\s*)(?P<id3>\d{1,3}[a-z]?)\s*(?:[:：.)\-–—]\s*|\s+)(?P<t3>\S.*)$",
+    re.IGNORECASE,
+)
+
+
+def numbered_heading(text: str) -> tuple[str, str] | None:
+    """`1.1.1 Install deps` -> ("1.1.1", "Install deps"); `Step 3: Wire it` -> ("3", "Wire it"); else None."""
+    match = _NUMBERED.match(text.strip())
+    if match is None:
+        return None
+    task_id = match.group("id") or match.group("id2") or match.group("id3")
+    title = match.group("t1") or match.group("t2") or match.group("t3")
+    return task_id, title.strip()
+
+
+@dataclass(frozen=True)
+class Numbered:
+    """The heading level read as tasks, and where its first numbered heading is (for a refusal)."""
+
+    level: int
+    count: int
+    first_line: int
+    first_text: str
+
+
+def numbered_level(nodes: Sequence[Node]) -> Numbered | None:
+    """The heading level whose numbered headings are the tasks (most of them, deeper on a tie), or None."""
+    found: list[tuple[int, int, str]] = []  # (level, line, text)
+    for node in nodes:
+        if node.type == "heading":
+            text = heading_text(node)
+            if numbered_heading(text) is not None:
+                found.append((heading_level(node), first_line(node), text))
+    if not found:
+        return None
+    counts = Counter(level for level, _, _ in found)
+    level = max(counts, key=lambda lv: (counts[lv], lv))
+    line, text = next((ln, tx) for lv, ln, tx in found if lv == level)
+    return Numbered(level, counts[level], line, text)
+
+
+def carries_fields(task: Task) -> bool:
+    """Whether a section says anything only a task says: files, steps, dependencies, criteria, size, tier, owner."""
+    return bool(
+        task.steps
+        or task.expected_files.all_paths()
+        or task.depends_on
+        or task.declared_independent
+        or task.acceptance_criteria
+        or task.tests_to_add
+        or task.tests_to_run
+        or task.estimate is not None
+        or task.explicit_tier is not None
+        or task.ownership
+    )
+
+
+def refusal(numbered: Numbered, tasks: Sequence[Task]) -> str | None:
+    """Why the numbered sections are not read as a plan's tasks, or None when they are."""
+    with_fields = sum(1 for task in tasks if carries_fields(task))
+    if tasks and with_fields * 2 >= len(tasks):
+        return None
+    return (
+        f"its {numbered.count} numbered heading(s) at level {numbered.level} (the first, line "
+        f"{numbered.first_line}: {numbered.first_text!r}) are not read as tasks: only {with_fields} of them "
+        "carry a task field (Files, Steps, Depends on, Acceptance criteria, Estimate), so the document reads "
+        "as a design doc"
+    )
+
+
+def no_task_headings(nodes: Sequence[Node]) -> tuple[str, int] | None:
+    """Why a document without numbered headings has no tasks, naming its first section heading and line."""
+    sections = [node for node in nodes if node.type == "heading" and heading_level(node) >= 2]
+    if not sections:
+        return None
+    first = sections[0]
+    return (
+        f"none of its {len(sections)} section heading(s) is a task heading (the first, line "
+        f"{first_line(first)}: {heading_text(first)!r})",
+        first_line(first),
+    )

@@ -1,0 +1,146 @@
+"""Plan forms real plans use that the parser once refused: Chinese plans, numbered and `Step N` headings.
+
+The fixtures in fixtures/forms/ are short plans of our own written in each form.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pm_agent.errors import PlanError
+from pm_agent.plan import fields, load_plan, parse_plan_text
+from pm_agent.plan.numbered import numbered_heading
+
+FORMS = Path(__file__).parent / "fixtures" / "forms"
+
+
+def _deps(plan_path: Path) -> dict[str, list[tuple[str, bool]]]:
+    return {t.id: [(d.task_id, d.inferred) for d in t.depends_on] for t in load_plan(plan_path).tasks}
+
+
+def test_chinese_plan_reads_tasks_fields_and_steps() -> None:
+    plan = load_plan(FORMS / "cjk-tasks.md")
+    assert [(t.id, t.title) for t in plan.tasks] == [
+        ("1", "书签模型"),
+        ("2", "保存书签"),
+        ("3", "按标签搜索"),
+        ("4", "最终验证"),
+    ]
+    first, second = plan.tasks[0], plan.tasks[1]
+    assert first.expected_files.create == ["src/marks/model.py"]
+    assert first.expected_files.test == ["tests/test_model.py"]
+    assert first.steps == ["编写失败的测试", "实现模型"]
+    assert first.estimate == 0.5  # 30 分钟
+    assert first.declared_independent  # 依赖：无
+    assert second.estimate == 2.0  # 2 小时
+    assert second.expected_files.modify == ["src/marks/model.py"]
+    assert second.acceptance_criteria == ["保存后可以读回", "重复的网址只存一次"]
+    # 任务 1（需要模型）: full-width brackets hold a note, as ASCII ones do
+    assert [(d.task_id, d.note) for d in second.depends_on] == [("1", "需要模型")]
+
+
+def test_chinese_phase_reference_and_verification_task() -> None:
+    deps = _deps(FORMS / "cjk-tasks.md")
+    assert deps["3"] == [("1", False), ("2", False)]  # 依赖：阶段 1 完成
+    assert deps["4"] == [("1", True), ("2", True), ("3", True)]  # 最终验证 runs after every task
+
+
+def test_numbered_headings_are_tasks_without_task_headings() -> None:
+    plan = load_plan(FORMS / "numbered-tasks.md")
+    assert [t.id for t in plan.tasks] == ["1.1", "1.2", "1.3", "2.1", "2.2"]
+    assert plan.tasks[0].title == "Bookmark model"
+    assert plan.header.title == "Bookmark service — work breakdown"
+    assert any(":5: no 'Task N:' headings: the 5 numbered headings at level 3" in w for w in plan.warnings)
+    deps = _deps(FORMS / "numbered-tasks.md")
+    assert deps["1.2"] == [("1.1", False)]
+    assert deps["2.1"] == [("1.1", False), ("1.2", False), ("1.3", False)]  # Phase 1 complete
+    assert deps["2.2"] == [("1.2", False), ("1.3", False), ("2.1", False)]  # 1.2-1.3, 2.1
+
+
+def test_step_headings_are_tasks_without_task_headings() -> None:
+    plan = load_plan(FORMS / "step-headings.md")
+    assert [(t.id, t.title) for t in plan.tasks] == [
+        ("1", "Export format"),
+        ("2", "Wire the command"),
+        ("3", "Document it"),
+    ]
+    assert plan.tasks[1].expected_files.modify == ["src/app/cli.py"]
+
+
+def test_numbered_design_doc_is_refused_saying_why() -> None:
+    with pytest.raises(PlanError) as caught:
+        load_plan(FORMS / "numbered-design-doc.md")
+    assert caught.value.line == 5
+    assert "'1. Background'" in str(caught.value)
+    assert "only 0 of them carry a task field" in str(caught.value)
+    assert "design doc" in str(caught.value)
+
+
+def test_parse_plan_text_reads_numbered_headings_too() -> None:
+    _, tasks = parse_plan_text((FORMS / "step-headings.md").read_text(encoding="utf-8"))
+    assert [t.id for t in tasks] == ["1", "2", "3"]
+
+
+def test_task_headings_win_over_numbered_ones() -> None:
+    text = (
+        "# Plan\n\n## 1. Context\n\n**Files:**\n- Create: `a.py`\n\n"
+        "## Task 1: Real task\n\n**Files:**\n- Create: `b.py`\n"
+    )
+    _, tasks = parse_plan_text(text)
+    assert [(t.id, t.title) for t in tasks] == [("1", "Real task")]
+
+
+def test_a_folder_file_without_task_headings_is_not_read_by_numbers(tmp_path: Path) -> None:
+    folder = tmp_path / "plan"
+    folder.mkdir()
+    (folder / "README.md").write_text("# Overview\n\n## 1. Setup\n\n**Files:**\n- Create: `a.py`\n", encoding="utf-8")
+    (folder / "01-model.md").write_text("# Task 1: Model\n\n**Files:**\n- Create: `m.py`\n", encoding="utf-8")
+    assert [t.id for t in load_plan(folder).tasks] == ["1"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1.1.1 安装依赖", ("1.1.1", "安装依赖")),
+        ("2.3. Search", ("2.3", "Search")),
+        ("3. Document it", ("3", "Document it")),
+        ("4) Ship", ("4", "Ship")),
+        ("5、发布", ("5", "发布")),
+        ("Step 3: Wire it", ("3", "Wire it")),
+        ("步骤 2：接线", ("2", "接线")),
+        ("1.1安装", ("1.1", "安装")),
+        ("2026 Roadmap", None),
+        ("1.5x faster parsing", None),
+        ("Background", None),
+        ("Phase 1: Storage", None),
+    ],
+)
+def test_numbered_heading_forms(text: str, expected: tuple[str, str] | None) -> None:
+    assert numbered_heading(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("Task 11（config）、Task 13（context）", [("11", "config"), ("13", "context")]),
+        ("Task 13 (context) + Task 11", [("13", "context"), ("11", "")]),
+        ("Task 2 C++ bindings", [("2", "C++ bindings")]),  # `+` splits only before a reference
+        ("任务 3.2, 3.3", [("3.2", ""), ("3.3", "")]),
+        ("无", []),
+    ],
+)
+def test_full_width_punctuation_in_references(value: str, expected: list[tuple[str, str]]) -> None:
+    assert [(r.task_id, r.note) for r in fields.read_refs(value)] == expected
+
+
+def test_task_word_and_units_in_chinese() -> None:
+    assert fields.task_heading("任务 1：提取解析") == ("1", "提取解析")
+    assert fields.task_heading("任务2.1：客户端") == ("2.1", "客户端")
+    assert fields.step_title("步骤 1：编写测试") == "编写测试"
+    assert fields.parse_estimate("45 分钟") == 0.75
+    assert fields.parse_estimate("1 天") == 8.0
+    assert fields.phase_ref("阶段 2 完成") == "2"
+    assert fields.phase_ref("Phase 1 complete") == "1"
+    assert fields.phase_ref("the parser task") is None
