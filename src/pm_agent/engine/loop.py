@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from pm_agent.engine import integrity
+from pm_agent.engine.reconcile import PlanSync
 from pm_agent.engine.routing import WorktreeCleanup
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Scheduler, critical_paths
@@ -77,6 +78,7 @@ class PmLoop:
         self.cleaning: set[asyncio.Task[None]] = set()
         self.changed = True  # a flow ended or an answer moved a task since the last integrity check
         self.checked_at = 0.0
+        self.plan = PlanSync(rc)  # the plan file, watched for edits (issue 12 part 4)
 
     # ---------------------------------------------------------------- the table
 
@@ -184,6 +186,8 @@ class PmLoop:
         while True:
             await self._escalations()
             self._check()
+            if self.plan.poll(self.flows):  # an edit of the plan added, replaced or cancelled tasks
+                self._load()
             if not rc.aborted:
                 if any(t not in self.paths for t in self.table):  # once per plan, again if slicing adds tasks
                     self.paths = critical_paths(self.tasks)
