@@ -321,7 +321,7 @@ def apply_answers(host: Host) -> list[str]:
                 added=[new],
                 updated=[],
                 cancelled=[],
-                reason=PLAN_REASON,
+                reason=f"plan change of task-{task_id}: {word} (escalation #{esc.id})",  # not PLAN_REASON: no plan task
                 event=RECONCILED,
                 payload={"counts": {"added": 1}, "added": [new.id], "answer": {task_id: word}, "escalation": esc.id},
             )
