@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -192,3 +194,81 @@ def test_checkout_guard_leaves_the_plan_alone(repo: Path, host: OfflineHost) -> 
     assert (repo / "docs" / "plans" / "calc.md").read_text(encoding="utf-8") == V2
     (repo / "README.md").write_text("changed\n", encoding="utf-8")
     assert guard.check(ticket, "s2").changes == [f"README.md changed in the main checkout {guard.checkout}"]
+
+
+def pm(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("pm-agent", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    return subprocess.run([exe, *args, "-C", str(repo)], capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_cli_applies_to_a_stopped_run(repo: Path, host: OfflineHost) -> None:
+    complete(host.store, host.run.id, "1")
+    host.store.close()  # the CLI is another process
+    edit(repo, V2)
+    result = pm(repo, "reconcile")
+    assert result.returncode == 0, result.stderr
+    assert f"run {host.run.id}: plan reconciled" in result.stdout
+    for line in (
+        "+ task-4 added: Division",
+        "~ task-2 takes its new contract (still queued)",
+        "- task-3 cancelled (removed from the plan)",
+        "? task-1 changed while completed: escalated (continue, restart or re-open)",
+    ):
+        assert line in result.stdout
+    store = open_store(default_store_path(repo))
+    try:
+        assert [(t.task_id, t.state) for t in store.list_tasks(host.run.id)] == [
+            ("1", "completed"),
+            ("2", "received"),
+            ("3", "failed"),
+            ("4", "received"),
+        ]
+        [esc] = store.list_escalations(host.run.id)
+        store.answer_escalation(esc.id, "restart")
+    finally:
+        store.close()
+    again = pm(repo, "reconcile")  # the same plan: nothing new; the answer is acted on
+    assert again.returncode == 0, again.stderr
+    assert "no task changed" in again.stdout
+    assert "+ task-1-r1 queued (answer to a plan-change escalation)" in again.stdout
+    store = open_store(default_store_path(repo))
+    try:
+        assert store.get_task(host.run.id, "1-r1").task().dependency_ids() == []  # restart: not after task-1
+    finally:
+        store.close()
+
+
+def test_cli_refuses_a_broken_plan(repo: Path, host: OfflineHost) -> None:
+    host.store.close()
+    edit(repo, V1 + "\n### Task 2: Twice\nSame id.\n")
+    result = pm(repo, "reconcile")
+    assert result.returncode == 2
+    assert "plan edit refused: " in result.stderr
+    assert "calc.md:" in result.stderr
+    assert "duplicate" in result.stderr.lower()
+
+
+def test_cli_only_shows_while_a_run_holds_the_lock(repo: Path, host: OfflineHost) -> None:
+    host.store.close()
+    script = (
+        "import sys, time\nfrom pathlib import Path\nfrom pm_agent.engine.runlock import run_lock\n"
+        "with run_lock(Path(sys.argv[1]), 'run'):\n    print('locked', flush=True)\n    time.sleep(60)\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", script, str(repo)], stdout=subprocess.PIPE, text=True) as holder:
+        try:
+            assert holder.stdout is not None
+            assert holder.stdout.readline().strip() == "locked"
+            edit(repo, V2)
+            result = pm(repo, "reconcile")
+        finally:
+            holder.kill()
+    assert result.returncode == 0, result.stderr
+    assert f"is running (pid {holder.pid}): it applies the edit itself at its next loop pass" in result.stdout
+    assert "+ task-4 added: Division" in result.stdout
+    store = open_store(default_store_path(repo))
+    try:
+        assert [t.task_id for t in store.list_tasks(host.run.id)] == ["1", "2", "3"]  # nothing written
+        assert store.events_of_kind(host.run.id, [RECONCILED, REFUSED]) == []
+    finally:
+        store.close()

@@ -47,11 +47,13 @@ __all__ = [
     "SOURCE",
     "PlanSync",
     "ReconcileOutcome",
+    "RepoReconcile",
     "apply_answers",
     "plan_exempt",
     "plan_path",
     "preview",
     "reconcile",
+    "reconcile_repo",
 ]
 
 RECONCILED = "plan.reconciled"
@@ -419,3 +421,48 @@ class OfflineHost:
             blocking=body.blocking,
         )
 
+
+
+# ---------------------------------------------------------------- `pm-agent reconcile`
+
+
+@dataclass
+class RepoReconcile:
+    """What `pm-agent reconcile` found: applied to a stopped run, or only shown while a live one runs."""
+
+    run_id: str
+    live: dict[str, object] | None  # the process that holds the run lock (it applies the edit itself)
+    diff: PlanDiff | None
+    error: str = ""
+    lines: list[tuple[str, str]] = field(default_factory=list)
+    follow_ups: list[str] = field(default_factory=list)
+
+
+def reconcile_repo(repo: Path, run_id: str | None = None) -> RepoReconcile:
+    """Reconcile the run's plan: applied now when the run is stopped; shown (nothing written) while it runs."""
+    from pm_agent.engine.runlock import lock_holder, run_lock
+    from pm_agent.engine.startup import store_exists
+    from pm_agent.errors import NotFoundError
+    from pm_agent.lifecycle import default_workflow
+    from pm_agent.store import default_store_path, open_store
+
+    if not store_exists(repo):
+        raise NotFoundError(f"no pm-agent state in {repo}: no run to reconcile; start one with `pm-agent run PLAN.md`")
+    store = open_store(default_store_path(repo))
+    try:
+        run = store.get_run(run_id) if run_id else store.latest_run()
+        if run is None:
+            raise NotFoundError(f"no run in {default_store_path(repo)}")
+        host = OfflineHost(repo, store, run, default_workflow())
+        live = lock_holder(repo)
+        if live is not None:
+            try:
+                return RepoReconcile(run.id, live, preview(host))
+            except PlanError as exc:
+                return RepoReconcile(run.id, live, None, str(exc))
+        with run_lock(repo, "reconcile"):
+            outcome = reconcile(host)
+            follow_ups = apply_answers(host) if outcome.diff is not None else []
+        return RepoReconcile(run.id, None, outcome.diff, outcome.error, host.lines, follow_ups)
+    finally:
+        store.close()
