@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from pm_agent.engine.plansync import PlanSync
 from pm_agent.engine.reconcile import (
     RECONCILED,
     REFUSED,
     OfflineHost,
-    PlanSync,
     apply_answers,
     plan_exempt,
     reconcile,

@@ -32,7 +32,7 @@ def reconcile_cmd(repo: RepoOption = None, run: RunOption = None) -> None:
     (exit 2), and the run keeps its last good version. While a pm-agent process runs the plan, nothing
     is written here: that process sees the edited file at its next loop pass and applies it itself.
     """
-    from pm_agent.engine.reconcile import reconcile_repo
+    from pm_agent.engine.plansync import reconcile_repo
 
     root = repo_root(repo)
     found = call(lambda: reconcile_repo(root, run))

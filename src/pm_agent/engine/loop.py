@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from pm_agent.engine import integrity
-from pm_agent.engine.reconcile import PlanSync
+from pm_agent.engine.plansync import PlanSync
 from pm_agent.engine.routing import WorktreeCleanup
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Scheduler, critical_paths

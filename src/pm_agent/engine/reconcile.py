@@ -1,12 +1,10 @@
 """Plans that change while the run goes on (issue 12, part 4): re-read the plan, apply the differences.
 
-    sync = PlanSync(rc)                  # the loop: one per drive
-    if sync.poll(running=flows): ...     # each pass; True when the run's tasks changed
+    outcome = reconcile(host, running=flows)   # the loop (plansync.PlanSync) on an edit; `pm-agent reconcile`
+    queued = apply_answers(host)               # answered plan-change escalations -> follow-up tasks
 
-    outcome = reconcile(host)            # `pm-agent reconcile` on a stopped run, and PlanSync on an edit
-
-Each pass stats the plan (a file, or every markdown file of a plan folder) and hashes it only when its
-size or mtime moved; a new hash is parsed with pm-agent's own parser (`load_plan`) and diffed by task
+Each loop pass (plansync.py) stats the plan (a file, or every markdown file of a plan folder) and hashes it
+only when its size or mtime moved; a new hash is parsed with pm-agent's own parser (`load_plan`) and diffed by task
 id against the run's stored tasks (`plandiff.diff_plan`). A plan that does not parse (unknown
 dependency, cycle, duplicate id ...) is refused as a whole: a `plan.refused` event and a console line
 with file and line, and the run goes on with what it has (the last good version). Otherwise the edit
@@ -24,7 +22,6 @@ A change never alters a running or finished task itself. A running pm-agent hold
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +35,7 @@ from pm_agent.plan import load_plan
 from pm_agent.plan.folder import markdown_files
 from pm_agent.plan.models import Dependency, Task
 from pm_agent.reports.escalation import Escalation
+from pm_agent.reports.progress_data import PLAN_RECONCILED, PLAN_REFUSED
 from pm_agent.store import Cancel, EscalationRecord, EscalationStatus, RunRecord, Store, TaskRecord
 
 __all__ = [
@@ -45,24 +43,24 @@ __all__ = [
     "RECONCILED",
     "REFUSED",
     "SOURCE",
-    "PlanSync",
+    "Host",
+    "OfflineHost",
     "ReconcileOutcome",
-    "RepoReconcile",
     "apply_answers",
+    "open_plan_escalations",
     "plan_exempt",
     "plan_path",
     "preview",
     "reconcile",
-    "reconcile_repo",
 ]
 
-RECONCILED = "plan.reconciled"
-REFUSED = "plan.refused"
+RECONCILED = PLAN_RECONCILED
+REFUSED = PLAN_REFUSED
 PLAN_EVENTS = (RECONCILED, REFUSED)
 SOURCE = "plan-change"  # escalation source prefix: `plan-change:task-<id>`
 PLAN_REASON = "plan edited during the run"  # the reason of `run.tasks_added` for tasks the plan added
 CANCEL_REASON = "removed from the plan"
-FOLDER_RECHECK_S = 2.0  # a plan folder is walked at most this often; a single file is stat'ed every pass
+
 
 
 class Host(Protocol):
@@ -343,53 +341,6 @@ def open_plan_escalations(store: Store, run_id: str) -> int:
     )
 
 
-# ---------------------------------------------------------------- the loop's side
-
-
-class PlanSync:
-    """The loop's watch on its plan: stat each pass, hash on a move, reconcile on a new hash."""
-
-    def __init__(self, host: Host) -> None:
-        self.host = host
-        self.path = plan_path(host.repo, host.run)
-        self.stamp = fingerprint(self.path)
-        self.stat_at = time.monotonic()
-        self.answers_at = 0.0
-        self.seen = self._last_seen()
-        self.waiting = open_plan_escalations(host.store, host.run.id)
-
-    def _last_seen(self) -> str | None:
-        """The sha of the last version looked at; None: look now (edited since the run started)."""
-        store, run = self.host.store, self.host.run
-        events = store.events_of_kind(run.id, PLAN_EVENTS)
-        if events:
-            return str(events[-1].payload.get("sha"))
-        newest = max((mtime for _, _, mtime in self.stamp), default=0)
-        # The run read the plan when it was created: a file not touched since is that version.
-        return content_sha(self.path) if newest / 1e9 <= run.created_at.timestamp() else None
-
-    def poll(self, running: Collection[str] = ()) -> bool:
-        """Look at the plan (and at answers to plan-change escalations); True when the run's tasks changed."""
-        now = time.monotonic()
-        changed = False
-        if not self.path.is_dir() or now - self.stat_at >= FOLDER_RECHECK_S or self.seen is None:
-            self.stat_at = now
-            stamp = fingerprint(self.path)
-            if stamp != self.stamp or self.seen is None:
-                self.stamp = stamp
-                sha = content_sha(self.path)
-                if sha != self.seen:
-                    outcome = reconcile(self.host, running=running, sha=sha)
-                    self.seen = sha
-                    changed = outcome.changed_tasks
-                    self.waiting += len(outcome.escalations)
-        if self.waiting and now - self.answers_at >= FOLDER_RECHECK_S:
-            self.answers_at = now
-            changed |= bool(apply_answers(self.host))
-            self.waiting = open_plan_escalations(self.host.store, self.host.run.id)
-        return changed
-
-
 @dataclass
 class OfflineHost:
     """A stopped run, for `pm-agent reconcile`: escalations are stored for `pm-agent answer`, not prompted."""
@@ -420,49 +371,3 @@ class OfflineHost:
             recommended=body.recommended,
             blocking=body.blocking,
         )
-
-
-
-# ---------------------------------------------------------------- `pm-agent reconcile`
-
-
-@dataclass
-class RepoReconcile:
-    """What `pm-agent reconcile` found: applied to a stopped run, or only shown while a live one runs."""
-
-    run_id: str
-    live: dict[str, object] | None  # the process that holds the run lock (it applies the edit itself)
-    diff: PlanDiff | None
-    error: str = ""
-    lines: list[tuple[str, str]] = field(default_factory=list)
-    follow_ups: list[str] = field(default_factory=list)
-
-
-def reconcile_repo(repo: Path, run_id: str | None = None) -> RepoReconcile:
-    """Reconcile the run's plan: applied now when the run is stopped; shown (nothing written) while it runs."""
-    from pm_agent.engine.runlock import lock_holder, run_lock
-    from pm_agent.engine.startup import store_exists
-    from pm_agent.errors import NotFoundError
-    from pm_agent.lifecycle import default_workflow
-    from pm_agent.store import default_store_path, open_store
-
-    if not store_exists(repo):
-        raise NotFoundError(f"no pm-agent state in {repo}: no run to reconcile; start one with `pm-agent run PLAN.md`")
-    store = open_store(default_store_path(repo))
-    try:
-        run = store.get_run(run_id) if run_id else store.latest_run()
-        if run is None:
-            raise NotFoundError(f"no run in {default_store_path(repo)}")
-        host = OfflineHost(repo, store, run, default_workflow())
-        live = lock_holder(repo)
-        if live is not None:
-            try:
-                return RepoReconcile(run.id, live, preview(host))
-            except PlanError as exc:
-                return RepoReconcile(run.id, live, None, str(exc))
-        with run_lock(repo, "reconcile"):
-            outcome = reconcile(host)
-            follow_ups = apply_answers(host) if outcome.diff is not None else []
-        return RepoReconcile(run.id, None, outcome.diff, outcome.error, host.lines, follow_ups)
-    finally:
-        store.close()
