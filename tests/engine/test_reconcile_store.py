@@ -22,6 +22,9 @@ from pm_agent.errors import StoreError
 from pm_agent.lifecycle import IssueState, WorkflowContext, default_workflow
 from pm_agent.plan import load_plan
 from pm_agent.plan.models import Task
+from pm_agent.reports.progress import render_progress
+from pm_agent.reports.progress_data import file_progress_data, progress_text
+from pm_agent.reports.state_reader import read_state
 from pm_agent.store import Cancel, EscalationStatus, SqliteStore, default_store_path, open_store
 from pm_agent.vcs.checkout_guard import CheckoutGuard
 
@@ -272,3 +275,23 @@ def test_cli_only_shows_while_a_run_holds_the_lock(repo: Path, host: OfflineHost
         assert store.events_of_kind(host.run.id, [RECONCILED, REFUSED]) == []
     finally:
         store.close()
+
+
+def test_progress_report_shows_plan_edits(repo: Path, host: OfflineHost) -> None:
+    store, run_id = host.store, host.run.id
+    assert "Plan edits" not in progress_text(store, run_id, "calc")
+    edit(repo, V2)
+    reconcile(host)
+    edit(repo, V1 + "\n### Task 1: Again\nDuplicate.\n")
+    reconcile(host)
+    text = progress_text(store, run_id, "calc")
+    line = next(x for x in text.splitlines() if x.startswith("Plan edits"))
+    assert line.startswith("Plan edits: 1 applied, 1 refused (last refused: ")
+    assert "calc.md:" in line
+    # `pm-agent status` reads the state file without the store: the same line.
+    from_file = read_state(default_store_path(repo), lambda con: file_progress_data(con, run_id, "calc"))
+    assert render_progress(from_file).splitlines() == text.splitlines()
+    edit(repo, V2)
+    reconcile(host)
+    line = next(x for x in progress_text(store, run_id, "calc").splitlines() if x.startswith("Plan edits"))
+    assert line == "Plan edits: 2 applied, 1 refused (last no task changed)"
