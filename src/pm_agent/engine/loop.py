@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from pm_agent.engine import integrity
 from pm_agent.engine.plansync import PlanSync
+from pm_agent.engine.reconcile import cancelled_ids
 from pm_agent.engine.routing import WorktreeCleanup
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Scheduler, critical_paths
@@ -41,6 +42,7 @@ class LoopOutcome:
     waiting: list[str] = field(default_factory=list)  # tasks waiting for a human answer
     failed: list[str] = field(default_factory=list)
     blocked: list[str] = field(default_factory=list)  # tasks whose dependencies did not complete
+    cancelled: list[str] = field(default_factory=list)  # queued tasks removed from the plan (engine/reconcile.py)
     errors: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -288,10 +290,13 @@ class PmLoop:
     def _outcome(self) -> LoopOutcome:
         records = self.rc.store.list_tasks(self.rc.run_id)
         out = LoopOutcome(errors=dict(self.errors))
+        cancelled = cancelled_ids(self.rc.store, self.rc.run_id)
         for rec in records:
             state = S(rec.state)
             if state is S.COMPLETED:
                 out.completed.append(rec.task_id)
+            elif state is S.FAILED and rec.task_id in cancelled:
+                out.cancelled.append(rec.task_id)
             elif self.rc.workflow.is_waiting(state):
                 out.waiting.append(rec.task_id)
             elif self.rc.workflow.is_terminal(state) or rec.status is TaskStatus.FAILED:

@@ -47,6 +47,7 @@ __all__ = [
     "OfflineHost",
     "ReconcileOutcome",
     "apply_answers",
+    "cancelled_ids",
     "open_plan_escalations",
     "plan_exempt",
     "plan_path",
@@ -330,6 +331,11 @@ def apply_answers(host: Host) -> list[str]:
         done = f"follow-up task-{queued[-1]} queued" if task is not None else f"task-{task_id} left as it is"
         host.emit(RECONCILED, f"escalation #{esc.id} answered {word}: {done}")
     return queued
+
+
+def cancelled_ids(store: Store, run_id: str) -> set[str]:
+    """Tasks cancelled because the plan dropped them: ended, but no failure (the release does not wait on them)."""
+    return {str(t) for ev in store.events_of_kind(run_id, (RECONCILED,)) for t in ev.payload.get("cancelled", [])}
 
 
 def open_plan_escalations(store: Store, run_id: str) -> int:
