@@ -34,6 +34,7 @@ from pm_agent.lifecycle import IssueState, Workflow, WorkflowContext
 from pm_agent.plan import load_plan
 from pm_agent.plan.folder import markdown_files
 from pm_agent.plan.models import Dependency, Task
+from pm_agent.plan.triage import RepoView, triage_update
 from pm_agent.reports.escalation import Escalation
 from pm_agent.reports.progress_data import PLAN_RECONCILED, PLAN_REFUSED
 from pm_agent.store import Cancel, EscalationRecord, EscalationStatus, RunRecord, Store, TaskRecord
@@ -172,8 +173,22 @@ def known_tasks(store: Store, run_id: str) -> list[Known]:
 
 
 def _load(host: Host) -> list[Task]:
+    """The plan's tasks, parsed and resolved but not triaged: triage asks git about each task, and only
+    the tasks an edit adds or replaces need it (`_triaged`); at 2,000 tasks that is seconds saved."""
     design = Path(host.run.design_doc) if host.run.design_doc and Path(host.run.design_doc).exists() else None
-    return load_plan(plan_path(host.repo, host.run), design, host.repo).tasks
+    return load_plan(plan_path(host.repo, host.run), design, None).tasks
+
+
+def _triaged(tasks: list[Task], repo: Path) -> list[Task]:
+    """Tasks from `_load` triaged against the repository, as `load_plan` would (its last log line is triage's)."""
+    if not tasks:
+        return tasks
+    view = RepoView.open(repo)
+    out = []
+    for task in tasks:
+        update, line = triage_update(task, view)
+        out.append(task.model_copy(update={**update, "decision_log": [*task.decision_log[:-1], line]}))
+    return out
 
 
 def preview(host: Host, running: Collection[str] = ()) -> PlanDiff:
@@ -239,6 +254,7 @@ def reconcile(host: Host, *, running: Collection[str] = (), sha: str | None = No
         host.store.append_event(run_id, REFUSED, {"sha": sha, "error": error})
         host.emit(REFUSED, f"plan edit refused: {error}; the run goes on with the last good version")
         return ReconcileOutcome(sha, None, error)
+    diff.added, diff.updated = _triaged(diff.added, host.repo), _triaged(diff.updated, host.repo)
     records = {r.task_id: r for r in host.store.list_tasks(run_id)} if diff.cancelled else {}
     cancels = [_cancel(host, records[t]) for t in diff.cancelled]
     outcome = ReconcileOutcome(sha, diff)
@@ -316,7 +332,7 @@ def apply_answers(host: Host) -> list[str]:
             except PlanError:
                 continue  # the plan does not parse right now: the answer waits for a good version
         if task is not None:
-            new = _follow_up(host, task, word, esc.id)
+            [new] = _triaged([_follow_up(host, task, word, esc.id)], host.repo)
             host.store.apply_plan_edit(
                 host.run.id,
                 added=[new],
