@@ -103,6 +103,11 @@ def test_edit_adds_updates_cancels_and_escalates(repo: Path, host: OfflineHost) 
     tasks = {t.task_id: t for t in store.list_tasks(run_id)}
     assert sorted(tasks) == ["1", "2", "3", "4"]
     assert (tasks["4"].state, tasks["4"].task().dependency_ids()) == ("received", ["2"])
+    assert (
+        tasks["4"].task().decision_log[-1]
+        == load_plan(repo / "docs/plans/calc.md", None, repo).task("4").decision_log[-1]
+    )
+    assert "no repository" not in tasks["4"].task().decision_log[-1]  # triaged against the repository
     assert "with a docstring" in tasks["2"].task().body
     assert tasks["3"].state == "failed"
     assert [t.reason for t in store.transitions(run_id, "3")] == ["removed from the plan"]
