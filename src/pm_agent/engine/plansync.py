@@ -70,7 +70,8 @@ class PlanSync:
                     self.seen = sha
                     changed = outcome.changed_tasks
                     self.waiting += len(outcome.escalations)
-        if self.waiting and now - self.answers_at >= FOLDER_RECHECK_S:
+        # With no slot busy the loop is about to end: an answer that just came must be acted on first.
+        if self.waiting and (not running or now - self.answers_at >= FOLDER_RECHECK_S):
             self.answers_at = now
             changed |= bool(apply_answers(self.host))
             self.waiting = open_plan_escalations(self.host.store, self.host.run.id)
