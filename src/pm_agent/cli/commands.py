@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pm_agent.cli import request, runs, setup, views, workflow
+from pm_agent.cli import plan_edits, request, runs, setup, views, workflow
 from pm_agent.cli.app import app
 
 for name, command in (
@@ -16,6 +16,7 @@ for name, command in (
     ("resume", runs.resume_cmd),
     ("escalations", runs.escalations_cmd),
     ("answer", runs.answer_cmd),
+    ("reconcile", plan_edits.reconcile_cmd),
     ("demo", runs.demo_cmd),
 ):
     app.command(name)(command)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pm_agent.engine import integrity
+from pm_agent.engine.reconcile import cancelled_ids
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.startup import base_branch
 from pm_agent.errors import VcsError
@@ -346,7 +347,8 @@ async def final_release_gate(rc: RunContext) -> FinalResult:
         if not todo.passed:
             failed.append("orphan TODO/FIXME")
             problems.append(todo.evidence)
-        incomplete = [r.task_id for r in records if r.state != "completed"]
+        cancelled = cancelled_ids(rc.store, rc.run_id)  # removed from the plan mid-run: nothing to release
+        incomplete = [r.task_id for r in records if r.state != "completed" and r.task_id not in cancelled]
         problems += [f"task-{t} is not completed" for t in incomplete]
         if failed:
             evidence = {c.name: _check_evidence(c) for c in checks if c.result is not None}

@@ -17,6 +17,7 @@ from pm_agent.agents.session import AgentHost
 from pm_agent.config import PmConfig
 from pm_agent.engine.baseline import load_baseline, record_baseline, refresh_baseline, run_preflight
 from pm_agent.engine.events import Listener
+from pm_agent.engine.reconcile import plan_exempt
 from pm_agent.engine.reconfig import resume_config
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.startup import StartInput, check_start, done_on_branch, record_takeover
@@ -49,7 +50,8 @@ def _context(
     db_path = default_store_path(repo)
     limits = limits_from_config(config.agent)
     run = store.get_run(run_id)
-    guard = CheckoutGuard(repo, db_path.parent / "quarantine")  # the main checkout and pm-agent's refs
+    # The main checkout and pm-agent's refs; the plan is the user's to edit during the run (engine/reconcile.py).
+    guard = CheckoutGuard(repo, db_path.parent / "quarantine", exempt=plan_exempt(repo, run))
     host = AgentHost(
         store,
         db_path,

@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 
 from pm_agent.engine import integrity
+from pm_agent.engine.plansync import PlanSync
+from pm_agent.engine.reconcile import cancelled_ids
 from pm_agent.engine.routing import WorktreeCleanup
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Scheduler, critical_paths
@@ -40,6 +42,7 @@ class LoopOutcome:
     waiting: list[str] = field(default_factory=list)  # tasks waiting for a human answer
     failed: list[str] = field(default_factory=list)
     blocked: list[str] = field(default_factory=list)  # tasks whose dependencies did not complete
+    cancelled: list[str] = field(default_factory=list)  # queued tasks removed from the plan (engine/reconcile.py)
     errors: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -77,6 +80,7 @@ class PmLoop:
         self.cleaning: set[asyncio.Task[None]] = set()
         self.changed = True  # a flow ended or an answer moved a task since the last integrity check
         self.checked_at = 0.0
+        self.plan = PlanSync(rc)  # the plan file, watched for edits (issue 12 part 4)
 
     # ---------------------------------------------------------------- the table
 
@@ -184,6 +188,8 @@ class PmLoop:
         while True:
             await self._escalations()
             self._check()
+            if self.plan.poll(self.flows):  # an edit of the plan added, replaced or cancelled tasks
+                self._load()
             if not rc.aborted:
                 if any(t not in self.paths for t in self.table):  # once per plan, again if slicing adds tasks
                     self.paths = critical_paths(self.tasks)
@@ -284,10 +290,13 @@ class PmLoop:
     def _outcome(self) -> LoopOutcome:
         records = self.rc.store.list_tasks(self.rc.run_id)
         out = LoopOutcome(errors=dict(self.errors))
+        cancelled = cancelled_ids(self.rc.store, self.rc.run_id)
         for rec in records:
             state = S(rec.state)
             if state is S.COMPLETED:
                 out.completed.append(rec.task_id)
+            elif state is S.FAILED and rec.task_id in cancelled:
+                out.cancelled.append(rec.task_id)
             elif self.rc.workflow.is_waiting(state):
                 out.waiting.append(rec.task_id)
             elif self.rc.workflow.is_terminal(state) or rec.status is TaskStatus.FAILED:

@@ -44,6 +44,7 @@ class ProgressData:
     cost_usd: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    plan_edits: str = ""  # plan edits during the run (issue 12 part 4), `plan_edit_line`; "" when none
 
 
 def render_progress(data: ProgressData) -> str:
@@ -65,6 +66,8 @@ def render_progress(data: ProgressData) -> str:
         "Estimated remaining: " + ", ".join(f"{by_tier[tier]} {tier}" for tier in TIERS),
         f"Cost so far: ${data.cost_usd:.4f} ({data.input_tokens} input / {data.output_tokens} output tokens)",
     ]
+    if data.plan_edits:
+        lines.insert(-1, data.plan_edits)
     return "\n".join(lines)
 
 

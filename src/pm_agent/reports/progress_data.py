@@ -6,6 +6,7 @@ no pydantic). Both build their lines with `task_lines`, so a task is "blocked" b
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,24 @@ BLOCKED_STATES: dict[str, str] = {
     "failed": "failed",
 }
 TaskRow = tuple[str, str, str, str, str]  # task_id, title, tier, status, state (plan order)
+# The run-level events of a plan edited during the run (engine/reconcile.py writes them).
+PLAN_RECONCILED = "plan.reconciled"
+PLAN_REFUSED = "plan.refused"
+
+
+def plan_edit_line(edits: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """`Plan edits: 2 applied, 1 refused (last: ...)` from (kind, payload) in order; "" when the plan never changed."""
+    if not edits:
+        return ""
+    applied = sum(1 for kind, _ in edits if kind == PLAN_RECONCILED)
+    refused = len(edits) - applied
+    kind, payload = edits[-1]
+    if kind == PLAN_REFUSED:
+        last = f"refused: {payload.get('error', '')}"
+    else:
+        counts = payload.get("counts") or {}
+        last = ", ".join(f"{n} {what}" for what, n in counts.items() if n and what != "unchanged") or "no task changed"
+    return f"Plan edits: {applied} applied, {refused} refused (last {last})"
 
 
 def task_lines(rows: Iterable[TaskRow], waiting_on: Mapping[str, Sequence[str]]) -> list[TaskLine]:
@@ -48,6 +67,7 @@ def progress_data(store: Store, run_id: str, plan_name: str) -> ProgressData:
     lines = task_lines(((t.task_id, t.title, t.tier, t.status, t.state) for t in tasks), waiting)
     risks = [RiskLine(r.id, r.description, r.severity.value) for r in store.list_risks(run_id) if r.status == "open"]
     sessions = store.list_sessions(run_id)
+    edits = [(e.kind, e.payload) for e in store.events_of_kind(run_id, (PLAN_RECONCILED, PLAN_REFUSED))]
     return ProgressData(
         plan_name=plan_name,
         tasks=lines,
@@ -55,6 +75,7 @@ def progress_data(store: Store, run_id: str, plan_name: str) -> ProgressData:
         cost_usd=sum(s.cost_usd for s in sessions),
         input_tokens=sum(s.input_tokens for s in sessions),
         output_tokens=sum(s.output_tokens for s in sessions),
+        plan_edits=plan_edit_line(edits),
     )
 
 
@@ -80,4 +101,12 @@ def file_progress_data(
         cost_usd=cost["usd"],
         input_tokens=cost["input_tokens"],
         output_tokens=cost["output_tokens"],
+        plan_edits=plan_edit_line(_file_plan_edits(con, run_id)),
     )
+
+
+def _file_plan_edits(con: sqlite3.Connection, run_id: str) -> list[tuple[str, Mapping[str, Any]]]:
+    """The plan-edit events from the state file; run-level only (task_id NULL), so the (run, task) index serves."""
+    sql = "SELECT kind, payload FROM events WHERE run_id = ? AND task_id IS NULL AND kind IN (?, ?) ORDER BY id"
+    rows = con.execute(sql, (run_id, PLAN_RECONCILED, PLAN_REFUSED)).fetchall()
+    return [(kind, json.loads(payload) if payload else {}) for kind, payload in rows]

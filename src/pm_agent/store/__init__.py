@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from pm_agent.plan.models import Plan, Task, TaskStatus
 from pm_agent.store.database import FaultHook
+from pm_agent.store.planedit import Cancel
 from pm_agent.store.records import (
     INITIAL_STATE,
     CommitRecord,
@@ -48,6 +49,7 @@ from pm_agent.store.sqlite import SqliteStore, default_store_path, open_store
 
 __all__ = [
     "INITIAL_STATE",
+    "Cancel",
     "CommitRecord",
     "EscalationRecord",
     "EscalationStatus",
@@ -167,6 +169,25 @@ class Store(Protocol):
 
     def task_history(self, run_id: str, task_id: str) -> list[HistoryEntry]:
         """Transitions, sessions, signals, gate results and other events of a task, in time order."""
+
+    def events_of_kind(self, run_id: str, kinds: Sequence[str]) -> list[EventRecord]:
+        """A run's events of these kinds, oldest first."""
+
+    # -- plan edits
+    def apply_plan_edit(
+        self,
+        run_id: str,
+        *,
+        added: Sequence[Task],
+        updated: Sequence[Task],
+        cancelled: Sequence[Cancel],
+        reason: str,
+        event: str,
+        payload: Mapping[str, Any],
+    ) -> list[TaskRecord]:
+        """One plan edit in one transaction: `added` appended (a `run.tasks_added` event with `reason`),
+        `updated` take their new contract (`task.contract_replaced`), `cancelled` move as given (status
+        failed), then `event` with `payload`. Returns the cancelled tasks as stored."""
 
     # -- sessions
     def create_session(

@@ -18,6 +18,7 @@ from pm_agent.plan.models import Plan, Task, TaskStatus
 from pm_agent.statefile import STATE_DIR, STATE_FILE, default_store_path
 from pm_agent.store import events as ev
 from pm_agent.store import history as hist
+from pm_agent.store import planedit as pe
 from pm_agent.store import runs as rn
 from pm_agent.store._sqlite_base import Clock, utc_now
 from pm_agent.store._sqlite_outcomes import OutcomesMixin
@@ -164,6 +165,35 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
     def task_history(self, run_id: str, task_id: str) -> list[HistoryEntry]:
         with read_txn(self.engine) as conn:
             return hist.task_history(conn, run_id, task_id)
+
+    def events_of_kind(self, run_id: str, kinds: Sequence[str]) -> list[EventRecord]:
+        with read_txn(self.engine) as conn:
+            return pe.events_of_kind(conn, run_id, kinds)
+
+    # -- plan edits
+    def apply_plan_edit(
+        self,
+        run_id: str,
+        *,
+        added: Sequence[Task],
+        updated: Sequence[Task],
+        cancelled: Sequence[pe.Cancel],
+        reason: str,
+        event: str,
+        payload: Mapping[str, Any],
+    ) -> list[TaskRecord]:
+        with write_txn(self._writer) as conn:
+            return pe.apply_plan_edit_txn(
+                conn,
+                run_id,
+                added=added,
+                updated=updated,
+                cancelled=cancelled,
+                reason=reason,
+                event=event,
+                payload=payload,
+                now=self.now(),
+            )
 
 
 __all__ = ["STATE_DIR", "STATE_FILE", "Clock", "SqliteStore", "default_store_path", "open_store", "utc_now"]

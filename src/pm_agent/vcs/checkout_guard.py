@@ -87,11 +87,20 @@ def _fingerprint(root: Path, path: str, code: str) -> str:
 class CheckoutGuard:
     """Watches one main checkout and pm-agent's refs in it; see the module docstring."""
 
-    def __init__(self, checkout: Path | str, quarantine: Path | str, *, prefixes: tuple[str, ...] = PM_REF_PREFIXES):
+    def __init__(
+        self,
+        checkout: Path | str,
+        quarantine: Path | str,
+        *,
+        prefixes: tuple[str, ...] = PM_REF_PREFIXES,
+        exempt: tuple[str, ...] = (),
+    ):
         self.git = Git(checkout)
         self.checkout = self.git.path
         self.quarantine = Path(quarantine)
         self.prefixes = prefixes
+        # Paths (files, or folders ending in "/") the user edits while the run goes on: the run's plan.
+        self.exempt = exempt
         self.lock = asyncio.Lock()  # pm-agent moves its refs and the guard compares them under it
         self.known: dict[str, str] = self.refs()
         self.incidents: list[tuple[str, str]] = []  # (label of the check that found it, summary)
@@ -119,9 +128,12 @@ class CheckoutGuard:
         out = self.git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
         entries: dict[str, str] = {}
         for item in out.split("\0"):
-            if len(item) >= 4:
+            if len(item) >= 4 and not self._exempt(item[3:]):
                 entries[item[3:]] = item[:2]
         return entries
+
+    def _exempt(self, path: str) -> bool:
+        return any(path == e or (e.endswith("/") and path.startswith(e)) for e in self.exempt)
 
     def _head(self) -> tuple[str | None, str | None]:
         try:

@@ -1,0 +1,123 @@
+"""The plan watched from the loop (`PlanSync`) and from the command line (`reconcile_repo`); see reconcile.py.
+
+    sync = PlanSync(rc)                  # one per drive of the loop
+    if sync.poll(running=flows): ...     # each pass; True when the run's tasks changed
+
+    found = reconcile_repo(repo)         # `pm-agent reconcile`: applied when stopped, shown while running
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pm_agent.engine.plandiff import PlanDiff
+from pm_agent.engine.reconcile import (
+    PLAN_EVENTS,
+    Host,
+    OfflineHost,
+    apply_answers,
+    content_sha,
+    fingerprint,
+    open_plan_escalations,
+    plan_path,
+    preview,
+    reconcile,
+)
+from pm_agent.errors import PlanError
+
+__all__ = ["FOLDER_RECHECK_S", "PlanSync", "RepoReconcile", "reconcile_repo"]
+
+FOLDER_RECHECK_S = 2.0  # a plan folder is walked at most this often; a single file is stat'ed every pass
+
+
+class PlanSync:
+    """The loop's watch on its plan: stat each pass, hash on a move, reconcile on a new hash."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.path = plan_path(host.repo, host.run)
+        self.stamp = fingerprint(self.path)
+        self.stat_at = time.monotonic()
+        self.answers_at = 0.0
+        self.seen = self._last_seen()
+        self.waiting = open_plan_escalations(host.store, host.run.id)
+
+    def _last_seen(self) -> str | None:
+        """The sha of the last version looked at; None: look now (edited since the run started)."""
+        store, run = self.host.store, self.host.run
+        events = store.events_of_kind(run.id, PLAN_EVENTS)
+        if events:
+            return str(events[-1].payload.get("sha"))
+        newest = max((mtime for _, _, mtime in self.stamp), default=0)
+        # The run read the plan when it was created: a file not touched since is that version.
+        return content_sha(self.path) if newest / 1e9 <= run.created_at.timestamp() else None
+
+    def poll(self, running: Collection[str] = ()) -> bool:
+        """Look at the plan (and at answers to plan-change escalations); True when the run's tasks changed."""
+        now = time.monotonic()
+        changed = False
+        if not self.path.is_dir() or now - self.stat_at >= FOLDER_RECHECK_S or self.seen is None:
+            self.stat_at = now
+            stamp = fingerprint(self.path)
+            if stamp != self.stamp or self.seen is None:
+                self.stamp = stamp
+                sha = content_sha(self.path)
+                if sha != self.seen:
+                    outcome = reconcile(self.host, running=running, sha=sha)
+                    self.seen = sha
+                    changed = outcome.changed_tasks
+                    self.waiting += len(outcome.escalations)
+        # With no slot busy the loop is about to end: an answer that just came must be acted on first.
+        if self.waiting and (not running or now - self.answers_at >= FOLDER_RECHECK_S):
+            self.answers_at = now
+            changed |= bool(apply_answers(self.host))
+            self.waiting = open_plan_escalations(self.host.store, self.host.run.id)
+        return changed
+
+
+# ---------------------------------------------------------------- `pm-agent reconcile`
+
+
+@dataclass
+class RepoReconcile:
+    """What `pm-agent reconcile` found: applied to a stopped run, or only shown while a live one runs."""
+
+    run_id: str
+    live: dict[str, object] | None  # the process that holds the run lock (it applies the edit itself)
+    diff: PlanDiff | None
+    error: str = ""
+    lines: list[tuple[str, str]] = field(default_factory=list)
+    follow_ups: list[str] = field(default_factory=list)
+
+
+def reconcile_repo(repo: Path, run_id: str | None = None) -> RepoReconcile:
+    """Reconcile the run's plan: applied now when the run is stopped; shown (nothing written) while it runs."""
+    from pm_agent.engine.runlock import lock_holder, run_lock
+    from pm_agent.engine.startup import store_exists
+    from pm_agent.errors import NotFoundError
+    from pm_agent.lifecycle import default_workflow
+    from pm_agent.store import default_store_path, open_store
+
+    if not store_exists(repo):
+        raise NotFoundError(f"no pm-agent state in {repo}: no run to reconcile; start one with `pm-agent run PLAN.md`")
+    store = open_store(default_store_path(repo))
+    try:
+        run = store.get_run(run_id) if run_id else store.latest_run()
+        if run is None:
+            raise NotFoundError(f"no run in {default_store_path(repo)}")
+        host = OfflineHost(repo, store, run, default_workflow())
+        live = lock_holder(repo)
+        if live is not None:
+            try:
+                return RepoReconcile(run.id, live, preview(host))
+            except PlanError as exc:
+                return RepoReconcile(run.id, live, None, str(exc))
+        with run_lock(repo, "reconcile"):
+            outcome = reconcile(host)
+            follow_ups = apply_answers(host) if outcome.diff is not None else []
+        return RepoReconcile(run.id, None, outcome.diff, outcome.error, host.lines, follow_ups)
+    finally:
+        store.close()
