@@ -88,6 +88,8 @@ class PmConfig(_Config):
     """Where the release manifest is written."""
     parallel_tiers: list[Tier] = Field(default_factory=lambda: [Tier.LOW])
     """Tiers whose independent tasks may run in parallel."""
+    tester_tiers: list[Tier] = Field(default_factory=lambda: [Tier.NORMAL, Tier.CRITICAL])
+    """Tiers whose tasks get one edge-case tester session once their gates first pass; the gates then run again."""
     working_branch: str | None = None
     """The plan working branch; default pm/<plan-id>/work."""
     max_iterations: int = Field(default=16, ge=3, le=100)
