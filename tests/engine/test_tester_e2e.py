@@ -4,7 +4,9 @@
   with the failure, the developer fixes the code, the gates pass (the tester's test intact), the
   reviewer approves, and the tester's test is committed with the task;
 - the tester's test passes at once: gates again, then review; a CRITICAL task with no tester script
-  gets ScriptedTeam's default tester, which adds nothing.
+  gets ScriptedTeam's default tester, which adds nothing;
+- the developer sent back deletes the tester's test instead of fixing the code: `tester-tests` fails
+  (the base knows nothing of that test), the fixer restores it and fixes the code.
 """
 
 from __future__ import annotations
@@ -37,18 +39,23 @@ CRITERIA = [(CRITERION, "src/calc/absolute.py", "return")]
 DONE_STATES = ["reviewing_code", "creating_pr", "completed"]
 
 
+def overwrite(path: str, content: str) -> str:
+    """A shell command that rewrites `path` (Claude Code's Write refuses a file the session has not read)."""
+    return f"cat > {path} <<'EOF'\n{content}EOF"
+
+
 def first_or_later(first: Step, later: Step) -> Step:
     """`first` in the developer's first session, `later` in the session it is sent back to."""
     return lambda s, r: (first if s.attempt <= 1 else later)(s, r)
 
 
 def developer(code: str, prompts: list[str]) -> list[Step]:
-    """Writes `code` and its test; sent back, rewrites the code as FIXED (Bash: Write needs a Read first)."""
+    """Writes `code` and its test; sent back, rewrites the code as FIXED."""
     start: dict[str, str] = {"src/calc/absolute.py": code, "tests/test_absolute.py": DEV_TEST}
 
     def fix(s: SessionHeader, r: ModelRequest) -> Turn:
         prompts.append(r.conversation_text())
-        return bash(f"cat > src/calc/absolute.py <<'EOF'\n{FIXED}EOF")(s, r)
+        return bash(overwrite("src/calc/absolute.py", FIXED))(s, r)
 
     return [
         first_or_later(write("src/calc/absolute.py", code), fix),
@@ -171,3 +178,41 @@ def test_a_passing_edge_case_goes_on_to_review_and_a_task_without_a_tester_scrip
     branch = rc.run.working_branch
     assert git(t.repo, "show", f"{branch}:tests/test_absolute.py") == DEV_TEST + EDGE
     assert git(t.repo, "show", f"{branch}:tests/test_clamp.py") == CLAMP_TEST  # the default tester added nothing
+
+
+def test_a_developer_who_deletes_the_testers_test_is_refused_and_the_fixer_restores_it(
+    target: Callable[[str], Target],
+) -> None:
+    t = target(plan(ABSOLUTE))
+    start = {"src/calc/absolute.py": BUGGY, "tests/test_absolute.py": DEV_TEST}
+    fixed = {"src/calc/absolute.py": FIXED, "tests/test_absolute.py": DEV_TEST + EDGE}
+    t.team.scripts = {
+        ("task-1", "developer"): [
+            first_or_later(write("src/calc/absolute.py", BUGGY), bash(overwrite("tests/test_absolute.py", DEV_TEST))),
+            first_or_later(write("tests/test_absolute.py", DEV_TEST), claimed(start, CRITERIA)),
+            claimed(start, CRITERIA),
+        ],
+        ("task-1", "tester"): TESTER,
+        ("task-1", "fixer"): [
+            bash("\n".join(overwrite(path, text) for path, text in fixed.items())),
+            complete(fixed, CRITERIA, filesModified=sorted(fixed)),
+        ],
+        ("task-1", "reviewer"): REVIEW,
+    }
+    rc = t.start(tester_tiers=TESTERS)
+    outcome = t.drive(rc)
+    events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
+    assert outcome.completed == ["1"], events
+    store = open_store(default_store_path(t.repo))
+    try:
+        assert [s.role for s in store.list_sessions(rc.run_id, "1")] == ["developer", "tester", "developer", "fixer",
+                                                                         "reviewer"]  # fmt: skip
+        refused = [g for g in store.gate_results(rc.run_id, "1") if g.gate == "tester-tests" and not g.passed]
+        assert len(refused) == 1
+        assert "assertions removed: tests/test_absolute.py (-1 +0 assert lines)" in refused[0].evidence
+        fixes = [e.payload for e in store.events(rc.run_id, "1") if e.kind == "fix.requested"]
+        assert fixes[-1]["source"].startswith("gates failed: ")
+        assert "tester-tests" in fixes[-1]["source"]
+    finally:
+        store.close()
+    assert git(t.repo, "show", f"{rc.run.working_branch}:tests/test_absolute.py") == DEV_TEST + EDGE
