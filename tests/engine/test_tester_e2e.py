@@ -67,17 +67,23 @@ def developer(code: str, prompts: list[str]) -> list[Step]:
     ]
 
 
-TESTER: list[Step] = [
-    bash(f"cat >> tests/test_absolute.py <<'EOF'\n{EDGE}EOF"),
-    bash("python -m pytest -q || true"),
-    signal(
-        {
-            "signal": "complete",
-            "summary": "added test_absolute_of_a_negative: absolute(-3) == 3",
-            "filesModified": ["tests/test_absolute.py"],
-        }
-    ),
-]
+def edge_tester(prompts: list[str]) -> list[Step]:
+    """Appends EDGE to the task's test file (its first request's conversation goes to `prompts`)."""
+    append = bash(f"cat >> tests/test_absolute.py <<'EOF'\n{EDGE}EOF")
+
+    def first(s: SessionHeader, r: ModelRequest) -> Turn:
+        prompts.append(r.conversation_text())
+        return append(s, r)
+
+    report = {
+        "signal": "complete",
+        "summary": "added test_absolute_of_a_negative: absolute(-3) == 3",
+        "filesModified": ["tests/test_absolute.py"],
+    }
+    return [first, bash("python -m pytest -q || true"), signal(report)]
+
+
+TESTER = edge_tester([])
 
 
 def states(t: Target, run_id: str, task: str) -> list[str]:
@@ -92,9 +98,10 @@ def states(t: Target, run_id: str, task: str) -> list[str]:
 def test_the_testers_failing_edge_case_goes_back_to_the_developer(target: Callable[[str], Target]) -> None:
     t = target(plan(ABSOLUTE))
     prompts: list[str] = []
+    tester_prompts: list[str] = []
     t.team.scripts = {
         ("task-1", "developer"): developer(BUGGY, prompts),
-        ("task-1", "tester"): TESTER,
+        ("task-1", "tester"): edge_tester(tester_prompts),
         ("task-1", "reviewer"): REVIEW,
     }
     rc = t.start(tester_tiers=TESTERS)
@@ -119,6 +126,11 @@ def test_the_testers_failing_edge_case_goes_back_to_the_developer(target: Callab
         assert all(final.values()), final
     finally:
         store.close()
+    # The tester read what changed, where its tests go and how the gates run them.
+    assert tester_prompts, "the tester ran"
+    assert "src/calc/absolute.py" in tester_prompts[0]
+    assert "Add your tests to: tests/test_absolute.py" in tester_prompts[0]
+    assert "The gates run the tests with: " in tester_prompts[0]
     # The developer sent back read why: the failing edge case, and that the tests are not its to change.
     assert prompts, "the developer was sent back"
     assert "Your change came back with this evidence; fix the code, not the tests" in prompts[0]
