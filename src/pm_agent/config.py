@@ -88,12 +88,15 @@ class PmConfig(_Config):
     """Where the release manifest is written."""
     parallel_tiers: list[Tier] = Field(default_factory=lambda: [Tier.LOW])
     """Tiers whose independent tasks may run in parallel."""
+    tester_tiers: list[Tier] = Field(default_factory=lambda: [Tier.NORMAL, Tier.CRITICAL])
+    """Tiers whose tasks get one edge-case tester session once their gates first pass; the gates then run again."""
     working_branch: str | None = None
     """The plan working branch; default pm/<plan-id>/work."""
     max_iterations: int = Field(default=16, ge=3, le=100)
     """Lifecycle transitions per task before it ends in REQUIRES_HUMAN_INTERVENTION (seed 003's limit).
 
-    Seed 003 uses 10; pm-agent's path with gates and review takes 7 and a clarification round 5 more."""
+    Seed 003 uses 10; pm-agent's path with gates and review takes 7 (9 with the tester's round and the gates
+    after it) and a clarification round 5 more."""
     max_release_rounds: int = Field(default=3, ge=1, le=20)
     """Times a failing final release gate may open remediation tasks and re-enter the loop."""
     max_continuations: int = Field(default=3, ge=0, le=20)

@@ -39,6 +39,10 @@ class Target:
     def config(self, **overrides: object) -> PmConfig:
         base: dict[str, object] = {
             "max_parallel_agents": 3,
+            # The scripts here were written for the path without a tester; each test counts sessions,
+            # attempts or transitions of that path. The tester's path (the default tester_tiers) is
+            # tested in test_tester_e2e.py, which passes tester_tiers itself.
+            "tester_tiers": [],
             "environment": {
                 "test_command": f"{PY} -m pytest -q -p no:cacheprovider",
                 "lint_command": f"{PY} -m ruff check --no-cache src tests",

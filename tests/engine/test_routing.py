@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pm_agent.config import PmConfig
+from pm_agent.engine.after_gates import gates_failed, gates_passed
 from pm_agent.engine.history import FOLLOWUP_PENDING, FOLLOWUP_RESOLVED, PendingFollowup
 from pm_agent.engine.routing import (
     RESUME_AFTER_CRASH,
@@ -26,7 +27,7 @@ from pm_agent.engine.routing import (
     triage,
 )
 from pm_agent.lifecycle import IssueState, WorkflowContext, default_workflow
-from pm_agent.plan.models import Presence, Task
+from pm_agent.plan.models import Presence, Task, Tier
 from pm_agent.signals import AnySignal, NeedsRoleFollowupSignal, NeedsUserInputSignal, parse_signal
 from pm_agent.store import SessionStatus
 
@@ -45,7 +46,7 @@ ON_COMPLETE = {
     S.FIXING_ISSUES: S.RUNNING_TESTS,
     S.REFACTORING: S.RUNNING_TESTS,
     S.REVIEWING_CODE: S.CREATING_PR,
-    S.VALIDATING_SOLUTION: S.REVIEWING_CODE,
+    S.VALIDATING_SOLUTION: S.RUNNING_TESTS,
     S.ADDRESSING_FEEDBACK: S.RUNNING_TESTS,
 }
 SESSION_STATES = list(ON_COMPLETE)
@@ -359,3 +360,57 @@ def test_a_fresh_task_has_no_limit_reached() -> None:
     ctx = WorkflowContext(task_id=TASK, max_iterations=CONFIG.max_iterations)
     ctx.bind(WF)
     assert limit_reached(TASK, S.RECEIVED, ctx, CONFIG, WF) is None
+
+
+# ---------------------------------------------------------------- after the gates (after_gates.py)
+
+FIRST = [S.RECEIVED, S.PLANNING_APPROACH, S.IMPLEMENTING]  # states left before the first gate pass
+TESTED = [*FIRST, S.RUNNING_TESTS, S.VALIDATING_SOLUTION]  # ... and before the pass right after the tester
+FIXED = [*TESTED, S.RUNNING_TESTS, S.IMPLEMENTING]  # ... and after the developer fixed what the tester found
+
+
+@pytest.mark.parametrize(
+    ("tier", "tiers", "previous", "target"),
+    [
+        (Tier.NORMAL, None, FIRST, S.VALIDATING_SOLUTION),
+        (Tier.CRITICAL, None, FIRST, S.VALIDATING_SOLUTION),
+        (Tier.LOW, None, FIRST, S.REVIEWING_CODE),
+        (Tier.LOW, [Tier.LOW], FIRST, S.VALIDATING_SOLUTION),
+        (Tier.NORMAL, [], FIRST, S.REVIEWING_CODE),
+        (Tier.NORMAL, None, TESTED, S.REVIEWING_CODE),  # one tester round per task
+        (Tier.CRITICAL, None, FIXED, S.REVIEWING_CODE),
+    ],
+)
+def test_passed_gates_send_a_task_in_tester_tiers_to_its_one_tester_round(
+    tier: Tier, tiers: list[Tier] | None, previous: list[IssueState], target: IssueState
+) -> None:
+    config = CONFIG if tiers is None else PmConfig(tester_tiers=tiers)
+    d = gates_passed(tier, previous, config, WF, 11)
+    assert (d.target, d.fix, d.escalation, d.fields) == (target, None, None, {})
+    assert WF.is_valid(S.RUNNING_TESTS, target)
+
+
+@pytest.mark.parametrize(
+    ("previous", "failed", "retries", "target", "source"),
+    [
+        (TESTED, ["3-tests-run"], 0, S.IMPLEMENTING, "the tester's edge-case tests fail (3-tests-run)"),
+        (TESTED, ["3-tests-run", "scope"], 1, S.IMPLEMENTING, "the tester's edge-case tests fail (3-tests-run, scope)"),
+        (TESTED, ["4-lint-typecheck"], 0, S.FIXING_ISSUES, "gates failed: 4-lint-typecheck"),
+        (FIRST, ["3-tests-run"], 0, S.FIXING_ISSUES, "gates failed: 3-tests-run"),
+        (FIXED, ["3-tests-run"], 1, S.FIXING_ISSUES, "gates failed: 3-tests-run"),
+        (FIXED, ["tester-tests"], 1, S.FIXING_ISSUES, "gates failed: tester-tests"),
+        (TESTED, ["3-tests-run"], 2, S.WAITING_FOR_HUMAN_INPUT, "gates"),  # the budget covers the developer too
+    ],
+)
+def test_failed_gates_after_the_tester_go_back_to_the_developer_within_the_budget(
+    previous: list[IssueState], failed: list[str], retries: int, target: IssueState, source: str
+) -> None:
+    d = gates_failed(TASK, retries, CONFIG, previous, failed, "E1")
+    assert d.target is target
+    assert WF.is_valid(S.RUNNING_TESTS, target)
+    assert d.fix == FixRequest(source, "E1")
+    if target is S.WAITING_FOR_HUMAN_INPUT:
+        assert d.escalation is not None
+        assert "retry budget of 2 (retry_budget) exhausted" in d.escalation.body.problem
+    else:
+        assert (d.fields, d.escalation) == ({"retry_count": retries + 1}, None)

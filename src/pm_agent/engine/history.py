@@ -15,8 +15,11 @@ from pm_agent.lifecycle import IssueState
 from pm_agent.signals import AnySignal, CompleteSignal, NeedsRoleFollowupSignal, parse_signal
 from pm_agent.store import SessionStatus, SignalRecord, Store
 
-WORK_ROLES = ("developer", "fixer", "tester")
-"""The roles whose complete signal is the task's report (the gates read its evidence)."""
+WORK_ROLES = ("developer", "fixer")
+"""The roles whose complete signal is the task's report (the gates read its evidence, delivery its review note).
+
+Not the tester: its complete signal reports the tests it added, not the change; the criteria mapping, the
+review note and the justifications the gates read stay the developer's or fixer's."""
 
 FOLLOWUP_PENDING = "followup.pending"
 FOLLOWUP_RESOLVED = "followup.resolved"

@@ -17,6 +17,7 @@ from pm_agent.agents.header import session_header
 from pm_agent.config import PmConfig
 from pm_agent.engine.history import TaskHistory
 from pm_agent.engine.runctx import RunContext
+from pm_agent.lifecycle import IssueState
 from pm_agent.plan.models import SharedContext, Task, Tier
 from pm_agent.signals import signal_instructions
 from pm_agent.store import TaskRecord
@@ -132,6 +133,30 @@ def task_delta(rc: RunContext, rec: TaskRecord) -> str:
     return "\n".join(lines) or "First task on this area: no earlier changes to read."
 
 
+# States a developer is sent back from with a fix request (the tester's failing tests, a followup).
+SENT_BACK_FROM = (IssueState.RUNNING_TESTS, IssueState.VALIDATING_SOLUTION, IssueState.FIXING_ISSUES)
+
+
+def sent_back(rc: RunContext, rec: TaskRecord) -> bool:
+    """The developer works on the task again after the gates, the tester or the fixer sent it back."""
+    previous = rc.context_of(rec).previous_states
+    return bool(previous) and previous[-1] in SENT_BACK_FROM
+
+
+def tester_context(rc: RunContext, rec: TaskRecord, task: Task) -> str:
+    """What the tester reads besides the contract: the change, where its tests go, how they are run."""
+    base = rc.task_base(rec)
+    stat = Git(rc.worktree_path(rec.task_id)).diff_stat(base) or "(no change found)"
+    files = task.expected_files
+    tests = list(files.test) or [p for p in [*files.create, *files.modify] if "test" in p.lower()]
+    where = ", ".join(tests) if tests else "the test files the change already touches"
+    command = task.environment.test_command or rc.config.environment.test_command or "(none configured)"
+    return (
+        f"The change is uncommitted in your worktree; `git diff {base[:12]}` shows it.\n{stat}\n\n"
+        f"Add your tests to: {where}\nThe gates run the tests with: {command}"
+    )
+
+
 def build_prompt(rc: RunContext, rec: TaskRecord, role: str, history: TaskHistory) -> str:
     """The whole prompt for a new session of `role` on this task."""
     task = current_task(rec)
@@ -140,6 +165,8 @@ def build_prompt(rc: RunContext, rec: TaskRecord, role: str, history: TaskHistor
     extra = ""
     if role == "fixer":
         extra = history.fix_evidence()
+    elif role == "tester":
+        extra = tester_context(rc, rec, task)
     elif role == "reviewer":
         base = rc.task_base(rec)
         stat = Git(rc.worktree_path(rec.task_id)).diff_stat(base) or "(no change found)"
@@ -165,6 +192,9 @@ def build_prompt(rc: RunContext, rec: TaskRecord, role: str, history: TaskHistor
         if slices and role == "developer" and not history.events("task.narrowed"):
             extra += "\n\nThe planner sliced this task; work through the slices in order:\n"
             extra += str(slices[-1].get("slices", ""))
+        if role == "developer" and sent_back(rc, rec):
+            extra += "\n\nYour change came back with this evidence; fix the code, not the tests:\n"
+            extra += history.fix_evidence()
     values = {
         "contract": render_contract(contract),
         "extra": extra,

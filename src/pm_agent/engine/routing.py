@@ -195,18 +195,28 @@ def budget_escalation(
     )
 
 
-def to_fixer(fix: FixRequest, reason: str, retry_count: int, *, consume: bool = False) -> Decision:
-    """Send the task to the fixer with `fix` as its evidence; one fix attempt is spent."""
-    return Decision(S.FIXING_ISSUES, reason, {"retry_count": retry_count + 1}, fix=fix, consume=consume)
+def to_fixer(
+    fix: FixRequest, reason: str, retry_count: int, *, consume: bool = False, to: IssueState = S.FIXING_ISSUES
+) -> Decision:
+    """Send the task to the fixer (or `to`: the developer) with `fix` as its evidence; one fix attempt is spent."""
+    return Decision(to, reason, {"retry_count": retry_count + 1}, fix=fix, consume=consume)
 
 
 def fix_or_escalate(
-    task_id: str, retry_count: int, config: PmConfig, *, fix: FixRequest, reason: str, exhausted: FixRequest, why: str
+    task_id: str,
+    retry_count: int,
+    config: PmConfig,
+    *,
+    fix: FixRequest,
+    reason: str,
+    exhausted: FixRequest,
+    why: str,
+    to: IssueState = S.FIXING_ISSUES,
 ) -> Decision:
-    """The fixer gets `fix` while the retry budget lasts; after it, `exhausted` is recorded and a human asked."""
+    """`to` (the fixer) gets `fix` while the retry budget lasts; after it, `exhausted` is recorded and a human asked."""
     if retry_count >= config.retry_budget:
         return budget_escalation(task_id, why, config, fix=exhausted)
-    return to_fixer(fix, reason, retry_count)
+    return to_fixer(fix, reason, retry_count, to=to)
 
 
 def triage(task: Task) -> Decision:

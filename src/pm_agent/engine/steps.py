@@ -11,13 +11,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from pm_agent.engine.after_gates import gates_failed, gates_passed
 from pm_agent.engine.delivery import CHECKED_TREE, describe_drift
 from pm_agent.engine.faults import fault_point
 from pm_agent.engine.history import TaskHistory
 from pm_agent.engine.prompt_builder import current_task
-from pm_agent.engine.routing import Decision, EscalationRequest, FixRequest, NextSession, fix_or_escalate
+from pm_agent.engine.routing import Decision, EscalationRequest, NextSession
 from pm_agent.engine.runctx import GateView, RunContext
 from pm_agent.engine.slicing import parse_slices, slice_task
+from pm_agent.engine.tester_guard import TESTER_TREE, check_tester_tests, tester_tree
 from pm_agent.errors import PmAgentError
 from pm_agent.gates import (
     INTEGRITY_CHECKS,
@@ -137,11 +139,17 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
     worktree = rc.worktree_path(rec.task_id)
     base = await asyncio.to_thread(rc.task_base, rec)
     git = Git(worktree)
+    previous = rc.context_of(rec).previous_states
+    after_tester = bool(previous) and previous[-1] is S.VALIDATING_SOLUTION
+    # After the tester's round its tests are checked against the tree it left (tester_guard.py).
+    tester = tester_tree(history) if S.VALIDATING_SOLUTION in previous and not after_tester else None
     # Before any gate command runs: the tree they check is the tree delivery commits.
     checked, changes = await asyncio.to_thread(_snapshot, git, base)
     if checked is not None:
         payload = {"attempt": rec.attempt, "base": base, **checked.as_payload()}
         rc.store.append_event(rc.run_id, CHECKED_TREE_EVENT, payload, task_id=rec.task_id)
+        if after_tester:
+            rc.store.append_event(rc.run_id, TESTER_TREE, {"tree": checked.tree}, task_id=rec.task_id)
     ctx = make_context(
         task,
         worktree,
@@ -161,6 +169,8 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
     if checked is not None:
         moved = await asyncio.to_thread(_changed_during_gates, git, checked)
         results += [moved] if moved is not None else []
+        if tester is not None:
+            results.append(await asyncio.to_thread(check_tester_tests, task, worktree, tester, checked.tree))
     changes = ctx.change_set()
     diff = git.diff_text(base, head=checked.tree if checked is not None else None)
     if checked is not None:
@@ -183,9 +193,7 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
     summary = ", ".join(f"{r.gate}={'pass' if r.passed else 'FAIL'}" for r in results)
     rc.emit("gate.result", f"task-{rec.task_id}: {summary}")
     if not failed:
-        return Decision(
-            rc.workflow.on_complete(S.RUNNING_TESTS) or S.REVIEWING_CODE, f"all {len(results)} gates passed"
-        )
+        return gates_passed(tier, previous, rc.config, rc.workflow, len(results))
     broken = [r for r in failed if r.details.get("environment_failure")]
     if broken:
         # A tool that cannot run is not the agent's to fix: no fixer attempt is spent, a human is asked.
@@ -193,17 +201,8 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
     if any(r.gate == "vcs-tampering" for r in failed):
         # The agent committed or moved HEAD: undo that, keep its edits for the fixer, refuse the result.
         Git(worktree).run("reset", "--soft", base)
-    names = ", ".join(str(r.gate) for r in failed)
-    evidence = _evidence(results)
-    return fix_or_escalate(
-        rec.task_id,
-        rec.retry_count,
-        rc.config,
-        fix=FixRequest(f"gates failed: {names}", evidence),
-        reason=f"gates failed: {names}",
-        exhausted=FixRequest("gates", evidence),
-        why=f"gates still failing after {rec.retry_count} fix attempts: {names}",
-    )
+    names = [str(r.gate) for r in failed]
+    return gates_failed(rec.task_id, rec.retry_count, rc.config, previous, names, _evidence(results))
 
 
 def _report_payload(history: TaskHistory) -> dict[str, Any]:

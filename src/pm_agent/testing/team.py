@@ -81,12 +81,24 @@ def line_of(content: str, needle: str) -> int:
     raise ValueError(f"{needle!r} not in content")
 
 
+# A tester with nothing to add: pm-agent sends every task in `tester_tiers` (NORMAL and CRITICAL by default)
+# to a tester once its gates pass, and a script written before that step, or about something else, gives
+# none. Adding no tests leaves the change as the developer left it, so such a script means what it meant.
+NO_EDGE_CASES: tuple[Step, ...] = (
+    signal({"signal": "complete", "summary": "no edge cases to add: the task's tests cover the contract"}),
+)
+DEFAULT_SCRIPTS: dict[str, Sequence[Step]] = {"tester": NO_EDGE_CASES}
+
+
 @dataclass
 class ScriptedTeam:
-    """Routes pm-agent sessions to scripts keyed by (task, role); `("*", role)` matches any task."""
+    """Routes pm-agent sessions to scripts keyed by (task, role); `("*", role)` matches any task.
+
+    A role with neither falls back to `defaults` (DEFAULT_SCRIPTS: a tester that adds nothing)."""
 
     scripts: dict[tuple[str, str], Sequence[Step]] = field(default_factory=dict)
     log: list[tuple[str, str, int]] = field(default_factory=list)  # (task, role, step) per answered request
+    defaults: dict[str, Sequence[Step]] = field(default_factory=lambda: dict(DEFAULT_SCRIPTS))
 
     def __call__(self, request: ModelRequest) -> Turn | None:
         """Answer one request (None: not a pm-agent session request)."""
@@ -95,7 +107,11 @@ class ScriptedTeam:
             return None
         if _last_tool_name(request) == SIGNAL_TOOL and "error" not in request.tool_result_text().lower()[:40]:
             return Turn(text="Signal sent; stopping now.")
-        script = self.scripts.get((info.task, info.role)) or self.scripts.get(("*", info.role))
+        script = (
+            self.scripts.get((info.task, info.role))
+            or self.scripts.get(("*", info.role))
+            or self.defaults.get(info.role)
+        )
         if script is None:
             return Turn(text=f"(no script for {info.task}/{info.role})")
         index = _tool_turns(request)
