@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pm_agent.engine import final_review, integrity
-from pm_agent.engine.release_audit import risk_audit
+from pm_agent.engine.release_audit import free_id, remediation, risk_audit
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.startup import base_branch
 from pm_agent.errors import VcsError
@@ -137,7 +137,7 @@ def _remediation(rc: RunContext, failures: list[str], evidence: dict[str, str], 
     existing = {t.task_id for t in rc.store.list_tasks(rc.run_id)}
     tasks = []
     for name in failures:
-        task_id = final_review.free_id(existing)
+        task_id = free_id(existing)
         tasks.append(
             Task(
                 id=task_id,
@@ -298,7 +298,7 @@ async def final_release_gate(rc: RunContext) -> FinalResult:
             return FinalResult(passed=False, checks=checks, problems=[review.problem])
         if review.to_fix and review.round is not None:
             existing = {t.task_id for t in rc.store.list_tasks(rc.run_id)}
-            new = final_review.remediation(rc, review.round.number, review.to_fix, existing)
+            new = remediation(rc, review.round.number, review.to_fix, existing)
             rc.store.add_tasks(rc.run_id, new, reason=f"final review round {review.round.number}: findings to fix")
             for finding, task in zip(review.to_fix, new, strict=True):
                 final_review.resolve(rc, review.round.number, [finding], f"remediated by {task.ref}")

@@ -16,6 +16,9 @@ belong to a task in the store. It is completed from the start (EXISTS, no commit
 never dispatches it and the completion check passes it; `final_release_gate` leaves it out of the
 task counts. A kill -9 during a session is resumed like a task's: a stored signal is used, an
 interrupted session is continued (`--resume`) in the same worktree.
+
+A reviewer that answers as it would for a task (a complete signal with a reviewNote, no file) is
+read leniently: approved, each of the note's risks a low finding for the human.
 """
 
 from __future__ import annotations
@@ -251,7 +254,13 @@ def _read(rc: RunContext, workdir: Path, signal: SignalRecord | None) -> tuple[l
         return f"the session ended with {kind}; write the review file, then send a complete signal"
     path = workdir / review_path(rc)
     if not path.is_file():
-        return f"no review file at {review_path(rc)}: write it with the findings block, then signal again"
+        if typed.review_note is None:
+            return f"no review file at {review_path(rc)}: write it with the findings block, then signal again"
+        # Lenient: a reviewer that answered as for a task (a reviewNote, no file) approved; its risks are
+        # findings a human may accept.
+        note = typed.review_note
+        risks = [Finding(id=f"F{n}", severity="low", finding=r) for n, r in enumerate(note.risks, start=1)]
+        return risks, f"(no review file written; the reviewer's signal) {typed.summary}\n\n{note.summary}"
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
         return read_findings(text), text
@@ -331,27 +340,6 @@ def _template(repo: Path) -> str:
     return resources.files("pm_agent.engine").joinpath("prompts", "final-review.md").read_text(encoding="utf-8")
 
 
-def remediation(rc: RunContext, number: int, findings: list[Finding], existing: set[str]) -> list[Task]:
-    """One remediation task per finding, through the normal loop."""
-    tasks = []
-    for f in findings:
-        where = f" in {f.where}" if f.file else ""
-        body = f"The final review (round {number}) found{where}: {f.finding}" + (f"\n\nFix: {f.fix}" if f.fix else "")
-        tasks.append(
-            Task(
-                id=free_id(existing),
-                title=f"Fix final review finding {f.id}: {f.finding[:60]}",
-                description=body,
-                body=body,
-                tier=Tier.CRITICAL if f.severity == "critical" else Tier.NORMAL,
-                tier_reason=f"remediation of a {f.severity} final review finding",
-                acceptance_criteria=[f"final review finding {f.id} is fixed: {f.finding}"],
-                decision_log=[f"opened by the final review, round {number}: {f.describe()}"],
-            )
-        )
-    return tasks
-
-
 def _in_repo(rc: RunContext, path: str | None) -> str:
     """`path` relative to the repository when it is inside it."""
     if not path:
@@ -360,15 +348,6 @@ def _in_repo(rc: RunContext, path: str | None) -> str:
         return str(Path(path).resolve().relative_to(rc.repo.resolve()))
     except ValueError:
         return path
-
-
-def free_id(existing: set[str]) -> str:
-    """The next unused remediation id (r1, r2, ...), reserved in `existing`: the release gate's one allocator."""
-    n = 1
-    while f"r{n}" in existing:
-        n += 1
-    existing.add(f"r{n}")
-    return f"r{n}"
 
 
 def render_review(rc: RunContext) -> str:

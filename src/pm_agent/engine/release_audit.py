@@ -88,7 +88,7 @@ def _apply(
     if word.startswith("mitigate"):
         existing = {t.task_id for t in rc.store.list_tasks(rc.run_id)}
         new = [_mitigation(existing, risk.id, risk.description) for risk in critical_open]
-        fixes = final_review.remediation(rc, number, findings, existing)
+        fixes = remediation(rc, number, findings, existing)
         rc.store.add_tasks(rc.run_id, [*new, *fixes], reason=f"release escalation: mitigate ({esc_id})")
         for risk in critical_open:
             rc.store.update_risk_status(rc.run_id, risk.id, RiskStatus.MITIGATED)
@@ -101,6 +101,36 @@ def _apply(
     return "held"
 
 
+def free_id(existing: set[str]) -> str:
+    """The next unused remediation id (r1, r2, ...), reserved in `existing`: the release gate's one allocator."""
+    n = 1
+    while f"r{n}" in existing:
+        n += 1
+    existing.add(f"r{n}")
+    return f"r{n}"
+
+
+def remediation(rc: RunContext, number: int, findings: list[Finding], existing: set[str]) -> list[Task]:
+    """One remediation task per finding, through the normal loop."""
+    tasks = []
+    for f in findings:
+        where = f" in {f.where}" if f.file else ""
+        body = f"The final review (round {number}) found{where}: {f.finding}" + (f"\n\nFix: {f.fix}" if f.fix else "")
+        tasks.append(
+            Task(
+                id=free_id(existing),
+                title=f"Fix final review finding {f.id}: {f.finding[:60]}",
+                description=body,
+                body=body,
+                tier=Tier.CRITICAL if f.severity == "critical" else Tier.NORMAL,
+                tier_reason=f"remediation of a {f.severity} final review finding",
+                acceptance_criteria=[f"final review finding {f.id} is fixed: {f.finding}"],
+                decision_log=[f"opened by the final review, round {number}: {f.describe()}"],
+            )
+        )
+    return tasks
+
+
 def _severity(f: Finding) -> Severity:
     """The risks table's severity for a finding's."""
     if f.severity == "critical":
@@ -110,7 +140,7 @@ def _severity(f: Finding) -> Severity:
 
 def _mitigation(existing: set[str], risk_id: str, description: str) -> Task:
     return Task(
-        id=final_review.free_id(existing),
+        id=free_id(existing),
         title=f"Mitigate risk {risk_id}",
         description=description,
         body=f"Mitigate this risk found during review: {description}",
