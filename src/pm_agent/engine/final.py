@@ -1,8 +1,10 @@
 """Seed 001 section 7: the final release gate, risk audit, completeness check, manifest and handoff.
 
-A failing check is never a dead end: it opens remediation tasks and the loop runs again. An open
-risk on a CRITICAL task stops with an escalation. The manifest is committed on the working
-branch; pm-agent never merges into main.
+A failing check is never a dead end: it opens remediation tasks and the loop runs again. Once the
+checks pass, the final review (seed 004's Lawbringer, final_review.py) reviews the whole branch:
+its findings open remediation tasks too, or join the release escalation (release_audit.py), where
+a human accepts or mitigates them with the open risks of CRITICAL tasks. The manifest and the final
+review document are committed on the working branch in one commit; pm-agent never merges into main.
 """
 
 from __future__ import annotations
