@@ -10,12 +10,12 @@ from collections.abc import Callable
 from pm_agent.engine import final_review
 from pm_agent.engine.final_review import CONTAINER, ROUND, resolve, run_review
 from pm_agent.engine.release_audit import free_id, remediation
-from pm_agent.engine.review_findings import Finding, dump_findings
+from pm_agent.engine.review_findings import Finding, dump_findings, format_help
 from pm_agent.engine.runctx import RunContext
 from pm_agent.plan.models import Tier
 
 from .calc_plan import ADDITION, plan
-from .conftest import Target
+from .conftest import Target, git
 
 HIGH = Finding(id="F1", severity="high", file="src/calc/add.py", line=4, finding="no docstring", fix="add one")
 LOW = Finding(id="F2", severity="low", file="README.md", finding="add() is not mentioned")
@@ -102,5 +102,30 @@ def test_remediation_tasks_and_the_document(target: Callable[[str], Target]) -> 
         assert "## Round 2 (head `bbbbbbbbbbbb`)\n\nround 2\n\nNo findings." in text
         assert text.endswith("## The last review as written (round 2)\n\nas written\n")
         assert final_review.review_path(rc) == "docs/reviews/calc-final-review.md"
+    finally:
+        rc.store.close()
+
+
+def test_the_reviewers_prompt(target: Callable[[str], Target]) -> None:
+    t = target(plan(ADDITION))
+    (t.repo / "docs" / "req.md").write_text("Given two numbers, when added, then the sum.\n", encoding="utf-8")
+    git(t.repo, "add", "docs/req.md")
+    git(t.repo, "commit", "-q", "-m", "requirements")
+    rc = t.start(final_review={"requirements_doc": "docs/req.md"})
+    try:
+        head = rc.git.rev_parse(rc.run.working_branch)
+        earlier = [final_review.ReviewRound(1, "c" * 40, [HIGH], "", "", None)]
+        final_review.container(rc)
+        resolve(rc, 1, [HIGH], "remediated by task-r1")
+        text = final_review.review_prompt(rc, 2, head, t.repo, earlier)
+        assert "${" not in text
+        assert f"`git diff {rc.run.baseline_sha[:12]}..HEAD`" in text
+        assert "your review, `docs/reviews/calc-final-review.md`" in text
+        assert "Review round 2. Earlier rounds found (check that each is fixed):" in text
+        assert "- round 1 F1 (high) src/calc/add.py:4: no docstring → remediated by task-r1" in text
+        assert "Requirements (docs/req.md):\nGiven two numbers, when added, then the sum." in text
+        assert "(no design doc given)" in text
+        assert 'Always pass stepId "task-final-review"' in text
+        assert format_help() in text
     finally:
         rc.store.close()

@@ -199,7 +199,7 @@ async def _new_round(rc: RunContext, number: int, head: str, earlier: list[Revie
             session, signal = result.record, result.signal
         else:
             tries += 1
-            prompt = _prompt(rc, number, head, workdir, earlier)
+            prompt = review_prompt(rc, number, head, workdir, earlier)
             result = await start_session(
                 rc.host, run_id=rc.run_id, task_id=CONTAINER, role=ROLE, prompt=prompt,
                 workdir=workdir, attempt=number, system_prompt=system,
@@ -303,7 +303,8 @@ def _store_round(
     return ReviewRound(number, head, findings, summary, text[:KEEP_TEXT], session.id)
 
 
-def _prompt(rc: RunContext, number: int, head: str, workdir: Path, earlier: list[ReviewRound]) -> str:
+def review_prompt(rc: RunContext, number: int, head: str, workdir: Path, earlier: list[ReviewRound]) -> str:
+    """The reviewer's prompt for round `number` of the branch at `head`, checked out in `workdir`."""
     base = rc.run.baseline_sha
     stat = Git(workdir).diff_stat(base, "HEAD") or "(no change found)"
     settled = resolutions(rc)
