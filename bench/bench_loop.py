@@ -36,6 +36,8 @@ agent:
 max_parallel_agents: {slots}
 environment:
   test_command: 'true'
+final_review:
+  enabled: false  # the loop's dispatch is measured; the fake agent has no final-review script
 """
 # Runs the CLI and writes its own CPU (not its children's) when it exits, however it exits.
 WRAPPER = """\

@@ -105,6 +105,7 @@ class Project:
 
 CONFIG = (
     "agent:\n  binary: {binary}\n  isolated_home: true\n  stuck_after_s: 60\nenvironment:\n  test_command: 'true'\n"
+    "final_review:\n  enabled: false\n"  # the fake agent's note scripts have no final reviewer
 )
 
 

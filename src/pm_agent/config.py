@@ -65,6 +65,25 @@ class AgentConfig(_Config):
         return self
 
 
+FindingSeverity = Literal["critical", "high", "medium", "low", "info"]
+FIX_BY_DEFAULT: tuple[FindingSeverity, ...] = ("critical", "high", "medium")
+
+
+class FinalReviewConfig(_Config):
+    """The final review (seed 004's Lawbringer): a reviewer session over the whole working branch before release."""
+
+    enabled: bool = True
+    """Review the whole working branch against the baseline, the design doc and the requirements before release."""
+    max_rounds: int = Field(default=3, ge=1, le=10)
+    """Review rounds at most: findings of earlier rounds open remediation tasks, the last round's go to a human."""
+    fix_severities: list[FindingSeverity] = Field(default_factory=lambda: list(FIX_BY_DEFAULT))
+    """Findings of these severities get remediation tasks; the others go to the human in the release escalation."""
+    requirements_doc: str | None = None
+    """The requirements doc the review checks against (path in the repository); none: the design doc only."""
+    attempts: int = Field(default=3, ge=1, le=10)
+    """Reviewer sessions per round (a review that cannot be read is sent back with the reason) before escalating."""
+
+
 class PmConfig(_Config):
     """pm-agent configuration for one target repository."""
 
@@ -105,6 +124,8 @@ class PmConfig(_Config):
     """The environment contract: lint, typecheck, test, build commands."""
     agent: AgentConfig = Field(default_factory=AgentConfig)
     """The agent CLI and its limits."""
+    final_review: FinalReviewConfig = Field(default_factory=FinalReviewConfig)
+    """The final review of the whole working branch before the release manifest."""
 
 
 def _key_lines(text: str) -> dict[tuple[str, ...], int]:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from pm_agent.config import render_config
+from pm_agent.engine.final_review import CONTAINER as FINAL_REVIEW
 from pm_agent.engine.launch import resume_run
 from pm_agent.engine.loop import PmLoop
 from pm_agent.human.channels import PrintOnlyChannel
@@ -105,7 +106,7 @@ def assert_finished_once(t: Target) -> None:
     try:
         run = store.latest_run()
         assert run is not None
-        tasks = store.list_tasks(run.id)
+        tasks = [x for x in store.list_tasks(run.id) if x.task_id != FINAL_REVIEW]  # its sessions' record
         assert [(x.task_id, x.state) for x in tasks] == [("1", "completed"), ("2", "completed")]
         assert sorted(refs(t, run.working_branch)) == ["Refs: release-calc", "Refs: task-1", "Refs: task-2"]
         assert [c.task_id for c in store.commits(run.id)] == ["1", "2"]

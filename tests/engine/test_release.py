@@ -102,7 +102,9 @@ def test_final_gate_remediates_then_releases(target: Callable[[str], Target]) ->
     store = open_store(default_store_path(t.repo))
     try:
         tasks = {x.task_id: x for x in store.list_tasks(rc.run_id)}
-        assert sorted(tasks) == ["1", "2", "r1"]
+        # task-final-review holds the final review's session (every reviewer approves: a clean review).
+        assert sorted(tasks) == ["1", "2", "final-review", "r1"]
+        assert [s.role for s in store.list_sessions(rc.run_id, "final-review")] == ["reviewer"]
         assert tasks["r1"].state == "completed"
         assert "build" in tasks["r1"].title
         # The open risk of the CRITICAL task held the release until the scripted human accepted it.
@@ -135,5 +137,9 @@ def test_final_gate_remediates_then_releases(target: Callable[[str], Target]) ->
     assert manifest.tests_run == manifest.tests_passed == 2
     assert (manifest.lint_clean, manifest.typecheck_clean, manifest.build_clean) == (True, True, True)
     assert [r.status for r in manifest.risks] == ["accepted"]
+    assert manifest.final_review == "docs/reviews/calc-final-review.md"
+    review = git(t.repo, "show", f"{branch}:docs/reviews/calc-final-review.md")
+    assert "## Round 1" in review
+    assert "No findings." in review
     assert git(t.repo, "log", "-1", "--format=%s", branch).strip() == "chore(release): release manifest for calc"
     assert git(t.repo, "rev-parse", "main").strip() == rc.run.baseline_sha, "pm-agent must never touch main"

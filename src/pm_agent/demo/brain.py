@@ -300,6 +300,30 @@ def _tester(ctx: _Context) -> list[_Step]:
     ]
 
 
+FINAL_REVIEW_TASK = "task-final-review"
+_REVIEW_FILE = re.compile(r"your review, `([^`]+)`")
+CLEAN_REVIEW = (
+    "# Final review\n\nThe tasks fit together and do what the design doc asks; the tests cover each module.\n\n"
+    "```yaml\nfindings: []\n```\n"
+)
+
+
+def _final_reviewer(ctx: _Context) -> list[_Step]:
+    """The final review of the whole branch: look at the log, write a clean review, report."""
+    found = _REVIEW_FILE.search(ctx.conversation.prompt)
+    review_file = found.group(1) if found else "docs/reviews/final-review.md"
+
+    def look(ctx: _Context) -> Turn:
+        call = ToolCall("Bash", {"command": "git log --oneline -20", "description": "List the task commits"})
+        return Turn(text="Reading the whole change before the final verdict.", tool_calls=[call])
+
+    def report(ctx: _Context) -> Turn:
+        payload = {"signal": "complete", "stepId": ctx.header.task, "summary": "Final review written: no findings."}
+        return Turn(text="Reporting back to pm-agent.", tool_calls=[ToolCall(TOOL_NAME, payload)])
+
+    return [_Step(1, look), _write_turn({review_file: CLEAN_REVIEW}), _Step(1, report), _done_turn("Review sent.")]
+
+
 def _unknown_task(ctx: _Context) -> list[_Step]:
     def ask(ctx: _Context) -> Turn:
         payload = {
@@ -356,7 +380,11 @@ class DemoBrain:
         conversation = Conversation.read(request.messages)
         contract = parse_contract(conversation.prompt) or {}
         task = demo_task(header.task)
-        if task is None:
+        if header.task == FINAL_REVIEW_TASK:
+            stub = _placeholder_task(header.task)
+            ctx = _Context(header, stub, request, conversation, contract, self.python)
+            step = _pick(_final_reviewer(ctx), conversation.used)
+        elif task is None:
             stub = _placeholder_task(header.task)
             ctx = _Context(header, stub, request, conversation, contract, self.python)
             step = _pick(_unknown_task(ctx), conversation.used)

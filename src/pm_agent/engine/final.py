@@ -1,8 +1,10 @@
 """Seed 001 section 7: the final release gate, risk audit, completeness check, manifest and handoff.
 
-A failing check is never a dead end: it opens remediation tasks and the loop runs again. An open
-risk on a CRITICAL task stops with an escalation. The manifest is committed on the working
-branch; pm-agent never merges into main.
+A failing check is never a dead end: it opens remediation tasks and the loop runs again. Once the
+checks pass, the final review (seed 004's Lawbringer, final_review.py) reviews the whole branch:
+its findings open remediation tasks too, or join the release escalation (release_audit.py), where
+a human accepts or mitigates them with the open risks of CRITICAL tasks. The manifest and the final
+review document are committed on the working branch in one commit; pm-agent never merges into main.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pm_agent.engine import integrity
+from pm_agent.engine import final_review, integrity
 from pm_agent.engine.reconcile import cancelled_ids
+from pm_agent.engine.release_audit import free_id, remediation, risk_audit
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.startup import base_branch
 from pm_agent.errors import VcsError
@@ -32,14 +35,8 @@ from pm_agent.reports.manifest import (
     render_manifest,
 )
 from pm_agent.reports.review import review_artifact_path
-from pm_agent.store import EscalationRecord, EscalationStatus, RiskStatus, TaskRecord
+from pm_agent.store import RiskStatus, TaskRecord
 from pm_agent.vcs import Git
-
-RISK_OPTIONS = [
-    "accept: ship with the risks recorded as accepted",
-    "mitigate: open a remediation task for each risk",
-    "abort: stop the release",
-]
 
 
 @dataclass(frozen=True)
@@ -143,7 +140,7 @@ def _remediation(rc: RunContext, failures: list[str], evidence: dict[str, str], 
     existing = {t.task_id for t in rc.store.list_tasks(rc.run_id)}
     tasks = []
     for name in failures:
-        task_id = _free_id(existing)
+        task_id = free_id(existing)
         tasks.append(
             Task(
                 id=task_id,
@@ -157,84 +154,6 @@ def _remediation(rc: RunContext, failures: list[str], evidence: dict[str, str], 
             )
         )
     return tasks
-
-
-async def _risk_audit(rc: RunContext, records: list[TaskRecord]) -> tuple[str, list[str]]:
-    """("clear" | "held" | "remediated", open risks): an open risk on a CRITICAL task needs a human's word."""
-    tiers = {r.task_id: r.tier for r in records}
-    risks = rc.store.list_risks(rc.run_id)
-    critical_open = [
-        r for r in risks if r.status is RiskStatus.OPEN and tiers.get(r.source_task or "") is Tier.CRITICAL
-    ]
-    for risk in risks:
-        if risk.status is RiskStatus.OPEN and risk not in critical_open:
-            # Non-critical risks were reviewed with their task; the PM accepts them and says so.
-            rc.store.update_risk_status(rc.run_id, risk.id, RiskStatus.ACCEPTED)
-            rc.store.append_event(rc.run_id, "risk.accepted", {"risk": risk.id, "by": "pm (non-critical task)"})
-    if not critical_open:
-        return "clear", []
-    described = [f"{r.id} {r.description}" for r in critical_open]
-    esc = _risk_escalation(rc)
-    if esc is None or esc.status is EscalationStatus.OPEN:
-        if esc is None:
-            body = Escalation(
-                problem="open risks on CRITICAL tasks: " + "; ".join(described),
-                impact="the release is held until the risks are accepted or mitigated",
-                options=RISK_OPTIONS,
-                recommended="accept if the review notes' rollback covers them; else mitigate",
-            )
-            esc = rc.open_escalation(None, "risk-audit", body)
-        while rc.pending_escalations:  # the loop is not running: hand it to the channel here
-            pending, text = rc.pending_escalations.pop(0)
-            await rc.channel.escalate(rc.store, pending, text)
-        esc = rc.store.get_escalation(esc.id)
-    if esc.status is EscalationStatus.OPEN:
-        return "held", described
-    word = (esc.answer or "").strip().lower()
-    if esc.status is EscalationStatus.ANSWERED:
-        rc.store.mark_escalation_applied(esc.id)
-    if word.startswith("accept"):
-        for risk in critical_open:
-            rc.store.update_risk_status(rc.run_id, risk.id, RiskStatus.ACCEPTED)
-        return "clear", []
-    if word.startswith("mitigate"):
-        existing = {t.task_id for t in rc.store.list_tasks(rc.run_id)}
-        new = [_mitigation(existing, risk.id, risk.description) for risk in critical_open]
-        rc.store.add_tasks(rc.run_id, new, reason=f"risk audit: mitigate ({esc.id})")
-        for risk in critical_open:
-            rc.store.update_risk_status(rc.run_id, risk.id, RiskStatus.MITIGATED)
-        rc.emit("final.mitigate", "opened " + ", ".join(t.ref for t in new) + " to mitigate the risks")
-        return "remediated", described
-    if word.startswith("abort"):
-        rc.aborted = True
-    return "held", described
-
-
-def _free_id(existing: set[str]) -> str:
-    """The next unused remediation id (r1, r2, ...), reserved in `existing`."""
-    n = 1
-    while f"r{n}" in existing:
-        n += 1
-    existing.add(f"r{n}")
-    return f"r{n}"
-
-
-def _mitigation(existing: set[str], risk_id: str, description: str) -> Task:
-    return Task(
-        id=_free_id(existing),
-        title=f"Mitigate risk {risk_id}",
-        description=description,
-        body=f"Mitigate this risk found during review: {description}",
-        tier=Tier.CRITICAL,
-        tier_reason="CRITICAL: mitigates an open risk of a CRITICAL task",
-        acceptance_criteria=[f"risk {risk_id} is mitigated: {description}"],
-        decision_log=[f"opened by the risk audit for {risk_id}"],
-    )
-
-
-def _risk_escalation(rc: RunContext) -> EscalationRecord | None:
-    found = [e for e in rc.store.list_escalations(rc.run_id) if e.source == "risk-audit"]
-    return found[-1] if found else None
 
 
 def _relative(rc: RunContext, path: str | None) -> str:
@@ -302,13 +221,26 @@ def build_manifest(rc: RunContext, records: list[TaskRecord], checks: list[Check
             "read the review artifacts of the CRITICAL tasks first",
         ],
         environment=_environment_lines(checks),
+        final_review=final_review.review_path(rc) if final_review.rounds(rc) else "",
     )
 
 
-def _commit_manifest(rc: RunContext, worktree: Git, rel_path: str, text: str) -> str:
-    target = worktree.path / rel_path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+def _review_failed(problem: str) -> Escalation:
+    return Escalation(
+        problem=problem,
+        impact="the release waits: the final review of the whole branch has not been read",
+        options=["`pm-agent resume` to run the final review again", "set final_review.enabled: false, then resume"],
+        recommended="read the reviewer session's log (`pm-agent log task-final-review`), then resume",
+        blocking=False,
+    )
+
+
+def _commit_manifest(rc: RunContext, worktree: Git, files: dict[str, str]) -> str:
+    """The manifest and the final review document, in one commit (a restart finds both or neither)."""
+    for rel_path, text in files.items():
+        target = worktree.path / rel_path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
     ref = f"release-{rc.run.plan_id}"
     message = f"chore(release): release manifest for {rc.run.plan_id}\n\nRefs: {ref}\n"
     try:
@@ -320,12 +252,13 @@ def _commit_manifest(rc: RunContext, worktree: Git, rel_path: str, text: str) ->
 async def final_release_gate(rc: RunContext) -> FinalResult:
     """Run the final checks on the working branch; open remediation tasks or write the manifest."""
     rc.emit("final.started", f"final release gate on {rc.run.working_branch}")
-    records = rc.store.list_tasks(rc.run_id)
+    every = rc.store.list_tasks(rc.run_id)
     rc.watch.verified.clear()  # every completed task's commit is looked for again
-    findings = integrity.check_run(rc, records)
+    findings = integrity.check_run(rc, every)  # all rows: store-watch would take a missing one for deleted
     if findings:  # never a release with a task missing or changed outside pm-agent
         integrity.handle_findings(rc, findings)
         return FinalResult(passed=False, problems=[f"{f.caught_by}: {f.problem}" for f in findings])
+    records = [r for r in every if r.task_id != final_review.CONTAINER]  # the plan's tasks and remediations
     path = rc.state_dir / "worktrees" / rc.run_id / "_release"
     if path.exists():
         await asyncio.to_thread(rc.git.worktree_remove, path, True)
@@ -362,7 +295,22 @@ async def final_release_gate(rc: RunContext) -> FinalResult:
             return FinalResult(passed=False, reentered=True, checks=checks, problems=problems)
         if incomplete:
             return FinalResult(passed=False, checks=checks, problems=problems)
-        audit, open_risks = await _risk_audit(rc, records)
+        review = await final_review.run_review(rc)
+        if review.status == "failed":  # not a finding: the review itself could not be had
+            rc.open_escalation(None, "final-review", _review_failed(review.problem))
+            rc.emit("final.review", review.problem + " — `pm-agent resume` runs the final review again")
+            return FinalResult(passed=False, checks=checks, problems=[review.problem])
+        if review.to_fix and review.round is not None:
+            existing = {t.task_id for t in rc.store.list_tasks(rc.run_id)}
+            new = remediation(rc, review.round.number, review.to_fix, existing)
+            rc.store.add_tasks(rc.run_id, new, reason=f"final review round {review.round.number}: findings to fix")
+            for finding, task in zip(review.to_fix, new, strict=True):
+                final_review.resolve(rc, review.round.number, [finding], f"remediated by {task.ref}")
+            opened = ", ".join(t.ref for t in new)
+            rc.emit("final.failed", f"final review findings: opened {opened}; back to the loop")
+            problems = [f.describe() for f in review.to_fix]
+            return FinalResult(passed=False, reentered=True, checks=checks, problems=problems)
+        audit, open_risks = await risk_audit(rc, records, review)
         if audit == "remediated":
             return FinalResult(passed=False, reentered=True, checks=checks, problems=open_risks)
         if audit == "held":
@@ -370,8 +318,11 @@ async def final_release_gate(rc: RunContext) -> FinalResult:
             return FinalResult(passed=False, waiting=not rc.aborted, checks=checks, problems=open_risks)
         manifest = build_manifest(rc, records, checks)
         rel = manifest_path(rc.config.release_manifest_dir, rc.run.plan_id)
+        files = {rel: render_manifest(manifest)}
+        if manifest.final_review:
+            files[manifest.final_review] = final_review.render_review(rc)
         async with rc.integrate_lock:
-            sha = await asyncio.to_thread(_commit_manifest, rc, worktree, rel, render_manifest(manifest))
+            sha = await asyncio.to_thread(_commit_manifest, rc, worktree, files)
             if rc.host.checkout_guard is not None:
                 rc.host.checkout_guard.accept_refs(rc.run.working_branch)
         rc.run = rc.store.update_run(rc.run_id, current_sha=sha)

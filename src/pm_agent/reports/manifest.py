@@ -65,6 +65,8 @@ class ReleaseManifest(_Strict):
     # pm-agent's addition after seed 001's fields: each command at the baseline and at release, so findings
     # that were there before the run are listed as such, not passed off as clean.
     environment: list[EnvironmentCheck] = []
+    # The final review of the whole branch (seed 004's Lawbringer), committed with the manifest; "" when off.
+    final_review: str = ""
 
 
 def manifest_path(release_dir: str, plan_id: str) -> str:
@@ -114,5 +116,6 @@ def render_handoff(
             "Artifacts:",
             f"  - Release manifest: {manifest_file}",
             f"  - Review notes: {reviews_dir.rstrip('/')}/<task-id>-review.md (per task)",
+            *([f"  - Final review: {manifest.final_review}"] if manifest.final_review else []),
         ]
     )
