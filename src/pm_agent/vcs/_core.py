@@ -5,13 +5,13 @@ The mixins in `_diffs`, `_worktrees` and `_commits` build on it; `pm_agent.vcs.g
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Self
 
+from pm_agent import environ
 from pm_agent.errors import VcsError
 from pm_agent.vcs.models import GitCommandError, LogEntry, StatusEntry
 
@@ -43,6 +43,12 @@ NO_HOOKS_ARGS = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false")
 # commondir"). pm-agent's slots run in threads of one process, so one lock per repository serialises them.
 _METADATA_LOCKS: dict[str, threading.RLock] = {}
 _METADATA_LOCKS_GUARD = threading.Lock()
+
+
+def _git_env(inherited: Mapping[str, str]) -> dict[str, str]:
+    """The environment of every git call: pm-agent's, less the variables that point git elsewhere."""
+    kept = {k: v for k, v in inherited.items() if k not in _REPO_LOCATING_VARS}
+    return {**kept, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 
 
 class GitCore:
@@ -89,8 +95,8 @@ class GitCore:
         timeout_s: float | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """Run git; return the completed process whatever its exit code. Timeouts raise."""
-        inherited = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATING_VARS}
-        full_env = {**inherited, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", **(env or {})}
+        base = environ.derived(_git_env)
+        full_env = {**base, **env} if env else base
         argv = ["git", "-c", "core.quotepath=off", *args]
         try:
             return subprocess.run(
