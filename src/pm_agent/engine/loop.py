@@ -75,6 +75,7 @@ class PmLoop:
         self.tasks: dict[str, Task] = {}
         self.cleanups: list[WorktreeCleanup] = []  # finished tasks' worktrees, removed after the next dispatch
         self.cleaning: set[asyncio.Task[None]] = set()
+        self.diffing: asyncio.Task[None] | None = None  # the cycle diff being taken, if any
         self.changed = True  # a flow ended or an answer moved a task since the last integrity check
         self.checked_at = 0.0
 
@@ -128,8 +129,9 @@ class PmLoop:
     def _worktree(self, rec: TaskRecord) -> None:
         path = self.rc.worktree_path(rec.task_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        wt = self.rc.git.worktree_add(path, self.rc.task_branch_of(rec), start=self.rc.run.working_branch)
-        if S(rec.state) in (S.RECEIVED, S.PLANNING_APPROACH) and wt.is_clean():
+        wt, fresh = self.rc.git.ensure_worktree(path, self.rc.task_branch_of(rec), start=self.rc.run.working_branch)
+        # A branch made just now starts at the latest work already; an older one may lag behind it.
+        if not fresh and S(rec.state) in (S.RECEIVED, S.PLANNING_APPROACH) and wt.is_clean():
             # Nothing written yet (e.g. a sliced task back after its subtasks): start from the latest work.
             wt.try_run("merge", "--ff-only", "--quiet", self.rc.run.working_branch)
 
@@ -236,8 +238,9 @@ class PmLoop:
             return
         running = [self._candidate(self.table[t], queue_pos) for t in self.flows]
         done_count = sum(1 for r in self.table.values() if S(r.state) is S.COMPLETED)
+        picked = False
         for cand in self.scheduler.pick(ready, running):
-            self._cycle_diff()
+            picked = True
             slots = ", ".join(sorted(f"task-{t}" for t in [*self.flows, cand.task_id]))
             rc.emit(
                 "slots",
@@ -247,6 +250,18 @@ class PmLoop:
             self.flows[cand.task_id] = asyncio.create_task(self._slot(cand.task_id))
             payload = {"slots": sorted([*self.flows]), "done": done_count, "tasks": len(self.table)}
             rc.store.append_event(rc.run_id, DISPATCHED, payload, task_id=cand.task_id)
+        if picked and self.diffing is None:
+            # Dispatch first: the cycle's diff (two git calls) runs beside the new flows, not before them.
+            self.diffing = asyncio.create_task(asyncio.to_thread(self._cycle_diff))
+            self.cleaning.add(self.diffing)
+            self.diffing.add_done_callback(self._diffed)
+
+    def _diffed(self, job: asyncio.Task[None]) -> None:
+        self.cleaning.discard(job)
+        self.diffing = None
+        failed = None if job.cancelled() else job.exception()
+        if failed is not None:  # the diff is informative: a git failure here must not stop the run
+            self.rc.emit("cycle.diff", f"the cycle's diff could not be taken: {failed}")
 
     def _candidate(self, rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
         return Candidate(

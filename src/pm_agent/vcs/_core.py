@@ -65,6 +65,7 @@ class GitCore:
         self.timeout_s = timeout_s
         self.protected_branches = protected_branches
         self._common_dir: str | None = None
+        self._git_paths: dict[str, Path] = {}
 
     def metadata_lock(self) -> threading.RLock:
         """The lock held while worktrees and branches of this repository (shared by all its worktrees) change."""
@@ -165,10 +166,15 @@ class GitCore:
         return self.git_paths(name)[0]
 
     def git_paths(self, *names: str) -> list[Path]:
-        """`git_path` for several names in one git call."""
-        args = [arg for name in names for arg in ("--git-path", name)]
-        outs = self.run("rev-parse", *args).splitlines()
-        return [Path(out) if Path(out).is_absolute() else self.path / out for out in outs]
+        """`git_path` for several names in one git call (none when this handle has asked for them all before)."""
+        # Where a worktree keeps a file never changes while the handle lives: ask git once per name.
+        missing = [name for name in dict.fromkeys(names) if name not in self._git_paths]
+        if missing:
+            args = [arg for name in missing for arg in ("--git-path", name)]
+            outs = self.run("rev-parse", *args).splitlines()
+            for name, out in zip(missing, outs, strict=True):
+                self._git_paths[name] = Path(out) if Path(out).is_absolute() else self.path / out
+        return [self._git_paths[name] for name in names]
 
     def status_porcelain(self) -> list[StatusEntry]:
         """`git status --porcelain`, untracked files listed one by one."""
