@@ -77,6 +77,8 @@ class PmLoop:
         self.cleaning: set[asyncio.Task[None]] = set()
         self.diffing: asyncio.Task[None] | None = None  # the cycle diff being taken, if any
         self.changed = True  # a flow ended or an answer moved a task since the last integrity check
+        self.version = 0  # counts changes to the table and the slots: `_dispatch` skips a look that cannot differ
+        self.idle_version = -1  # the version at which the last look started nothing
         self.checked_at = 0.0
 
     # ---------------------------------------------------------------- the table
@@ -89,6 +91,7 @@ class PmLoop:
 
     def _remember(self, rec: TaskRecord) -> None:
         self.changed = True
+        self.version += 1
         self.table[rec.task_id] = rec
         self.tasks[rec.task_id] = rec.task()
 
@@ -233,8 +236,13 @@ class PmLoop:
     def _dispatch(self, queue_pos: dict[str, int]) -> None:
         """Start a flow for every task the scheduler picks among the ready ones."""
         rc = self.rc
+        # The scheduler starts nothing while every slot is busy, nor on the same table and slots as the last
+        # look that started nothing; at 200 tasks ranking every ready task costs milliseconds per look.
+        if len(self.flows) >= self.scheduler.max_parallel or self.version == self.idle_version:
+            return
         ready = [self._candidate(r, queue_pos) for r in self._ready()]
         if not ready:
+            self.idle_version = self.version
             return
         running = [self._candidate(self.table[t], queue_pos) for t in self.flows]
         done_count = sum(1 for r in self.table.values() if S(r.state) is S.COMPLETED)
@@ -250,7 +258,9 @@ class PmLoop:
             self.flows[cand.task_id] = asyncio.create_task(self._slot(cand.task_id))
             payload = {"slots": sorted([*self.flows]), "done": done_count, "tasks": len(self.table)}
             rc.store.append_event(rc.run_id, DISPATCHED, payload, task_id=cand.task_id)
-        if picked and self.diffing is None:
+        if not picked:
+            self.idle_version = self.version
+        elif self.diffing is None:
             # Dispatch first: the cycle's diff (two git calls) runs beside the new flows, not before them.
             self.diffing = asyncio.create_task(asyncio.to_thread(self._cycle_diff))
             self.cleaning.add(self.diffing)
@@ -276,6 +286,7 @@ class PmLoop:
 
     def _finished(self, task_id: str, fut: asyncio.Task[TaskRecord]) -> None:
         rc = self.rc
+        self.version += 1  # a slot is free: look again
         exc = fut.exception()
         if exc is not None:
             if not isinstance(exc, PmAgentError):
