@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+
+from pm_agent import environ as env_cache
 
 __all__ = [
     "MIN_SECRET_CHARS",
@@ -85,15 +86,20 @@ def remember_secret(value: str, kind: str) -> None:
             _remembered.setdefault(value, kind)
 
 
-def known_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """value → kind: credential variables of pm-agent's environment, then the remembered values."""
-    source = os.environ if environ is None else environ
+def _env_secrets(source: Mapping[str, str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for name, value in source.items():
         text = value.strip()
         # A path is where a secret lives, not the secret; replacing it would garble every mention of it.
         if len(text) >= MIN_SECRET_CHARS and not text.startswith("/") and _credential_name(name):
             found.setdefault(text, f"${name}")
+    return found
+
+
+def known_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """value → kind: credential variables of pm-agent's environment, then the remembered values."""
+    # Computed once per state of the environment: this runs for every payload pm-agent stores.
+    found = dict(_env_secrets(environ) if environ is not None else env_cache.derived(_env_secrets))
     with _remembered_lock:
         for value, kind in _remembered.items():
             found.setdefault(value, kind)

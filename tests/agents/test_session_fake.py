@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+from pm_agent.agents import monitor
 from pm_agent.agents.base import StopReason
 from pm_agent.agents.command import CommandRunner
 from pm_agent.agents.process import group_alive
@@ -122,6 +123,27 @@ async def test_a_routing_signal_ends_a_session_that_keeps_going(world: World, fa
     assert result.outcome.stopped is StopReason.SIGNAL
     assert result.signal is not None
     assert result.signal.payload["targetRole"] == "planner"
+
+
+async def test_the_signal_tool_line_wakes_the_monitor_without_waiting_for_a_poll(
+    world: World, fake_host: AgentHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With the periodic look pushed out of reach, only the agent's own line naming signal_back (printed once
+    # the server stored the signal) can start the grace period: otherwise the session runs to its time budget.
+    monkeypatch.setattr(monitor, "SIGNAL_POLL_S", 10_000.0)
+    followup = {
+        "signal": "needs-role-followup", "stepId": "t1", "targetRole": "planner",
+        "reason": "the step is too big", "context": "split it", "resume": False,
+    }  # fmt: skip
+    marker = world.script("late-followup", [{"sleep": 1.0}, {"signal": followup}, {"sleep": 60}])
+    host = replace(fake_host, limits=replace(fake_host.limits, time_budget_s=30))
+    result = await start_session(
+        host, run_id=world.run_id, task_id="t1", role="developer", prompt=marker, workdir=world.repo
+    )
+    assert result.outcome.stopped is StopReason.SIGNAL
+    assert result.status is SessionStatus.SIGNALLED
+    assert result.signal is not None
+    assert result.signal.kind == "needs-role-followup"
 
 
 async def test_an_agent_that_commits_is_caught(world: World, fake_host: AgentHost) -> None:

@@ -70,3 +70,26 @@ def test_worktree_remove_refuses_dirty_unless_forced(repo: Git, tmp_path: Path, 
 def test_worktree_on_protected_branch_is_refused(repo: Git, tmp_path: Path) -> None:
     with pytest.raises(VcsError, match="protected"):
         repo.worktree_add(tmp_path / "wt", "master", "main")
+
+
+def test_ensure_worktree_says_whether_the_branch_was_made_just_now(repo: Git, tmp_path: Path) -> None:
+    base = repo.rev_parse("pm/demo/work")
+    branch = task_branch("demo", "9", "Fresh one")
+    made, fresh = repo.ensure_worktree(tmp_path / "wt9", branch, base)
+    assert fresh
+    assert made.head_sha() == base
+    again, fresh_again = repo.ensure_worktree(tmp_path / "wt9", branch, base)  # the same worktree: kept
+    assert (again.path, fresh_again) == (made.path, False)
+    repo.worktree_remove(tmp_path / "wt9", force=True)
+    back, fresh_back = repo.ensure_worktree(tmp_path / "wt9b", branch, base)  # the branch existed already
+    assert not fresh_back
+    assert back.current_branch() == branch
+
+
+def test_git_paths_answer_each_name_in_the_order_asked(repo: Git, tmp_path: Path) -> None:
+    wt = repo.worktree_add(tmp_path / "wtp", task_branch("demo", "8", "Paths"), repo.rev_parse("pm/demo/work"))
+    first = wt.git_paths("index", "logs/HEAD")
+    assert first[0].name == "index"
+    assert first[0].parent.name == "wtp"  # the linked worktree's own admin folder, not the main one
+    assert wt.git_paths("logs/HEAD", "index") == [first[1], first[0]]
+    assert wt.git_path("MERGE_HEAD").name == "MERGE_HEAD"

@@ -34,6 +34,7 @@ from typing import Any
 from pm_agent.agents.base import AgentEvent, AgentSession, Denial, EventKind, Outcome, SessionLimits, StopReason
 from pm_agent.agents.confine import collect_denials, stream_denials
 from pm_agent.errors import PmAgentError
+from pm_agent.signals.tokens import TOOL
 from pm_agent.store import SessionRecord, SessionStatus, SignalRecord, Store
 from pm_agent.vcs import SessionBaseline, detect_tampering_since
 from pm_agent.vcs.checkout_guard import CheckoutGuard, CheckoutReport, CheckoutTicket
@@ -46,6 +47,9 @@ TOUCH_EVERY_S = 0.5  # at most this often a last_output_at update (each is a wri
 # At most this often a look for the session's signal while it runs. A `complete` signal is read when the
 # process exits anyway; the look only starts the grace period of the others, which is seconds long.
 SIGNAL_POLL_S = 1.0
+# Besides, the agent's own stream says when to look: once a line names the signal tool (the model's call),
+# every following line (the tool's answer comes after the signal is stored) wakes the watcher at once.
+SIGNAL_TOOL = TOOL
 MONITOR_EVENT_PREFIX = "pm/"  # kinds of the lines the monitor itself adds to the session log
 
 
@@ -100,6 +104,8 @@ class SessionMonitor:
         self.signal: SignalRecord | None = None
         self._signal_at: float | None = None
         self._signal_polled = 0.0
+        self._signal_due = asyncio.Event()  # set by a line of the agent's that may follow its signal
+        self._signal_called = False
         self._store_lock = asyncio.Lock()
         self._started = time.monotonic()
         self._last_touch = 0.0
@@ -167,6 +173,9 @@ class SessionMonitor:
         if event.data is not None and event.type in ("result", "system/permission_denied"):
             self._denials.extend(stream_denials(event.data))
         self._last_seq = max(self._last_seq, event.seq)
+        if self.signal is None and (self._signal_called or SIGNAL_TOOL in event.line):
+            self._signal_called = True
+            self._signal_due.set()
         self._last_event_at = event.at
         now = time.monotonic()
         if now - self._last_touch >= TOUCH_EVERY_S:
@@ -181,7 +190,10 @@ class SessionMonitor:
 
     async def _watch(self) -> None:
         while self.session.returncode is None:
-            await asyncio.sleep(self.poll_s)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._signal_due.wait(), self.poll_s)
+            woken = self._signal_due.is_set()
+            self._signal_due.clear()
             now = time.monotonic()
             stuck_after = self.limits.stuck_after_s
             if not self._seen_output:
@@ -193,7 +205,7 @@ class SessionMonitor:
             if budget is not None and now - self._started >= budget:
                 await self._stop(StopReason.TIMEOUT)
                 return
-            if self.signal is None and now - self._signal_polled >= SIGNAL_POLL_S:
+            if self.signal is None and (woken or now - self._signal_polled >= SIGNAL_POLL_S):
                 self._signal_polled = now
                 try:
                     self.signal = await self._accepted_signal()
@@ -230,13 +242,13 @@ class SessionMonitor:
             outcome.error = f"the agent exited (code {outcome.exit_code}) without an accepted signal"
         if outcome.stuck:
             outcome.error = f"no output for {self.limits.stuck_after_s:g} s: killed as stuck"
-        if self.baseline is not None and self.worktree is not None:
-            reason = await asyncio.to_thread(detect_tampering_since, self.worktree, self.baseline)
-            if reason is not None:
-                outcome.tampered = True
-                outcome.tamper_reason = reason
-                await self._note("tampered", {"reason": reason})
-        report = await self._confinement(outcome)
+        # Both checks only read git (the guard may restore the main checkout): side by side, then noted in order.
+        reason, (denials, report) = await asyncio.gather(self._tampering(), self._checkout())
+        if reason is not None:
+            outcome.tampered = True
+            outcome.tamper_reason = reason
+            await self._note("tampered", {"reason": reason})
+        await self._confinement(outcome, denials, report)
         if outcome.stopped is not None:
             await self._note("stopped", {"reason": outcome.stopped.value, "exit_code": outcome.exit_code})
         record: SessionRecord = await self._call(
@@ -253,14 +265,17 @@ class SessionMonitor:
         )
         return MonitorResult(record, outcome, self.signal, status, report)
 
-    async def _confinement(self, outcome: Outcome) -> CheckoutReport | None:
-        """What the confinement refused during the session, and what got out of the worktree anyway."""
-        outcome.denials = await asyncio.to_thread(collect_denials, self._denials, self.denial_log)
-        for denial in outcome.denials:
-            await self._note("denied", {"tool": denial.tool, "target": denial.target, "by": denial.by,
-                                        "reason": denial.reason})  # fmt: skip
-        if self.guard is None:
+    async def _tampering(self) -> str | None:
+        """Whether the agent committed, moved HEAD or switched branch in its worktree (None: it did not)."""
+        if self.baseline is None or self.worktree is None:
             return None
+        return await asyncio.to_thread(detect_tampering_since, self.worktree, self.baseline)
+
+    async def _checkout(self) -> tuple[list[Denial], CheckoutReport | None]:
+        """The calls the confinement refused, and the checkout guard's report (None without a guard)."""
+        denials = await asyncio.to_thread(collect_denials, self._denials, self.denial_log)
+        if self.guard is None:
+            return denials, None
         guard, ticket = self.guard
         label = f"session-{self.session_id}"
         try:
@@ -269,6 +284,18 @@ class SessionMonitor:
         except PmAgentError as exc:  # unchecked is not clean: the result is refused like an escape
             report = CheckoutReport(label, changes=[f"the main checkout could not be checked: {exc}"])
             report.unrestored.append("the main checkout (not checked)")
+        return denials, report
+
+    async def _confinement(
+        self, outcome: Outcome, denials: list[Denial], report: CheckoutReport | None
+    ) -> CheckoutReport | None:
+        """What the confinement refused during the session, and what got out of the worktree anyway, noted."""
+        outcome.denials = denials
+        for denial in outcome.denials:
+            await self._note("denied", {"tool": denial.tool, "target": denial.target, "by": denial.by,
+                                        "reason": denial.reason})  # fmt: skip
+        if report is None:
+            return None
         if report.escaped:
             outcome.escapes = report.lines()
             outcome.unrestored = list(report.unrestored)

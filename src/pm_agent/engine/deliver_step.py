@@ -10,7 +10,15 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
-from pm_agent.engine.delivery import CHECKED_TREE, Refusal, deliver, is_high_blast_radius, rebase_after_conflict
+from pm_agent.engine.delivery import (
+    CHECKED_TREE,
+    Delivery,
+    Refusal,
+    commit_task,
+    is_high_blast_radius,
+    land,
+    rebase_after_conflict,
+)
 from pm_agent.engine.faults import fault_point
 from pm_agent.engine.history import TaskHistory
 from pm_agent.engine.prompt_builder import current_task
@@ -37,20 +45,31 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
     tag = task.tier is Tier.CRITICAL and rc.config.checkpoint_tags
     branch = rc.task_branch_of(rec)
     checked = latest_checked_tree(history)
+    # The task's own commit first, beside the other slots; only landing it on the working branch takes the lock.
+    made = await asyncio.to_thread(
+        commit_task,
+        rc.git,
+        worktree,
+        task=task,
+        working_branch=rc.run.working_branch,
+        artifact_path=artifact_path,
+        artifact_text=render_review(artifact),
+        checked=checked,
+    )
     async with rc.integrate_lock:
-        done = await asyncio.to_thread(
-            deliver,
-            rc.git,
-            worktree,
-            task=task,
-            plan_id=rc.run.plan_id,
-            task_branch=branch,
-            working_branch=rc.run.working_branch,
-            artifact_path=artifact_path,
-            artifact_text=render_review(artifact),
-            tag_checkpoint=tag,
-            checked=checked,
-        )
+        if isinstance(made, Delivery):
+            done = made
+        else:
+            done = await asyncio.to_thread(
+                land,
+                rc.git,
+                made,
+                task=task,
+                plan_id=rc.run.plan_id,
+                task_branch=branch,
+                working_branch=rc.run.working_branch,
+                tag_checkpoint=tag,
+            )
         if rc.host.checkout_guard is not None:  # pm-agent's own moves, not an agent's (checkout guard)
             rc.host.checkout_guard.accept_refs(rc.run.working_branch, done.tag)
     if done.refused is not None:

@@ -237,10 +237,53 @@ def deliver(
     """Commit the checked tree with the review artifact, integrate into the working branch, tag.
 
     Refused (nothing committed) when the worktree differs from `checked`, the tree the gates passed."""
+    made = commit_task(
+        repo,
+        worktree,
+        task=task,
+        working_branch=working_branch,
+        artifact_path=artifact_path,
+        artifact_text=artifact_text,
+        checked=checked,
+    )
+    if isinstance(made, Delivery):
+        return made
+    return land(
+        repo,
+        made,
+        task=task,
+        plan_id=plan_id,
+        task_branch=task_branch,
+        working_branch=working_branch,
+        tag_checkpoint=tag_checkpoint,
+    )
+
+
+@dataclass(frozen=True)
+class TaskCommit:
+    """The task's commit on its own branch, or already on the working branch (`landed`)."""
+
+    sha: str
+    landed: bool = False
+
+
+def commit_task(
+    repo: Git,
+    worktree: Git,
+    *,
+    task: Task,
+    working_branch: str,
+    artifact_path: str,
+    artifact_text: str,
+    checked: CheckedTree | None,
+) -> TaskCommit | Delivery:
+    """Delivery's first half: the task's commit on its own branch (made now unless it exists), or the refusal.
+
+    It reads the working branch and writes only the task's branch and worktree, so slots run it side by
+    side; `land`, which moves the working branch, runs under the run's integration lock."""
     landed = repo.find_commit_by_trailer(task.ref, working_branch)
     if landed is not None:
-        tag = _tag(repo, plan_id, task, landed) if tag_checkpoint else None
-        return Delivery(integration=None, commit_sha=landed, task_commit=landed, tag=tag, already_done=True)
+        return TaskCommit(landed, landed=True)
     task_commit = worktree.find_commit_by_trailer(task.ref, "HEAD")
     if task_commit is None:
         refusal = integrity_refusal(worktree, checked, ignore={artifact_path})
@@ -249,6 +292,24 @@ def deliver(
         message = commit_message(task, artifact_path)
         task_commit = commit_checked(worktree, checked, message=message, files={artifact_path: artifact_text})
         fault_point("after-task-commit")
+    return TaskCommit(task_commit)
+
+
+def land(
+    repo: Git,
+    made: TaskCommit,
+    *,
+    task: Task,
+    plan_id: str,
+    task_branch: str,
+    working_branch: str,
+    tag_checkpoint: bool,
+) -> Delivery:
+    """Delivery's second half, under the integration lock: integrate the task's commit, tag."""
+    if made.landed:
+        tag = _tag(repo, plan_id, task, made.sha) if tag_checkpoint else None
+        return Delivery(integration=None, commit_sha=made.sha, task_commit=made.sha, tag=tag, already_done=True)
+    task_commit = made.sha
     # High-blast-radius CRITICAL tasks keep their branch and land as one merge commit (staged integration).
     integration = integrate(repo, task_branch, working_branch, merge_commit=is_high_blast_radius(task))
     if not integration.ok:

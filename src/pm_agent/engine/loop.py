@@ -78,7 +78,10 @@ class PmLoop:
         self.tasks: dict[str, Task] = {}
         self.cleanups: list[WorktreeCleanup] = []  # finished tasks' worktrees, removed after the next dispatch
         self.cleaning: set[asyncio.Task[None]] = set()
+        self.diffing: asyncio.Task[None] | None = None  # the cycle diff being taken, if any
         self.changed = True  # a flow ended or an answer moved a task since the last integrity check
+        self.version = 0  # counts changes to the table and the slots: `_dispatch` skips a look that cannot differ
+        self.idle_version = -1  # the version at which the last look started nothing
         self.checked_at = 0.0
         self.plan = PlanSync(rc)  # the plan file, watched for edits (issue 12 part 4)
 
@@ -92,6 +95,7 @@ class PmLoop:
 
     def _remember(self, rec: TaskRecord) -> None:
         self.changed = True
+        self.version += 1
         self.table[rec.task_id] = rec
         self.tasks[rec.task_id] = rec.task()
 
@@ -132,8 +136,9 @@ class PmLoop:
     def _worktree(self, rec: TaskRecord) -> None:
         path = self.rc.worktree_path(rec.task_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        wt = self.rc.git.worktree_add(path, self.rc.task_branch_of(rec), start=self.rc.run.working_branch)
-        if S(rec.state) in (S.RECEIVED, S.PLANNING_APPROACH) and wt.is_clean():
+        wt, fresh = self.rc.git.ensure_worktree(path, self.rc.task_branch_of(rec), start=self.rc.run.working_branch)
+        # A branch made just now starts at the latest work already; an older one may lag behind it.
+        if not fresh and S(rec.state) in (S.RECEIVED, S.PLANNING_APPROACH) and wt.is_clean():
             # Nothing written yet (e.g. a sliced task back after its subtasks): start from the latest work.
             wt.try_run("merge", "--ff-only", "--quiet", self.rc.run.working_branch)
 
@@ -237,13 +242,19 @@ class PmLoop:
     def _dispatch(self, queue_pos: dict[str, int]) -> None:
         """Start a flow for every task the scheduler picks among the ready ones."""
         rc = self.rc
+        # The scheduler starts nothing while every slot is busy, nor on the same table and slots as the last
+        # look that started nothing; at 200 tasks ranking every ready task costs milliseconds per look.
+        if len(self.flows) >= self.scheduler.max_parallel or self.version == self.idle_version:
+            return
         ready = [self._candidate(r, queue_pos) for r in self._ready()]
         if not ready:
+            self.idle_version = self.version
             return
         running = [self._candidate(self.table[t], queue_pos) for t in self.flows]
         done_count = sum(1 for r in self.table.values() if S(r.state) is S.COMPLETED)
+        picked = False
         for cand in self.scheduler.pick(ready, running):
-            self._cycle_diff()
+            picked = True
             slots = ", ".join(sorted(f"task-{t}" for t in [*self.flows, cand.task_id]))
             rc.emit(
                 "slots",
@@ -253,6 +264,20 @@ class PmLoop:
             self.flows[cand.task_id] = asyncio.create_task(self._slot(cand.task_id))
             payload = {"slots": sorted([*self.flows]), "done": done_count, "tasks": len(self.table)}
             rc.store.append_event(rc.run_id, DISPATCHED, payload, task_id=cand.task_id)
+        if not picked:
+            self.idle_version = self.version
+        elif self.diffing is None:
+            # Dispatch first: the cycle's diff (two git calls) runs beside the new flows, not before them.
+            self.diffing = asyncio.create_task(asyncio.to_thread(self._cycle_diff))
+            self.cleaning.add(self.diffing)
+            self.diffing.add_done_callback(self._diffed)
+
+    def _diffed(self, job: asyncio.Task[None]) -> None:
+        self.cleaning.discard(job)
+        self.diffing = None
+        failed = None if job.cancelled() else job.exception()
+        if failed is not None:  # the diff is informative: a git failure here must not stop the run
+            self.rc.emit("cycle.diff", f"the cycle's diff could not be taken: {failed}")
 
     def _candidate(self, rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
         return Candidate(
@@ -267,6 +292,7 @@ class PmLoop:
 
     def _finished(self, task_id: str, fut: asyncio.Task[TaskRecord]) -> None:
         rc = self.rc
+        self.version += 1  # a slot is free: look again
         exc = fut.exception()
         if exc is not None:
             if not isinstance(exc, PmAgentError):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from types import TracebackType
 from typing import Self
 
 from sqlalchemy import Engine
 
+from pm_agent.store._fast import Connections
 from pm_agent.store.database import FaultHook, writer
 from pm_agent.store.migrations import applied_migrations
 
@@ -27,12 +29,19 @@ class SqliteStoreBase:
         self.engine = engine
         self._writer = writer(engine, fault=fault)
         self._clock = clock or utc_now
+        self._fault = fault
+        # The hot statements bypass SQLAlchemy on a file database (see `_fast`); anything else keeps to it.
+        database = engine.url.database
+        file_db = engine.dialect.name == "sqlite" and database not in (None, "", ":memory:")
+        self._fast = Connections(Path(database)) if file_db and database is not None else None
 
     # -- lifecycle
     def now(self) -> datetime:
         return self._clock()
 
     def close(self) -> None:
+        if self._fast is not None:
+            self._fast.close()
         self.engine.dispose()
 
     def __enter__(self) -> Self:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pm_agent.store import _fast_queries as fq
+from pm_agent.store import _fast_writes as fw
 from pm_agent.store import outcomes as oc
 from pm_agent.store._sqlite_base import SqliteStoreBase
 from pm_agent.store.database import read_txn, write_txn
@@ -41,10 +43,16 @@ class OutcomesMixin(SqliteStoreBase):
     def record_gate_results(
         self, run_id: str, task_id: str, *, attempt: int, results: Sequence[tuple[str, bool, str]]
     ) -> list[GateResultRecord]:
+        if self._fast is not None:
+            with self._fast.write() as fast:
+                return fw.record_gate_results(fast, run_id, task_id, attempt=attempt, results=results, now=self.now())
         with write_txn(self._writer) as conn:
             return oc.record_gate_results_txn(conn, run_id, task_id, attempt=attempt, results=results, now=self.now())
 
     def gate_results(self, run_id: str, task_id: str, attempt: int | None = None) -> list[GateResultRecord]:
+        if self._fast is not None:
+            with self._fast.read() as fast:
+                return fq.gate_results_of(fast, run_id, task_id, attempt)
         with read_txn(self.engine) as conn:
             return oc.list_gate_results(conn, run_id, task_id, attempt)
 

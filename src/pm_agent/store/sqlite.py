@@ -16,6 +16,8 @@ from typing import Any
 
 from pm_agent.plan.models import Plan, Task, TaskStatus
 from pm_agent.statefile import STATE_DIR, STATE_FILE, default_store_path
+from pm_agent.store import _fast_queries as fq
+from pm_agent.store import _fast_writes as fw
 from pm_agent.store import events as ev
 from pm_agent.store import history as hist
 from pm_agent.store import planedit as pe
@@ -99,6 +101,9 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
 
     # -- tasks
     def get_task(self, run_id: str, task_id: str) -> TaskRecord:
+        if self._fast is not None:
+            with self._fast.read() as fast:
+                return fq.get_task(fast, run_id, task_id)
         with read_txn(self.engine) as conn:
             return rn.get_task(conn, run_id, task_id)
 
@@ -107,10 +112,16 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
             return rn.list_tasks(conn, run_id)
 
     def task_rows(self, run_id: str) -> list[TaskRow]:
+        if self._fast is not None:
+            with self._fast.read() as fast:
+                return fq.task_rows(fast, run_id)
         with read_txn(self.engine) as conn:
             return rn.task_rows(conn, run_id)
 
     def update_task(self, run_id: str, task_id: str, *, event: str, **fields: Any) -> TaskRecord:
+        if self._fast is not None:
+            with self._fast.write() as fast:
+                return fw.update_task(fast, run_id, task_id, fields, event=event, now=self.now())
         with write_txn(self._writer) as conn:
             return rn.update_task_txn(conn, run_id, task_id, fields, event=event, now=self.now())
 
@@ -127,6 +138,22 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
         status: TaskStatus | None = None,
         **fields: Any,
     ) -> TaskRecord:
+        if self._fast is not None:
+            with self._fast.write() as fast:
+                return fw.transition(
+                    fast,
+                    run_id,
+                    task_id,
+                    from_state=from_state,
+                    to_state=to_state,
+                    reason=reason,
+                    iteration=iteration,
+                    workflow_context=workflow_context,
+                    status=status,
+                    fields=fields,
+                    now=self.now(),
+                    fault=self._fault,
+                )
         with write_txn(self._writer) as conn:
             return rn.transition_txn(
                 conn,
@@ -148,6 +175,9 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
 
     # -- events
     def append_event(self, run_id: str, kind: str, payload: Mapping[str, Any], *, task_id: str | None = None) -> int:
+        if self._fast is not None:
+            with self._fast.write() as fast:
+                return fq.append_event(fast, run_id, task_id, kind, dict(payload), self.now())
         with write_txn(self._writer) as conn:
             if task_id is None:
                 rn.get_run(conn, run_id)
@@ -158,6 +188,9 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
     def events(
         self, run_id: str, task_id: str | None = None, after_id: int = 0, limit: int | None = None
     ) -> list[EventRecord]:
+        if self._fast is not None:
+            with self._fast.read() as fast:
+                return fq.list_events(fast, run_id, task_id, after_id, limit)
         with read_txn(self.engine) as conn:
             rn.get_run(conn, run_id)
             return ev.list_events(conn, run_id, task_id, after_id, limit)

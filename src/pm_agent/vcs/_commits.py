@@ -6,10 +6,24 @@ Hooks and signing are off for every commit and tag pm-agent makes; it never amen
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from pm_agent.errors import VcsError
 from pm_agent.vcs._core import FALLBACK_EMAIL, FALLBACK_NAME, GENERATED_EXCLUDES, NO_HOOKS_ARGS, GitCore
 from pm_agent.vcs.models import GitCommandError
+
+
+def read_reflog(log_path: Path) -> list[str]:
+    """A reflog file's entries, oldest first, as "<old> <new> <message>" lines (none when it is missing)."""
+    if not log_path.exists():
+        return []
+    entries = []
+    for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines():
+        head, _, msg = line.partition("\t")
+        parts = head.split(" ")
+        if len(parts) >= 2:
+            entries.append(f"{parts[0]} {parts[1]} {msg}")
+    return entries
 
 
 class GitCommits(GitCore):
@@ -86,16 +100,7 @@ class GitCommits(GitCore):
 
     def reflog_entries(self, ref: str = "HEAD") -> list[str]:
         """The reflog of `ref` in this worktree, oldest first, as "<old> <new> <message>" lines."""
-        log_path = self.git_path(f"logs/{ref}")
-        if not log_path.exists():
-            return []
-        entries = []
-        for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines():
-            head, _, msg = line.partition("\t")
-            parts = head.split(" ")
-            if len(parts) >= 2:
-                entries.append(f"{parts[0]} {parts[1]} {msg}")
-        return entries
+        return read_reflog(self.git_path(f"logs/{ref}"))
 
     def reflog_moved(self, ref: str, since_entries: int) -> list[str]:
         """Reflog messages of `ref` recorded after the first `since_entries` entries (empty: not moved)."""

@@ -5,13 +5,13 @@ The mixins in `_diffs`, `_worktrees` and `_commits` build on it; `pm_agent.vcs.g
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Self
 
+from pm_agent import environ
 from pm_agent.errors import VcsError
 from pm_agent.vcs.models import GitCommandError, LogEntry, StatusEntry
 
@@ -45,6 +45,12 @@ _METADATA_LOCKS: dict[str, threading.RLock] = {}
 _METADATA_LOCKS_GUARD = threading.Lock()
 
 
+def _git_env(inherited: Mapping[str, str]) -> dict[str, str]:
+    """The environment of every git call: pm-agent's, less the variables that point git elsewhere."""
+    kept = {k: v for k, v in inherited.items() if k not in _REPO_LOCATING_VARS}
+    return {**kept, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+
+
 class GitCore:
     """A git repository or worktree at `path`: the git runner and the read-only queries."""
 
@@ -59,6 +65,7 @@ class GitCore:
         self.timeout_s = timeout_s
         self.protected_branches = protected_branches
         self._common_dir: str | None = None
+        self._git_paths: dict[str, Path] = {}
 
     def metadata_lock(self) -> threading.RLock:
         """The lock held while worktrees and branches of this repository (shared by all its worktrees) change."""
@@ -89,8 +96,8 @@ class GitCore:
         timeout_s: float | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """Run git; return the completed process whatever its exit code. Timeouts raise."""
-        inherited = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATING_VARS}
-        full_env = {**inherited, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", **(env or {})}
+        base = environ.derived(_git_env)
+        full_env = {**base, **env} if env else base
         argv = ["git", "-c", "core.quotepath=off", *args]
         try:
             return subprocess.run(
@@ -159,10 +166,15 @@ class GitCore:
         return self.git_paths(name)[0]
 
     def git_paths(self, *names: str) -> list[Path]:
-        """`git_path` for several names in one git call."""
-        args = [arg for name in names for arg in ("--git-path", name)]
-        outs = self.run("rev-parse", *args).splitlines()
-        return [Path(out) if Path(out).is_absolute() else self.path / out for out in outs]
+        """`git_path` for several names in one git call (none when this handle has asked for them all before)."""
+        # Where a worktree keeps a file never changes while the handle lives: ask git once per name.
+        missing = [name for name in dict.fromkeys(names) if name not in self._git_paths]
+        if missing:
+            args = [arg for name in missing for arg in ("--git-path", name)]
+            outs = self.run("rev-parse", *args).splitlines()
+            for name, out in zip(missing, outs, strict=True):
+                self._git_paths[name] = Path(out) if Path(out).is_absolute() else self.path / out
+        return [self._git_paths[name] for name in names]
 
     def status_porcelain(self) -> list[StatusEntry]:
         """`git status --porcelain`, untracked files listed one by one."""

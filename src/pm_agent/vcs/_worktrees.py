@@ -37,6 +37,10 @@ class GitWorktrees(GitCore):
 
         Idempotent: a worktree already at `path` on `branch` is returned as is.
         """
+        return self.ensure_worktree(path, branch, start)[0]
+
+    def ensure_worktree(self, path: Path | str, branch: str, start: str | None = None) -> tuple[Self, bool]:
+        """`worktree_add`, and whether `branch` was created just now from `start` (so it holds nothing else)."""
         self.check_writable(branch, "check out")
         target = Path(path).resolve()
         with self.metadata_lock():
@@ -44,13 +48,13 @@ class GitWorktrees(GitCore):
                 if Path(info.path).resolve() == target:
                     if info.branch != branch:
                         raise VcsError(f"{target} is already a worktree on {info.branch or 'a detached HEAD'}")
-                    return self._at(target)
+                    return self._at(target), False
             if self.branch_exists(branch):
                 self.run("worktree", "add", "--quiet", str(target), branch)
-            else:
-                start_sha = self.rev_parse(start or "HEAD")
-                self.run("worktree", "add", "--quiet", "--no-track", "-b", branch, str(target), start_sha)
-        return self._at(target)
+                return self._at(target), False
+            start_sha = self.rev_parse(start or "HEAD")
+            self.run("worktree", "add", "--quiet", "--no-track", "-b", branch, str(target), start_sha)
+        return self._at(target), True
 
     def worktree_add_detached(self, path: Path | str, start: str) -> Self:
         """A worktree at `path` with a detached HEAD at `start`."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from pm_agent.errors import VcsError
+from pm_agent.vcs._commits import read_reflog
 from pm_agent.vcs.git import Git
 
 _IN_PROGRESS = {
@@ -71,17 +72,19 @@ def detect_agent_vcs_tampering(
             reasons.append(f"committed: HEAD is {count} commit(s) ahead of {expected_head[:12]} (now {head[:12]})")
         else:
             reasons.append(f"moved HEAD / rewrote history: HEAD is {head[:12]}, expected {expected_head[:12]}")
-    if expected_branch is not None and git.branch_exists(expected_branch):
-        tip = git.rev_parse(f"refs/heads/{expected_branch}")
-        if tip != expected_head and branch != expected_branch:
+    if expected_branch is not None:
+        found = git.try_run("rev-parse", "--verify", "--quiet", f"refs/heads/{expected_branch}^{{commit}}")
+        tip = found.stdout.strip() if found.returncode == 0 else None  # None: the branch is gone
+        if tip is not None and tip != expected_head and branch != expected_branch:
             reasons.append(f"branch {expected_branch!r} moved to {tip[:12]}")
+    reflog, *in_progress = git.git_paths("logs/HEAD", *_IN_PROGRESS)  # one git call for every path
     if head_reflog_entries is not None:
-        moves = git.reflog_moved("HEAD", head_reflog_entries)
+        moves = [entry.split(" ", 2)[2] for entry in read_reflog(reflog)[head_reflog_entries:]]
         if moves and head == expected_head and not reasons:
             reasons.append(f"HEAD moved and came back ({'; '.join(moves[:5])})")
         elif moves:
             reasons.append(f"HEAD reflog: {'; '.join(moves[:5])}")
-    for path, what in zip(git.git_paths(*_IN_PROGRESS), _IN_PROGRESS.values(), strict=True):
+    for path, what in zip(in_progress, _IN_PROGRESS.values(), strict=True):
         if path.exists():
             reasons.append(f"{what} is in progress")
     return "; ".join(reasons) or None

@@ -1,0 +1,154 @@
+"""The hot reads and writes of `SqliteStore` in plain `sqlite3` (see `_fast`); each mirrors its SQLAlchemy twin.
+
+Twins: `runs.get_task` / `task_rows`, `sessions.get_session` / `list_sessions` / `signals_for_session` /
+`sessions_cost` / `touch_session_txn` / `record_session_event_txn`, `outcomes.list_gate_results`,
+`events.list_events` / `append_event_txn`. Same checks, same errors, same rows.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime
+from typing import Any
+
+from pm_agent.errors import NotFoundError
+from pm_agent.lifecycle.states import IssueState
+from pm_agent.plan.models import TaskStatus
+from pm_agent.redaction import redact
+from pm_agent.store._fast import Columns, db_json, db_time, insert, require_run, require_task
+from pm_agent.store.records import EventRecord, GateResultRecord, SessionRecord, SignalRecord, TaskRecord, TaskRow
+from pm_agent.store.schema import events, gate_results, sessions, signals, tasks
+from pm_agent.store.types import dump_json
+
+TASKS = Columns(tasks)
+SESSIONS = Columns(sessions)
+SIGNALS = Columns(signals)
+EVENTS = Columns(events)
+GATES = Columns(gate_results)
+
+
+def get_task(conn: sqlite3.Connection, run_id: str, task_id: str) -> TaskRecord:
+    """The task; NotFoundError naming the run or the task if either is unknown."""
+    row = conn.execute(f"{TASKS.select} WHERE run_id = ? AND task_id = ?", (run_id, task_id)).fetchone()
+    if row is None:
+        require_run(conn, run_id)
+        raise NotFoundError(f"unknown task {task_id!r} in run {run_id!r}")
+    return TASKS.record(row, TaskRecord)
+
+
+def task_rows(conn: sqlite3.Connection, run_id: str) -> list[TaskRow]:
+    """Every task's moving fields in plan order; NotFoundError if the run is unknown."""
+    require_run(conn, run_id)
+    sql = (
+        "SELECT task_id, state, status, commit_sha, iteration_count, retry_count, workflow_context"
+        " FROM tasks WHERE run_id = ? ORDER BY plan_order"
+    )
+    return [
+        TaskRow(r[0], IssueState(r[1]), TaskStatus(r[2]), r[3], r[4], r[5], json.loads(r[6]))
+        for r in conn.execute(sql, (run_id,))
+    ]
+
+
+def _require_session(conn: sqlite3.Connection, session_id: int) -> None:
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+        raise NotFoundError(f"unknown session {session_id!r}")
+
+
+def get_session(conn: sqlite3.Connection, session_id: int) -> SessionRecord:
+    """The session; NotFoundError if unknown."""
+    row = conn.execute(f"{SESSIONS.select} WHERE id = ?", (session_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"unknown session {session_id!r}")
+    return SESSIONS.record(row, SessionRecord)
+
+
+def list_sessions(conn: sqlite3.Connection, run_id: str, task_id: str | None = None) -> list[SessionRecord]:
+    """Sessions of a run (or task), oldest first."""
+    require_run(conn, run_id)
+    if task_id is None:
+        rows = conn.execute(f"{SESSIONS.select} WHERE run_id = ? ORDER BY id", (run_id,))
+    else:
+        rows = conn.execute(f"{SESSIONS.select} WHERE run_id = ? AND task_id = ? ORDER BY id", (run_id, task_id))
+    return [SESSIONS.record(r, SessionRecord) for r in rows]
+
+
+def sessions_cost(conn: sqlite3.Connection, run_id: str) -> float:
+    """What every agent session of the run cost."""
+    require_run(conn, run_id)
+    row = conn.execute("SELECT coalesce(sum(cost_usd), 0.0) FROM sessions WHERE run_id = ?", (run_id,)).fetchone()
+    return float(row[0])
+
+
+def signals_for_session(conn: sqlite3.Connection, session_id: int) -> list[SignalRecord]:
+    """Signals a session sent, by seq; NotFoundError if the session is unknown."""
+    _require_session(conn, session_id)
+    rows = conn.execute(f"{SIGNALS.select} WHERE session_id = ? ORDER BY seq", (session_id,))
+    return [SIGNALS.record(r, SignalRecord) for r in rows]
+
+
+def gate_results_of(
+    conn: sqlite3.Connection, run_id: str, task_id: str, attempt: int | None = None
+) -> list[GateResultRecord]:
+    """Gate verdicts for a task (one attempt, or all), oldest first."""
+    require_task(conn, run_id, task_id)
+    sql = f"{GATES.select} WHERE run_id = ? AND task_id = ?"
+    params: tuple[Any, ...] = (run_id, task_id)
+    if attempt is not None:
+        sql, params = sql + " AND attempt = ?", (*params, attempt)
+    return [GATES.record(r, GateResultRecord) for r in conn.execute(sql + " ORDER BY id", params)]
+
+
+def list_events(
+    conn: sqlite3.Connection, run_id: str, task_id: str | None = None, after_id: int = 0, limit: int | None = None
+) -> list[EventRecord]:
+    """Events of a run (or of one task), oldest first, with id > after_id; NotFoundError if the run is unknown."""
+    require_run(conn, run_id)
+    sql = f"{EVENTS.select} WHERE run_id = ? AND id > ?"
+    params: tuple[Any, ...] = (run_id, after_id)
+    if task_id is not None:
+        sql, params = sql + " AND task_id = ?", (*params, task_id)
+    sql += " ORDER BY id"
+    if limit is not None:
+        sql, params = sql + " LIMIT ?", (*params, limit)
+    return [EVENTS.record(r, EventRecord) for r in conn.execute(sql, params)]
+
+
+def append_event(
+    conn: sqlite3.Connection, run_id: str, task_id: str | None, kind: str, payload: dict[str, Any], now: datetime
+) -> int:
+    """Append one event (secrets redacted) after checking its run or task exists; its id."""
+    if task_id is None:
+        require_run(conn, run_id)
+    else:
+        require_task(conn, run_id, task_id)
+    values = {
+        "run_id": run_id,
+        "task_id": task_id,
+        "kind": kind,
+        "payload": db_json(redact(payload)),
+        "created_at": db_time(now),
+    }
+    return insert(conn, "events", values)
+
+
+def touch_session(conn: sqlite3.Connection, session_id: int, at: datetime) -> None:
+    """Set last_output_at only."""
+    cursor = conn.execute("UPDATE sessions SET last_output_at = ? WHERE id = ?", (db_time(at), session_id))
+    if cursor.rowcount != 1:
+        raise NotFoundError(f"unknown session {session_id!r}")
+
+
+def record_session_event(
+    conn: sqlite3.Connection, session_id: int, seq: int, kind: str, payload: Any, now: datetime
+) -> bool:
+    """Store one printed line, secrets redacted; False if (session, seq) was there."""
+    found = conn.execute("SELECT id FROM session_events WHERE session_id = ? AND seq = ?", (session_id, seq))
+    if found.fetchone() is not None:
+        return False
+    _require_session(conn, session_id)
+    cleaned = redact(payload)
+    text = cleaned if isinstance(cleaned, str) else dump_json(cleaned)
+    values = {"session_id": session_id, "seq": seq, "kind": kind, "payload": text, "created_at": db_time(now)}
+    insert(conn, "session_events", values)
+    return True
