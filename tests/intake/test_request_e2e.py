@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from pm_agent.engine.events import RecordingListener
+from pm_agent.engine.final_review import CONTAINER as FINAL_REVIEW
 from pm_agent.human.channels import ScriptedChannel
 from pm_agent.intake import Phase, new_request, requirements_hash
 from pm_agent.store import EscalationRecord, default_store_path, open_store
@@ -116,7 +117,11 @@ def test_request_to_release(calc: Callable[[], Target]) -> None:
             ("intake-approval", "approve"),
         ]
         run = store.get_run(result.run.run_id)
-        assert [(r.task_id, r.state) for r in store.list_tasks(run.id)] == [("1", "completed")]
+        # The plan's one task, and the final review's record (its reviewer sessions) before the release.
+        assert [(r.task_id, r.state) for r in store.list_tasks(run.id)] == [
+            ("1", "completed"),
+            (FINAL_REVIEW, "completed"),
+        ]
         assert run.plan_doc.endswith(f"{intake.id}/{PATHS.plan_rel.split('/')[-1]}")
     finally:
         store.close()

@@ -87,18 +87,35 @@ def line_of(content: str, needle: str) -> int:
 NO_EDGE_CASES: tuple[Step, ...] = (
     signal({"signal": "complete", "summary": "no edge cases to add: the task's tests cover the contract"}),
 )
-DEFAULT_SCRIPTS: dict[str, Sequence[Step]] = {"tester": NO_EDGE_CASES}
+# A final reviewer that approves: pm-agent reviews the whole branch before every release (final_review.enabled),
+# in a session of the pm-internal task `final-review`; a script about the plan's tasks has none for it. An approval
+# in the form a task's reviewer gives (a reviewNote, no findings file) is read as a clean review.
+CLEAN_FINAL_REVIEW: tuple[Step, ...] = (
+    signal(
+        {
+            "signal": "complete",
+            "summary": "final review: the branch matches the design; nothing to change",
+            "reviewNote": {"summary": "whole branch reviewed", "risks": [], "rollback": "revert the branch"},
+        }
+    ),
+)
+FINAL_REVIEW_TASK = "task-final-review"
+DEFAULT_SCRIPTS: dict[str | tuple[str, str], Sequence[Step]] = {
+    "tester": NO_EDGE_CASES,
+    (FINAL_REVIEW_TASK, "reviewer"): CLEAN_FINAL_REVIEW,
+}
 
 
 @dataclass
 class ScriptedTeam:
     """Routes pm-agent sessions to scripts keyed by (task, role); `("*", role)` matches any task.
 
-    A role with neither falls back to `defaults` (DEFAULT_SCRIPTS: a tester that adds nothing)."""
+    A session with neither falls back to `defaults`, by (task, role) then role (DEFAULT_SCRIPTS: a tester that adds
+    nothing, a final reviewer that approves)."""
 
     scripts: dict[tuple[str, str], Sequence[Step]] = field(default_factory=dict)
     log: list[tuple[str, str, int]] = field(default_factory=list)  # (task, role, step) per answered request
-    defaults: dict[str, Sequence[Step]] = field(default_factory=lambda: dict(DEFAULT_SCRIPTS))
+    defaults: dict[str | tuple[str, str], Sequence[Step]] = field(default_factory=lambda: dict(DEFAULT_SCRIPTS))
 
     def __call__(self, request: ModelRequest) -> Turn | None:
         """Answer one request (None: not a pm-agent session request)."""
@@ -110,6 +127,7 @@ class ScriptedTeam:
         script = (
             self.scripts.get((info.task, info.role))
             or self.scripts.get(("*", info.role))
+            or self.defaults.get((info.task, info.role))
             or self.defaults.get(info.role)
         )
         if script is None:
