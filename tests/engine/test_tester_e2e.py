@@ -16,6 +16,7 @@ from collections.abc import Callable
 import pytest
 
 from pm_agent.agents.header import SessionHeader
+from pm_agent.engine.tester_guard import OUT_OF_SCOPE
 from pm_agent.store import default_store_path, open_store
 from pm_agent.testing.scenario import ModelRequest, Turn
 from pm_agent.testing.team import Step, bash, signal, write
@@ -84,6 +85,14 @@ def edge_tester(prompts: list[str]) -> list[Step]:
 
 
 TESTER = edge_tester([])
+TESTER_CODE = "def absolute(x: int) -> int:\n    return x if x > 0 else -x  # the tester's own version\n"
+
+
+def overreaching_tester() -> list[Step]:
+    """Adds EDGE, and also rewrites the code and adds a module: only the test may stay (tester_guard)."""
+    steps = edge_tester([])
+    cheat = bash(overwrite("src/calc/absolute.py", TESTER_CODE) + "\n" + overwrite("src/calc/extra.py", "X = 1\n"))
+    return [steps[0], cheat, *steps[1:]]
 
 
 def states(t: Target, run_id: str, task: str) -> list[str]:
@@ -165,7 +174,7 @@ def test_a_passing_edge_case_goes_on_to_review_and_a_task_without_a_tester_scrip
     clamp_files = {"src/calc/clamp.py": CLAMP, "tests/test_clamp.py": CLAMP_TEST}
     t.team.scripts = {
         ("task-1", "developer"): developer(FIXED, []),
-        ("task-1", "tester"): TESTER,
+        ("task-1", "tester"): overreaching_tester(),
         ("task-2", "developer"): [
             write("src/calc/clamp.py", CLAMP),
             write("tests/test_clamp.py", CLAMP_TEST),
@@ -190,6 +199,15 @@ def test_a_passing_edge_case_goes_on_to_review_and_a_task_without_a_tester_scrip
     branch = rc.run.working_branch
     assert git(t.repo, "show", f"{branch}:tests/test_absolute.py") == DEV_TEST + EDGE
     assert git(t.repo, "show", f"{branch}:tests/test_clamp.py") == CLAMP_TEST  # the default tester added nothing
+    # The tester's edits outside the tests were put back before the gates checked its round, and said so.
+    assert git(t.repo, "show", f"{branch}:src/calc/absolute.py") == FIXED
+    assert "src/calc/extra.py" not in git(t.repo, "ls-tree", "-r", "--name-only", branch)
+    store = open_store(default_store_path(t.repo))
+    try:
+        put_back = [e.payload for e in store.events(rc.run_id, "1") if e.kind == OUT_OF_SCOPE]
+    finally:
+        store.close()
+    assert put_back == [{"restored": ["src/calc/absolute.py", "src/calc/extra.py"]}]
 
 
 def test_a_developer_who_deletes_the_testers_test_is_refused_and_the_fixer_restores_it(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pm_agent.engine.tester_guard import TESTER_TESTS, check_tester_tests
+from pm_agent.engine.tester_guard import TESTER_TESTS, check_tester_tests, restore_outside_tests
 from pm_agent.plan.models import Task
 from pm_agent.testing.repo import init_repo
 from pm_agent.vcs import Git, snapshot
@@ -78,3 +78,33 @@ def test_the_developers_test_is_protected_from_then_on_too(worktree: tuple[Path,
     passed, evidence = check(root, tester)
     assert not passed
     assert "test file deleted: tests/test_add.py" in evidence
+
+
+def test_the_testers_changes_outside_tests_are_put_back(tmp_path: Path) -> None:
+    """Before its round: the developer's change. The tester edits the code, adds a module, deletes a file and adds a
+    test; only the test stays."""
+    root = init_repo(tmp_path / "repo", files={"README.md": "# calc\n", "notes.txt": "keep\n"})
+    (root / "add.py").write_text(ADD, encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_add.py").write_text(DEV_TEST, encoding="utf-8")
+    before = snapshot(Git(root)).tree
+    (root / "add.py").write_text("def add(a, b):\n    return 0\n", encoding="utf-8")
+    (root / "helper.py").write_text("X = 1\n", encoding="utf-8")
+    (root / "notes.txt").unlink()
+    (root / "tests" / "test_add_edges.py").write_text(EDGE, encoding="utf-8")
+
+    restored = restore_outside_tests(root, before)
+
+    assert sorted(restored) == ["add.py", "helper.py", "notes.txt"]
+    assert (root / "add.py").read_text(encoding="utf-8") == ADD
+    assert not (root / "helper.py").exists()
+    assert (root / "notes.txt").read_text(encoding="utf-8") == "keep\n"
+    assert (root / "tests" / "test_add_edges.py").read_text(encoding="utf-8") == EDGE
+    assert Git(root).changes(before).names() == ["tests/test_add_edges.py"]
+
+
+def test_a_tester_that_only_adds_tests_has_nothing_put_back(worktree: tuple[Path, str]) -> None:
+    root, tester = worktree
+    (root / "tests" / "test_more.py").write_text("def test_x():\n    assert True\n", encoding="utf-8")
+    assert restore_outside_tests(root, tester) == []
+    assert (root / "tests" / "test_more.py").exists()

@@ -19,7 +19,13 @@ from pm_agent.engine.prompt_builder import current_task
 from pm_agent.engine.routing import Decision, EscalationRequest, NextSession
 from pm_agent.engine.runctx import GateView, RunContext
 from pm_agent.engine.slicing import parse_slices, slice_task
-from pm_agent.engine.tester_guard import TESTER_TREE, check_tester_tests, tester_tree
+from pm_agent.engine.tester_guard import (
+    OUT_OF_SCOPE,
+    TESTER_TREE,
+    check_tester_tests,
+    restore_outside_tests,
+    tester_tree,
+)
 from pm_agent.errors import PmAgentError
 from pm_agent.gates import (
     INTEGRITY_CHECKS,
@@ -143,6 +149,12 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
     after_tester = bool(previous) and previous[-1] is S.VALIDATING_SOLUTION
     # After the tester's round its tests are checked against the tree it left (tester_guard.py).
     tester = tester_tree(history) if S.VALIDATING_SOLUTION in previous and not after_tester else None
+    before_tester = latest_checked_tree(history) if after_tester else None
+    if before_tester is not None:
+        restored = await asyncio.to_thread(restore_outside_tests, worktree, before_tester.tree)
+        if restored:
+            rc.store.append_event(rc.run_id, OUT_OF_SCOPE, {"restored": restored}, task_id=rec.task_id)
+            rc.emit("tester.out_of_scope", f"task-{rec.task_id}: the tester may only add tests; put back {restored}")
     # Before any gate command runs: the tree they check is the tree delivery commits.
     checked, changes = await asyncio.to_thread(_snapshot, git, base)
     if checked is not None:
@@ -277,9 +289,7 @@ async def review_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) -> 
             worktree = rc.worktree_path(rec.task_id)
             base = await asyncio.to_thread(rc.task_base, rec)
             git = Git(worktree)
-            sanity = await asyncio.to_thread(
-                lambda: sanity_check(task, git.changes(base).names(), git.diff_text(base))
-            )
+            sanity = await asyncio.to_thread(lambda: sanity_check(task, git.changes(base).names(), git.diff_text(base)))
         report = history.latest_report()
         uncertain = report is not None and report.self_assessment != "confident"
         if sanity.ok and not uncertain:

@@ -7,6 +7,11 @@ gate pass right after the tester's round records the tree it checked (`tester.tr
 pass compares the tree it checks with that one by the same rules (`integrity.check_tests_weakened`):
 a test file deleted, a skip/xfail marker added, assertion lines removed. Tests the contract plans to
 delete stay allowed, as they are against the base.
+
+The tester adds tests; it does not change the code. Before the gates check its round, whatever it
+changed outside test files (`is_test_path`) is put back as the tree before its round had it, and the
+paths are recorded (`tester.out_of_scope`): a tester that "fixes" the code to make its own test pass
+would otherwise ship unreviewed code under the developer's name.
 """
 
 from __future__ import annotations
@@ -14,12 +19,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from pm_agent.engine.history import TaskHistory
-from pm_agent.gates import GateResult, check_tests_weakened
+from pm_agent.gates import GateResult, check_tests_weakened, is_ignored_path, is_test_path
 from pm_agent.plan.models import Task
 from pm_agent.vcs import Git
 
 TESTER_TREE = "tester.tree"  # event: the tree the gates checked right after the tester's round
 TESTER_TESTS = "tester-tests"  # the check's name in gate results
+OUT_OF_SCOPE = "tester.out_of_scope"  # event: files outside the tests the tester changed, put back
 
 
 def tester_tree(history: TaskHistory) -> str | None:
@@ -40,3 +46,18 @@ def check_tester_tests(task: Task, worktree: Path, tester: str, tree: str) -> Ga
         lines.append("make the code pass them; a test you think is wrong goes to a human (needs-user-input)")
         evidence = "\n".join(lines)
     return GateResult(gate=TESTER_TESTS, passed=found.passed, evidence=evidence, details=found.details)
+
+
+def restore_outside_tests(worktree: Path, before: str) -> list[str]:
+    """Put back every file the tester changed that is not a test (as tree `before` has it); the paths put back."""
+    git = Git(worktree)
+    restored: list[str] = []
+    for change in git.changes(before).files:
+        if is_test_path(change.path) or is_ignored_path(change.path):
+            continue
+        if change.status == "A":
+            (worktree / change.path).unlink(missing_ok=True)
+        else:
+            git.run("restore", f"--source={before}", "--worktree", "--", change.path)
+        restored.append(change.path)
+    return restored
