@@ -46,7 +46,12 @@ def scripts() -> dict[tuple[str, str], list[Step]]:
     }
     return {
         ("task-requirements", "analyst"): [write(PATHS.design_rel, REQUIREMENTS), done("S1 written")],
-        ("task-plan", "planner"): [bash("sleep 8"), write(PATHS.plan_rel, PLAN_GOOD), done("one task")],
+        ("task-plan", "planner"): [
+            bash("true"),
+            bash("sleep 8"),
+            write(PATHS.plan_rel, PLAN_GOOD),
+            done("one task"),
+        ],
         ("task-1", "developer"): [*(write(p, t) for p, t in files.items()), signal_step(developer_done)],
         ("*", "reviewer"): [signal_step({"signal": "complete", "summary": "approved", "reviewNote": NOTE})],
     }
@@ -94,8 +99,10 @@ def test_kill_during_planning_then_resume(calc: Callable[[], Target]) -> None:
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 150
-    # Wait until the planner is inside its first step (the model has been asked for it): planning is under way.
-    while ("task-plan", "planner", 0) not in t.team.log:
+    # Wait until the planner is inside its second step: planning is under way, and its first exchange is in the
+    # conversation Claude Code keeps on disk (it writes it asynchronously: a kill before the first write leaves no
+    # conversation to resume, a case this test is not about).
+    while ("task-plan", "planner", 1) not in t.team.log:
         assert proc.poll() is None, "pm-agent new ended before the planner started"
         assert time.monotonic() < deadline, "the planner never started"
         time.sleep(0.2)
