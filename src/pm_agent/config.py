@@ -84,6 +84,23 @@ class FinalReviewConfig(_Config):
     """Reviewer sessions per round (a review that cannot be read is sent back with the reason) before escalating."""
 
 
+class GitHubConfig(_Config):
+    """The GitHub bridge (seed 003); on when `repo` is set."""
+
+    repo: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
+    """owner/name of the repository whose issues carry the run."""
+    api_url: str = "https://api.github.com"
+    """GitHub's REST API, or https://HOST/api/v3 for GitHub Enterprise, or any compatible server."""
+    token_env: str = "GITHUB_TOKEN"
+    """The environment variable that holds the token (never stored, never logged)."""
+    answerers: list[str] = Field(default_factory=list)
+    """Logins whose comments count as answers; empty: users with write access to the repository."""
+    remote: str = "origin"
+    """The git remote the working branch is pushed to."""
+    poll_interval_s: float = Field(default=20, gt=0, le=3600)
+    """Seconds between polls for new comments."""
+
+
 class PmConfig(_Config):
     """pm-agent configuration for one target repository."""
 
@@ -126,6 +143,8 @@ class PmConfig(_Config):
     """The agent CLI and its limits."""
     final_review: FinalReviewConfig = Field(default_factory=FinalReviewConfig)
     """The final review of the whole working branch before the release manifest."""
+    github: GitHubConfig = Field(default_factory=GitHubConfig)
+    """The GitHub bridge: tasks as issues, escalations as comments, a pull request at release."""
 
 
 def _key_lines(text: str) -> dict[tuple[str, ...], int]:
