@@ -15,6 +15,7 @@ from pm_agent.engine.reconcile import (
     REFUSED,
     OfflineHost,
     apply_answers,
+    content_sha,
     plan_exempt,
     reconcile,
 )
@@ -300,3 +301,28 @@ def test_progress_report_shows_plan_edits(repo: Path, host: OfflineHost) -> None
     reconcile(host)
     line = next(x for x in progress_text(store, run_id, "calc").splitlines() if x.startswith("Plan edits"))
     assert line == "Plan edits: 2 applied, 1 refused (last no task changed)"
+
+
+def test_a_plan_changing_while_it_is_read_is_not_applied(repo: Path, host: OfflineHost) -> None:
+    # The loop hashed the file, then the editor's write landed before the parse: the sha it holds is not
+    # the text it would parse. Nothing is applied or recorded, and the next look applies the settled text.
+    store, run_id = host.store, host.run.id
+    hashed = content_sha(repo / "docs" / "plans" / "calc.md")
+    edit(repo, V1 + "\n### Task 5: Docs\nWrite docs.\n")
+    out = reconcile(host, sha=hashed)
+    assert (out.unsettled, out.diff) == (True, None)
+    assert store.events_of_kind(run_id, [RECONCILED, REFUSED]) == []
+    assert [t.task_id for t in store.list_tasks(run_id)] == ["1", "2", "3"]
+    settled = reconcile(host)
+    assert not settled.unsettled
+    [event] = store.events_of_kind(run_id, [RECONCILED])
+    assert (event.payload["added"], event.payload["sha"]) == (["5"], content_sha(repo / "docs" / "plans" / "calc.md"))
+
+
+def test_a_broken_looking_half_written_plan_is_not_refused(repo: Path, host: OfflineHost) -> None:
+    hashed = content_sha(repo / "docs" / "plans" / "calc.md")
+    edit(repo, "")  # truncated, not yet written: would not parse
+    out = reconcile(host, sha=hashed)
+    assert (out.unsettled, out.error) == (True, "")
+    assert host.store.events_of_kind(host.run.id, [RECONCILED, REFUSED]) == []
+

@@ -67,9 +67,12 @@ class PlanSync:
                 sha = content_sha(self.path)
                 if sha != self.seen:
                     outcome = reconcile(self.host, running=running, sha=sha)
-                    self.seen = sha
-                    changed = outcome.changed_tasks
-                    self.waiting += len(outcome.escalations)
+                    if outcome.unsettled:
+                        self.stamp = ()  # still being written: read it again next pass
+                    else:
+                        self.seen = sha
+                        changed = outcome.changed_tasks
+                        self.waiting += len(outcome.escalations)
         # With no slot busy the loop is about to end: an answer that just came must be acted on first.
         if self.waiting and (not running or now - self.answers_at >= FOLDER_RECHECK_S):
             self.answers_at = now
@@ -117,6 +120,8 @@ def reconcile_repo(repo: Path, run_id: str | None = None) -> RepoReconcile:
                 return RepoReconcile(run.id, live, None, str(exc))
         with run_lock(repo, "reconcile"):
             outcome = reconcile(host)
+            if outcome.unsettled:
+                outcome.error = f"{plan_path(repo, run)}: changed while it was read; nothing applied, run this again"
             follow_ups = apply_answers(host) if outcome.diff is not None else []
         return RepoReconcile(run.id, None, outcome.diff, outcome.error, host.lines, follow_ups)
     finally:

@@ -89,6 +89,7 @@ class ReconcileOutcome:
     diff: PlanDiff | None = None  # None: the plan was refused
     error: str = ""
     escalations: dict[str, int] = field(default_factory=dict)  # task id -> escalation id
+    unsettled: bool = False  # the file changed while it was read: nothing applied, look again
 
     @property
     def changed_tasks(self) -> bool:
@@ -250,10 +251,16 @@ def reconcile(host: Host, *, running: Collection[str] = (), sha: str | None = No
     try:
         diff = preview(host, running)
     except PlanError as exc:
+        if content_sha(path) != sha:
+            return ReconcileOutcome(sha, unsettled=True)
         error = str(exc) if exc.path is not None else f"{path}: {exc}"
         host.store.append_event(run_id, REFUSED, {"sha": sha, "error": error})
         host.emit(REFUSED, f"plan edit refused: {error}; the run goes on with the last good version")
         return ReconcileOutcome(sha, None, error)
+    if content_sha(path) != sha:
+        # An editor's save is a truncate and a write: the text hashed is not the text parsed. Recording either
+        # sha with the other's tasks would make the next look see a "new" version (CI at 5ae14bf).
+        return ReconcileOutcome(sha, unsettled=True)
     diff.added, diff.updated = _triaged(diff.added, host.repo), _triaged(diff.updated, host.repo)
     records = {r.task_id: r for r in host.store.list_tasks(run_id)} if diff.cancelled else {}
     cancels = [_cancel(host, records[t]) for t in diff.cancelled]
