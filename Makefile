@@ -24,8 +24,9 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict src
 
 # Two workers: the real-CLI tests mostly wait on agent processes, so the suite runs in about half the time.
+# --durations: the 30 slowest tests, to keep `make test` within its 20 minutes as the suite grows.
 pytest: $(STAMP)
-	$(BIN)/pytest -n 2 --dist loadfile
+	$(BIN)/pytest -n 2 --dist loadfile --durations=30
 
 test: lint typecheck pytest
 
