@@ -24,7 +24,7 @@ def _diff_lines(diff: PlanDiff) -> list[str]:
 
 
 def reconcile_cmd(repo: RepoOption = None, run: RunOption = None) -> None:
-    """Re-read the run's plan and apply the differences by task id (issue 12: plans that change mid-run).
+    """Re-read the run's plan and apply the differences by task id (a plan edited while it runs).
 
     Added tasks are queued, queued tasks take their new text, queued tasks removed from the plan are
     cancelled, and a change to a task that is running, waiting or completed becomes an escalation

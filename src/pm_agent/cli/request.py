@@ -37,8 +37,7 @@ def new_cmd(
     no_input: NoInput = False,
     allow_dirty: AllowDirty = False,
 ) -> None:
-    """Start from a request: an analyst writes BDD requirements, a planner the plan, you approve it,
-    then it runs as `pm-agent run` runs a plan.
+    """Start from a request: an analyst writes the requirements, a planner the plan; once approved, it runs.
 
     The analyst may ask you questions (answered here or with `pm-agent answer`). The requirements
     (docs/plans/<date>-<slug>-design.md) are locked by their hash; the plan (docs/plans/<date>-<slug>.md)
