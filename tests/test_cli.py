@@ -37,7 +37,8 @@ def test_python_m_pm_agent_is_the_same_command_line() -> None:
     commands = ["plan", "status", "reports", "log", "init", "run", "resume", "escalations", "answer", "demo"]
     commands.append("workflow")  # groups are listed after the commands
     for output in (module.stdout, script.stdout):
-        rows = [line.split() for line in output.splitlines() if line.startswith("│ ")]
+        # A command's row starts with its name; a wrapped description line starts with blanks.
+        rows = [line.split() for line in output.splitlines() if line.startswith("│ ") and line[2] != " "]
         assert [row[1] for row in rows if row[1] in commands] == commands
 
 
