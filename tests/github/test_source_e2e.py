@@ -1,5 +1,6 @@
 """`pm-agent run github:acme/app?label=ready` with the real Claude Code CLI against the scripted model: the labelled
-issues of the fake GitHub are the plan (task ids = issue numbers, `Depends on #1` honoured), run to release."""
+issues of the fake GitHub are the plan (task ids = issue numbers, `Depends on #1` honoured), run to release; then
+the release published as the bridge will: the working branch pushed to a bare repository and one pull request."""
 
 from __future__ import annotations
 
@@ -14,11 +15,14 @@ from typing import Any
 import pytest
 
 from pm_agent.config import PmConfig, render_config
+from pm_agent.github.client import GitHubClient
+from pm_agent.github.pulls import publish_release
 from pm_agent.plan.github_source import issue_number
+from pm_agent.reports.manifest import manifest_path
 from pm_agent.store import default_store_path, open_store
 from pm_agent.testing.fake_github import FakeGitHub
 from pm_agent.testing.model_server import ModelServer
-from pm_agent.testing.repo import commit_all, init_repo
+from pm_agent.testing.repo import commit_all, git, init_repo
 from pm_agent.testing.team import ScriptedTeam, Step, bash, line_of, signal, write
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
@@ -89,6 +93,8 @@ def target(root: Path, gh: FakeGitHub) -> Path:
     }
     repo = init_repo(root / "calc", files=files)
     commit_all(repo, "pm-agent config")
+    git(repo, "remote", "add", "origin", str(root / "remote.git"))
+    git(repo, "push", "-q", "origin", "main")
     return repo
 
 
@@ -102,7 +108,9 @@ def test_run_a_plan_read_from_labelled_issues(tmp_path: Path, team: tuple[Script
         ("task-3", "developer"): dev("src/calc/neg.py", NEG, "tests/test_neg.py", TEST_NEG, "neg(a) returns minus a"),
         ("*", "reviewer"): [signal({"signal": "complete", "summary": "approved", "reviewNote": NOTE})],
     }
-    with FakeGitHub("acme/app", token=TOKEN) as gh:
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    with FakeGitHub("acme/app", token=TOKEN, git_dir=bare) as gh:
         gh.add_issue("Addition", ADD_ISSUE, ("ready",))
         gh.add_issue("Someday", "not now", ("backlog",))
         gh.add_issue("Negation", NEG_ISSUE, ("ready",))
@@ -124,6 +132,15 @@ def test_run_a_plan_read_from_labelled_issues(tmp_path: Path, team: tuple[Script
             timeout=540,
             check=False,
         )
+        published = publish_release(
+            GitHubClient("acme/app", gh.url, TOKEN),
+            repo,
+            "origin",
+            "github-acme-app-ready",
+            summary="the handoff",
+            manifest=manifest_path(PmConfig().release_manifest_dir, "github-acme-app-ready"),
+        )
+        requests = list(gh.requests)
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     assert "RELEASE SUMMARY" in out
@@ -147,3 +164,12 @@ def test_run_a_plan_read_from_labelled_issues(tmp_path: Path, team: tuple[Script
         assert order == 0, "issue #3 (Depends on #1) landed after #1"
     finally:
         store.close()
+    work = "pm/github-acme-app-ready/work"
+    assert (published.release.head, published.release.base) == (work, "main")
+    assert git(bare, "rev-parse", work) == git(repo, "rev-parse", work)
+    manifest = manifest_path(PmConfig().release_manifest_dir, "github-acme-app-ready")
+    assert git(repo, "show", f"{work}:{manifest}"), "the manifest the pull request points at is on the branch"
+    pulls = [r for r in requests if r.method == "POST" and r.path.endswith("/pulls")]
+    assert [(r.body["head"], r.body["base"]) for r in pulls] == [(work, "main")]
+    assert manifest in pulls[0].body["body"]
+    assert [r for r in requests if r.method == "PUT"] == [], "no merge call"
