@@ -80,7 +80,7 @@ def release_body(plan_id: str, summary: str, manifest: str | None, branch: str) 
     """The release pull request's description: the handoff summary and where the manifest is."""
     parts = [f"Release of plan `{plan_id}` by pm-agent, from `{branch}`.", "", summary.strip()]
     if manifest:
-        parts += ["", f"Release manifest: [`{manifest}`](../blob/{branch}/{manifest}) on `{branch}`."]
+        parts += ["", f"Release manifest: `{manifest}` on branch `{branch}`."]
     parts += ["", "pm-agent does not merge: review and merge this pull request yourself."]
     return "\n".join(parts)
 
