@@ -145,6 +145,9 @@ def test_run_a_plan_read_from_labelled_issues(tmp_path: Path, team: tuple[Script
     assert done.returncode == 0, out
     assert "RELEASE SUMMARY" in out
     assert TOKEN not in out
+    state = [p for p in (repo / ".pm-agent").rglob("*") if p.is_file()]
+    assert any(p.name.startswith("state.db") for p in state)
+    assert [p for p in state if TOKEN.encode() in p.read_bytes()] == [], "the token is stored nowhere"
     store = open_store(default_store_path(repo))
     try:
         run = store.latest_run()
