@@ -160,7 +160,7 @@ class GitHubClient:
 
         The first page is asked with the ETag of the last answer to the same `since`: a 304 costs no rate limit.
         Newest first, so that any new or edited comment changes the first page (and so its ETag); returned oldest
-        first.
+        first. Poll with the same `since` until something new comes back: the ETag is kept per `since`.
         """
         headers: dict[str, str] = {}
         if self._comments_etag is not None and self._comments_etag[0] == since:
