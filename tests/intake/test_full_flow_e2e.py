@@ -205,6 +205,11 @@ def test_a_request_walks_to_its_release(calc: Callable[[], Target]) -> None:
     out = released.stdout + released.stderr
     assert released.returncode == 0, out
     assert f"Final review: {REVIEW_FILE}" in out
+    # The final review's task row is pm-agent's record, not plan work: 2 tasks (1 and r1) everywhere.
+    assert ": 2 completed, 0 waiting for an answer, 0 failed" in out
+    assert "Tasks: 2/2 completed" in out  # the handoff
+    status = pm(t.repo, "status")
+    assert "Completed 2/2 tasks" in status.stdout, status.stdout + status.stderr
 
     store = open_store(default_store_path(t.repo))
     try:

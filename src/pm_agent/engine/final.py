@@ -35,6 +35,7 @@ from pm_agent.reports.manifest import (
     render_manifest,
 )
 from pm_agent.reports.review import review_artifact_path
+from pm_agent.statefile import is_pm_internal
 from pm_agent.store import RiskStatus, TaskRecord
 from pm_agent.vcs import Git
 
@@ -258,7 +259,7 @@ async def final_release_gate(rc: RunContext) -> FinalResult:
     if findings:  # never a release with a task missing or changed outside pm-agent
         integrity.handle_findings(rc, findings)
         return FinalResult(passed=False, problems=[f"{f.caught_by}: {f.problem}" for f in findings])
-    records = [r for r in every if r.task_id != final_review.CONTAINER]  # the plan's tasks and remediations
+    records = [r for r in every if not is_pm_internal(r.task_id)]  # the plan's tasks and remediations
     path = rc.state_dir / "worktrees" / rc.run_id / "_release"
     if path.exists():
         await asyncio.to_thread(rc.git.worktree_remove, path, True)
