@@ -51,6 +51,7 @@ __all__ = [
     "followup_done_prompt",
     "lost_conversation_prompt",
     "previous_cost",
+    "record_lost",
     "resume_session",
     "start_session",
 ]
@@ -93,6 +94,16 @@ def conversation_lost(result: SessionResult) -> bool:
         return False
     said = f"{result.record.last_lines or ''}\n{result.outcome.error or ''}"
     return NO_CONVERSATION in said
+
+
+def record_lost(store: Store, previous: SessionRecord, failed: SessionResult) -> str:
+    """Record `session.conversation_lost` for the task of `previous`; the line to print."""
+    payload = {"session": failed.record.id, "resumed": previous.id, "agent_session_id": previous.agent_session_id}
+    store.append_event(previous.run_id, CONVERSATION_LOST, payload, task_id=previous.task_id)
+    return (
+        f"task-{previous.task_id}: the {previous.role}'s conversation of session {previous.id} is gone "
+        "(the agent has no such conversation); a fresh session starts, told so"
+    )
 
 
 def lost_conversation_prompt(fresh_prompt: str, message: str) -> str:

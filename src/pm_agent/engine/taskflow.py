@@ -24,6 +24,7 @@ from pm_agent.agents.session import (
     continuation_prompt,
     conversation_lost,
     lost_conversation_prompt,
+    record_lost,
     resume_session,
 )
 from pm_agent.agents.session import start_session as run_session
@@ -288,12 +289,7 @@ class TaskFlow:
         """The conversation `previous` had is gone: a fresh session, same attempt and worktree, with the new
         attempt's prompt, the line that says so, and the message it was to get."""
         rc = self.rc
-        payload = {"session": failed.record.id, "resumed": previous.id, "agent_session_id": previous.agent_session_id}
-        rc.store.append_event(rc.run_id, CONVERSATION_LOST, payload, task_id=rec.task_id)
-        rc.emit(
-            CONVERSATION_LOST,
-            f"task-{rec.task_id}: the {role}'s conversation of session {previous.id} is gone; a fresh session starts",
-        )
+        rc.emit(CONVERSATION_LOST, await asyncio.to_thread(record_lost, rc.store, previous, failed))
         prompt = lost_conversation_prompt(build_prompt(rc, rec, role, self.history), message)
         return await run_session(
             rc.host, run_id=rc.run_id, task_id=rec.task_id, role=role, prompt=prompt,
