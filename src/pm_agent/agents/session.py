@@ -9,6 +9,13 @@
 and workdir), as a new session row that points at the one it resumes (`resumed_from`) and with a
 fresh token. The prompt helpers at the bottom word the messages seed 004's routing sends.
 
+A conversation can be lost: Claude Code writes it to disk asynchronously (a kill before the first
+write leaves none) and keeps it under HOME, which a user may clean. Resuming it then ends at once
+with "No conversation found". The callers that decide to resume (the task flow, the final review,
+the intake) recognise that with `conversation_lost` and fall back once to a fresh session whose
+prompt is the one a new attempt gets plus `LOST_LINE` (`lost_conversation_prompt`), and record a
+`session.conversation_lost` event.
+
 Every session is confined to its workdir (`Confinement`: the runner enforces what it can) and,
 when the workdir is a linked worktree, its main checkout is recorded before and compared after
 (`CheckoutGuard`, the run's own or one per session). What the confinement refused becomes a
@@ -34,12 +41,17 @@ from pm_agent.vcs import SessionBaseline, record_session_baseline
 from pm_agent.vcs.checkout_guard import CheckoutGuard, CheckoutTicket
 
 __all__ = [
+    "CONVERSATION_LOST",
+    "LOST_LINE",
     "AgentHost",
     "SessionResult",
     "answer_prompt",
     "continuation_prompt",
+    "conversation_lost",
     "followup_done_prompt",
+    "lost_conversation_prompt",
     "previous_cost",
+    "record_lost",
     "resume_session",
     "start_session",
 ]
@@ -67,6 +79,37 @@ class AgentHost:
 
 
 SessionResult = MonitorResult
+
+CONVERSATION_LOST = "session.conversation_lost"  # the event the caller records when it falls back
+NO_CONVERSATION = "No conversation found"  # what Claude Code (and the fake agent) print for an unknown --resume id
+LOST_LINE = (
+    "Your earlier conversation on this task was lost (the agent could not resume it), so this is a fresh "
+    "session: the task as it stands is above; check the worktree for work already done before you change anything."
+)
+
+
+def conversation_lost(result: SessionResult) -> bool:
+    """True when a resume ended because the agent has no such conversation (nothing ran, no signal)."""
+    if result.record.resumed_from is None or result.signal is not None:
+        return False
+    said = f"{result.record.last_lines or ''}\n{result.outcome.error or ''}"
+    return NO_CONVERSATION in said
+
+
+def record_lost(store: Store, previous: SessionRecord, failed: SessionResult) -> str:
+    """Record `session.conversation_lost` for the task of `previous`; the line to print."""
+    payload = {"session": failed.record.id, "resumed": previous.id, "agent_session_id": previous.agent_session_id}
+    store.append_event(previous.run_id, CONVERSATION_LOST, payload, task_id=previous.task_id)
+    return (
+        f"task-{previous.task_id}: the {previous.role}'s conversation of session {previous.id} is gone "
+        "(the agent has no such conversation); a fresh session starts, told so"
+    )
+
+
+def lost_conversation_prompt(fresh_prompt: str, message: str) -> str:
+    """A fresh session's prompt when the conversation to resume is lost: the new attempt's prompt, LOST_LINE,
+    and the message the lost conversation was to get (a human's answer must not be lost with it)."""
+    return f"{fresh_prompt.rstrip()}\n\n## Lost conversation\n{LOST_LINE}\nThe message it was to get:\n{message}\n"
 
 
 def previous_cost(store: Store, session: SessionRecord) -> float:

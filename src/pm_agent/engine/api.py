@@ -24,6 +24,7 @@ from pm_agent.errors import NotFoundError
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.preflight.baseline import PreflightError, remove_stale_preflight
 from pm_agent.reports.escalation import Escalation
+from pm_agent.statefile import is_pm_internal
 from pm_agent.store import EscalationRecord, EscalationStatus, RunStatus, default_store_path, open_store
 from pm_agent.vcs import Git
 
@@ -177,7 +178,9 @@ def _drive(rc: RunContext, poll_s: float) -> RunResult:
 def _stopped(rc: RunContext, sig: signal.Signals) -> RunResult:
     rc.store.set_run_status(rc.run_id, RunStatus.STOPPED)
     rc.store.append_event(rc.run_id, "run.stopped", {"signal": sig.name})
-    done = [r.task_id for r in rc.store.list_tasks(rc.run_id) if r.state == "completed"]
+    done = [
+        r.task_id for r in rc.store.list_tasks(rc.run_id) if r.state == "completed" and not is_pm_internal(r.task_id)
+    ]
     return RunResult(rc.run_id, rc.run.working_branch, LoopOutcome(completed=done), None, stopped_by=sig)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pm_agent.engine import final_review, integrity
 from pm_agent.engine.reconcile import cancelled_ids
-from pm_agent.engine.release_audit import free_id, remediation, risk_audit
+from pm_agent.engine.release_audit import free_id, plan_changes_held, remediation, risk_audit
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.startup import base_branch
 from pm_agent.errors import VcsError
@@ -35,6 +35,7 @@ from pm_agent.reports.manifest import (
     render_manifest,
 )
 from pm_agent.reports.review import review_artifact_path
+from pm_agent.statefile import is_pm_internal
 from pm_agent.store import RiskStatus, TaskRecord
 from pm_agent.vcs import Git
 
@@ -258,7 +259,11 @@ async def final_release_gate(rc: RunContext) -> FinalResult:
     if findings:  # never a release with a task missing or changed outside pm-agent
         integrity.handle_findings(rc, findings)
         return FinalResult(passed=False, problems=[f"{f.caught_by}: {f.problem}" for f in findings])
-    records = [r for r in every if r.task_id != final_review.CONTAINER]  # the plan's tasks and remediations
+    held = plan_changes_held(rc)
+    if held:  # a plan edit to work already done waits for the human: no release on the old contract
+        rc.emit("final.held", "release held: " + "; ".join(held) + "; answer with `pm-agent answer`")
+        return FinalResult(passed=False, waiting=True, problems=held)
+    records = [r for r in every if not is_pm_internal(r.task_id)]  # the plan's tasks and remediations
     path = rc.state_dir / "worktrees" / rc.run_id / "_release"
     if path.exists():
         await asyncio.to_thread(rc.git.worktree_remove, path, True)

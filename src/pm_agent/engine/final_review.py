@@ -33,7 +33,15 @@ from string import Template
 from typing import Any
 
 from pm_agent.agents.header import session_header
-from pm_agent.agents.session import SessionResult, resume_session, start_session
+from pm_agent.agents.session import (
+    CONVERSATION_LOST,
+    SessionResult,
+    conversation_lost,
+    lost_conversation_prompt,
+    record_lost,
+    resume_session,
+    start_session,
+)
 from pm_agent.engine import integrity
 from pm_agent.engine.history import typed_signal
 from pm_agent.engine.prompt_builder import OVERRIDE_DIR
@@ -196,6 +204,13 @@ async def _new_round(rc: RunContext, number: int, head: str, earlier: list[Revie
         elif isinstance(step, tuple):  # a session to continue: (its record, the message)
             tries += 1
             result = await resume_session(rc.host, step[0], step[1], system_prompt=system)
+            if conversation_lost(result):  # nothing to continue: once, a fresh session told so
+                rc.emit(CONVERSATION_LOST, await asyncio.to_thread(record_lost, rc.store, step[0], result))
+                prompt = lost_conversation_prompt(review_prompt(rc, number, head, workdir, earlier), step[1])
+                result = await start_session(
+                    rc.host, run_id=rc.run_id, task_id=CONTAINER, role=ROLE, prompt=prompt,
+                    workdir=workdir, attempt=number, system_prompt=system,
+                )  # fmt: skip
             session, signal = result.record, result.signal
         else:
             tries += 1

@@ -25,6 +25,7 @@ from pm_agent.lifecycle import IssueState
 from pm_agent.plan.models import Presence, Task, TaskStatus, Tier
 from pm_agent.reports.progress import ReportClock
 from pm_agent.reports.progress_data import progress_text
+from pm_agent.statefile import is_pm_internal
 from pm_agent.store import EscalationStatus, TaskRecord
 
 S = IssueState
@@ -251,7 +252,8 @@ class PmLoop:
             self.idle_version = self.version
             return
         running = [self._candidate(self.table[t], queue_pos) for t in self.flows]
-        done_count = sum(1 for r in self.table.values() if S(r.state) is S.COMPLETED)
+        plan_rows = [r for r in self.table.values() if not is_pm_internal(r.task_id)]
+        done_count = sum(1 for r in plan_rows if S(r.state) is S.COMPLETED)
         picked = False
         for cand in self.scheduler.pick(ready, running):
             picked = True
@@ -259,10 +261,10 @@ class PmLoop:
             rc.emit(
                 "slots",
                 f"dispatch task-{cand.task_id} ({cand.tier.value}); slots: {slots}; "
-                f"{done_count}/{len(self.table)} done; cost so far ${rc.store.sessions_cost(rc.run_id):.4f}",
+                f"{done_count}/{len(plan_rows)} done; cost so far ${rc.store.sessions_cost(rc.run_id):.4f}",
             )
             self.flows[cand.task_id] = asyncio.create_task(self._slot(cand.task_id))
-            payload = {"slots": sorted([*self.flows]), "done": done_count, "tasks": len(self.table)}
+            payload = {"slots": sorted([*self.flows]), "done": done_count, "tasks": len(plan_rows)}
             rc.store.append_event(rc.run_id, DISPATCHED, payload, task_id=cand.task_id)
         if not picked:
             self.idle_version = self.version
@@ -318,6 +320,8 @@ class PmLoop:
         out = LoopOutcome(errors=dict(self.errors))
         cancelled = cancelled_ids(self.rc.store, self.rc.run_id)
         for rec in records:
+            if is_pm_internal(rec.task_id):  # not a task of the plan: the outcome counts the plan's work
+                continue
             state = S(rec.state)
             if state is S.COMPLETED:
                 out.completed.append(rec.task_id)

@@ -3,6 +3,11 @@
     sync = PlanSync(rc)                  # one per drive of the loop
     if sync.poll(running=flows): ...     # each pass; True when the run's tasks changed
 
+A request-born run (`pm-agent new`) also has its locked requirements watched: its design doc is the
+approved copy in `.pm-agent/intake/<request run>/`; a stat each pass, and on a move `note_drift`
+(intake/drift.py) records `requirements.changed` once per new text and prints it. The run goes on:
+the requirements changing is for the human to see, not a reason to stop work already under way.
+
     found = reconcile_repo(repo)         # `pm-agent reconcile`: applied when stopped, shown while running
 """
 
@@ -27,6 +32,10 @@ from pm_agent.engine.reconcile import (
     reconcile,
 )
 from pm_agent.errors import PlanError
+from pm_agent.statefile import default_store_path
+
+# `.pm-agent/intake/<request run>/`: the approved documents a request's run reads (intake/start.py's handoff_dir).
+INTAKE_DIR = "intake"
 
 __all__ = ["FOLDER_RECHECK_S", "PlanSync", "RepoReconcile", "reconcile_repo"]
 
@@ -44,6 +53,8 @@ class PlanSync:
         self.answers_at = 0.0
         self.seen = self._last_seen()
         self.waiting = open_plan_escalations(host.store, host.run.id)
+        self.requirements = _requirements_doc(host)
+        self.requirements_stamp = fingerprint(self.requirements) if self.requirements is not None else ()
 
     def _last_seen(self) -> str | None:
         """The sha of the last version looked at; None: look now (edited since the run started)."""
@@ -73,12 +84,33 @@ class PlanSync:
                         self.seen = sha
                         changed = outcome.changed_tasks
                         self.waiting += len(outcome.escalations)
+        if self.requirements is not None:
+            stamp = fingerprint(self.requirements)
+            if stamp != self.requirements_stamp:
+                self.requirements_stamp = stamp
+                self._note_requirements()
         # With no slot busy the loop is about to end: an answer that just came must be acted on first.
         if self.waiting and (not running or now - self.answers_at >= FOLDER_RECHECK_S):
             self.answers_at = now
             changed |= bool(apply_answers(self.host))
             self.waiting = open_plan_escalations(self.host.store, self.host.run.id)
         return changed
+
+    def _note_requirements(self) -> None:
+        """The locked requirements' file moved: record and print each new difference from the lock."""
+        from pm_agent.intake.drift import note_drift  # deferred: the intake package imports the engine's api
+
+        host = self.host
+        note_drift(host.repo, host.store, host.run, host)
+
+
+def _requirements_doc(host: Host) -> Path | None:
+    """The run's design doc when it is a request's locked requirements (the hand-off's copy), else None."""
+    if not host.run.design_doc:
+        return None
+    doc = Path(host.run.design_doc)
+    intake_dir = default_store_path(host.repo).parent / INTAKE_DIR
+    return doc if doc.parent.parent == intake_dir else None
 
 
 # ---------------------------------------------------------------- `pm-agent reconcile`

@@ -4,12 +4,14 @@ Open risks of CRITICAL tasks, and final review findings left for a human (low se
 left after the last review round), hold the release until a human answers one escalation:
 accept (risks accepted; findings recorded as accepted risks, so the manifest lists them), mitigate
 (a remediation task for each, through the normal loop) or abort. Risks of other tasks were reviewed
-with their task: the PM accepts them and says so.
+with their task: the PM accepts them and says so. An unanswered plan-change escalation holds the
+release as well (`plan_changes_held`).
 """
 
 from __future__ import annotations
 
 from pm_agent.engine import final_review
+from pm_agent.engine.reconcile import SOURCE as PLAN_CHANGE
 from pm_agent.engine.review_findings import Finding
 from pm_agent.engine.runctx import RunContext
 from pm_agent.plan.models import Task, Tier
@@ -17,11 +19,24 @@ from pm_agent.reports.escalation import Escalation
 from pm_agent.store import EscalationRecord, EscalationStatus, RiskRecord, RiskStatus, Severity, TaskRecord
 
 SOURCE = "risk-audit"
+HELD_STATUSES = (EscalationStatus.OPEN, EscalationStatus.ANSWERED)  # answered: not acted on yet
 RISK_OPTIONS = [
     "accept: ship with the risks and findings recorded as accepted",
     "mitigate: open a remediation task for each risk and finding",
     "abort: stop the release",
 ]
+
+
+def plan_changes_held(rc: RunContext) -> list[str]:
+    """The plan-change escalations (reconcile.py) not yet settled: the release waits for each.
+
+    A plan edit that touched work already done asks the human first (continue, restart or re-open); a
+    release cut before that answer would ship the old contract as if the edit had never been made."""
+    return [
+        f"plan-change escalation #{e.id} ({e.source.removeprefix(PLAN_CHANGE + ':')}) waits for an answer"
+        for e in rc.store.list_escalations(rc.run_id)
+        if e.source.startswith(PLAN_CHANGE) and e.status in HELD_STATUSES
+    ]
 
 
 async def risk_audit(

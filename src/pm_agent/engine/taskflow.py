@@ -15,9 +15,18 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from pm_agent.agents.session import SessionResult, continuation_prompt, resume_session
+from pm_agent.agents.session import (
+    CONVERSATION_LOST,
+    SessionResult,
+    continuation_prompt,
+    conversation_lost,
+    lost_conversation_prompt,
+    record_lost,
+    resume_session,
+)
 from pm_agent.agents.session import start_session as run_session
 from pm_agent.engine import integrity
 from pm_agent.engine.deliver_step import deliver_step
@@ -240,6 +249,8 @@ class TaskFlow:
             result = await resume_session(
                 rc.host, previous, prompt, system_prompt=system_prompt(rc, rec, role, previous.attempt)
             )
+            if conversation_lost(result):  # nothing to continue: once, a fresh session told so
+                result = await self._lost(rec, role, previous, result, prompt)
         else:
             attempt = rec.attempt + 1
             fields: dict[str, Any] = {"attempt": attempt}
@@ -271,6 +282,20 @@ class TaskFlow:
         self._integrity(role, result, step, incidents)
         fault_point("after-signal")
         return step
+
+    async def _lost(
+        self, rec: TaskRecord, role: str, previous: SessionRecord, failed: SessionResult, message: str
+    ) -> SessionResult:
+        """The conversation `previous` had is gone: a fresh session, same attempt and worktree, with the new
+        attempt's prompt, the line that says so, and the message it was to get."""
+        rc = self.rc
+        rc.emit(CONVERSATION_LOST, await asyncio.to_thread(record_lost, rc.store, previous, failed))
+        prompt = lost_conversation_prompt(build_prompt(rc, rec, role, self.history), message)
+        return await run_session(
+            rc.host, run_id=rc.run_id, task_id=rec.task_id, role=role, prompt=prompt,
+            workdir=Path(previous.workdir), attempt=previous.attempt,
+            system_prompt=system_prompt(rc, rec, role, previous.attempt),
+        )  # fmt: skip
 
     def _integrity(self, role: str, result: SessionResult, step: Step, incidents: int) -> None:
         """Refuse the session's result if the store or the main checkout changed from outside pm-agent."""

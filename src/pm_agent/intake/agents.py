@@ -18,7 +18,15 @@ from importlib import resources
 from string import Template
 
 from pm_agent.agents.header import session_header
-from pm_agent.agents.session import answer_prompt, resume_session, start_session
+from pm_agent.agents.session import (
+    CONVERSATION_LOST,
+    answer_prompt,
+    conversation_lost,
+    lost_conversation_prompt,
+    record_lost,
+    resume_session,
+    start_session,
+)
 from pm_agent.intake.context import IntakeCtx
 from pm_agent.lifecycle import IssueState
 from pm_agent.plan.models import TaskStatus
@@ -84,9 +92,14 @@ class _Session:
         sessions = self.ic.store.list_sessions(self.ic.run_id, self.task_id)
         return sessions[-1] if sessions else None
 
-    async def start(self, extra: str = "") -> None:
+    async def start(self, extra: str = "", *, lost: bool = False) -> None:
+        """A fresh session: the first prompt, then `extra` (with `lost`, as the message a lost conversation was
+        to get)."""
         attempt = len(self.ic.store.list_sessions(self.ic.run_id, self.task_id)) + 1
-        prompt = self.first_prompt() + (f"\n\n{extra}" if extra else "")
+        if lost:
+            prompt = lost_conversation_prompt(self.first_prompt(), extra)
+        else:
+            prompt = self.first_prompt() + (f"\n\n{extra}" if extra else "")
         self.ic.emit("intake.session", f"task-{self.task_id}: a {self.role} session starts (#{attempt} of the task)")
         await start_session(
             self.ic.host,
@@ -104,9 +117,12 @@ class _Session:
         if last.agent_session_id and last.status is not SessionStatus.STUCK:
             self.ic.emit("intake.session", f"task-{self.task_id}: {self.role} session #{last.id} resumed")
             attempt = len(self.ic.store.list_sessions(self.ic.run_id, self.task_id)) + 1
-            await resume_session(
+            result = await resume_session(
                 self.ic.host, last, prompt, system_prompt=system_prompt(self.ic, self.task_id, self.role, attempt)
             )
+            if conversation_lost(result):  # nothing to continue: once, a fresh session told so
+                self.ic.emit(CONVERSATION_LOST, record_lost(self.ic.store, last, result))
+                await self.start(prompt, lost=True)
         else:
             await self.start(prompt)
 

@@ -32,6 +32,7 @@ from pm_agent.config import PmConfig, load_config
 from pm_agent.engine.api import RunResult, run_plan
 from pm_agent.engine.events import Listener
 from pm_agent.engine.launch import make_runner
+from pm_agent.engine.plansync import INTAKE_DIR
 from pm_agent.engine.reconfig import RunOverrides
 from pm_agent.engine.runlock import run_lock
 from pm_agent.engine.startup import check_agent, check_branch, repo_root, store_exists, uncommitted_files
@@ -277,7 +278,7 @@ def _drive(
 
 def handoff_dir(repo: Path, run_id: str) -> Path:
     """Where the approved documents are copied for the plan's run: `.pm-agent/intake/<intake run>/`."""
-    return default_store_path(repo).parent / "intake" / run_id
+    return default_store_path(repo).parent / INTAKE_DIR / run_id
 
 
 def _handoff(ic: IntakeCtx) -> None:

@@ -1,7 +1,8 @@
 """The progress report's data (seed 001 format, plus cost and tokens): from the Store, or from the state file.
 
 The engine's periodic report reads a `Store`; `pm-agent status` reads the file with `state_reader` (no SQLAlchemy,
-no pydantic). Both build their lines with `task_lines`, so a task is "blocked" by one rule.
+no pydantic). Both build their lines with `task_lines`, so a task is "blocked" by one rule, and both leave the
+pm-internal rows out (`statefile.is_pm_internal`): the report counts the plan's tasks.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pm_agent.reports import state_reader as sr
 from pm_agent.reports.progress import ProgressData, RiskLine, TaskLine, render_progress
+from pm_agent.statefile import is_pm_internal
 
 if TYPE_CHECKING:
     from pm_agent.store import Store
@@ -62,7 +64,7 @@ def task_lines(rows: Iterable[TaskRow], waiting_on: Mapping[str, Sequence[str]])
 
 def progress_data(store: Store, run_id: str, plan_name: str) -> ProgressData:
     """Everything the report shows, read from the store."""
-    tasks = store.list_tasks(run_id)
+    tasks = [t for t in store.list_tasks(run_id) if not is_pm_internal(t.task_id)]
     waiting = {t.task_id: t.task().dependency_ids() for t in tasks if t.state == "received"}
     lines = task_lines(((t.task_id, t.title, t.tier, t.status, t.state) for t in tasks), waiting)
     risks = [RiskLine(r.id, r.description, r.severity.value) for r in store.list_risks(run_id) if r.status == "open"]
@@ -93,6 +95,7 @@ def file_progress_data(
     """
     tasks = sr.task_rows(con, run_id) if tasks is None else tasks
     rows = [(t["task_id"], t["title"], t["tier"], t["status"], t["state"]) for t in tasks]
+    rows = [row for row in rows if not is_pm_internal(row[0])]
     cost = sr.cost(con, run_id)
     return ProgressData(
         plan_name=plan_name,

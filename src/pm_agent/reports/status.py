@@ -8,6 +8,7 @@ the screen always agree. Neither imports the store: see `state_reader` for why.
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
@@ -16,6 +17,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from pm_agent.reports import state_reader as sr
+from pm_agent.statefile import is_pm_internal
 
 TASK_COLUMNS = sr.TASK_COLUMNS
 _STATUS_STYLE = {
@@ -44,9 +46,10 @@ class LogLine(Protocol):
 def status_data(con: sqlite3.Connection, run_id: str | None = None) -> dict[str, Any]:
     """The status of `run_id` (default: the latest run) as plain JSON-ready data.
 
-    Keys: `run` (the run, or None when there is none), `runs` (all runs, newest first), `tasks` (every task, plan
-    order), `by_status` / `by_state` (task ids grouped), `counts`, `open_escalations`, `cost` (summed over every
-    agent session of the run), `open_risks`. NotFoundError if `run_id` is given and unknown.
+    Keys: `run` (the run, or None when there is none), `runs` (all runs, newest first), `tasks` (every task of the
+    plan and its remediations, plan order; pm-internal rows left out), `by_status` / `by_state` (task ids grouped),
+    `counts`, `open_escalations`, `cost` (summed over every agent session of the run), `open_risks`. NotFoundError
+    if `run_id` is given and unknown.
     """
     run = sr.find_run(con, run_id)
     data: dict[str, Any] = {
@@ -62,15 +65,16 @@ def status_data(con: sqlite3.Connection, run_id: str | None = None) -> dict[str,
     }
     if run is None:
         return data
-    tasks = sr.task_rows(con, run["id"])
+    # The plan's tasks only: a pm-internal row (the final review's record) is not work to count.
+    tasks = [t for t in sr.task_rows(con, run["id"]) if not is_pm_internal(t["task_id"])]
     data["tasks"] = tasks
     for task in tasks:
         data["by_status"].setdefault(task["status"], []).append(task["task_id"])
         data["by_state"].setdefault(task["state"], []).append(task["task_id"])
     counts = data["counts"]
-    counts["status"].update(sr.count_by(con, run["id"], "status"))
-    counts["state"] = sr.count_by(con, run["id"], "state")
-    counts["total"] = sum(counts["status"].values())
+    counts["status"].update(Counter(t["status"] for t in tasks))
+    counts["state"] = dict(sorted(Counter(t["state"] for t in tasks).items()))
+    counts["total"] = len(tasks)
     counts["done"] = counts["status"]["completed"]
     data["open_escalations"] = sr.open_escalations(con, run["id"])
     data["cost"] = sr.cost(con, run["id"])

@@ -13,8 +13,10 @@ from pm_agent.signals.models import SIGNAL_KINDS, required_wire_fields, target_r
 from pm_agent.signals.reading import parse_signal
 from pm_agent.signals.tokens import TOOL_NAME
 
-# Roles whose complete signal goes through the code gates: they must map criteria and write a review note.
-CODE_ROLES: Final[frozenset[Role]] = frozenset({Role.DEVELOPER, Role.FIXER, Role.TESTER})
+# Roles whose complete signal is the task's report (engine/history.py's WORK_ROLES): the gates read its evidence,
+# its criteria mapping and its review note. The tester's complete goes through the gates too, but it reports only
+# the tests it added (its own evidence lines and example below): it never maps criteria nor writes the note.
+REPORT_ROLES: Final[frozenset[Role]] = frozenset({Role.DEVELOPER, Role.FIXER})
 
 _WHEN: Final[dict[str, str]] = {
     "complete": "the task is finished and you checked it (pm-agent then runs its own gates)",
@@ -53,7 +55,13 @@ _COMPLETE_FOCUS: Final[dict[Role, str]] = {
 def _example(kind: str, task_id: str, role: Role, criteria: Sequence[str]) -> dict[str, Any]:
     if kind == "complete":
         example: dict[str, Any] = {"signal": kind, "stepId": task_id, "summary": "What was accomplished."}
-        if role in CODE_ROLES:
+        if role is Role.TESTER:
+            example |= {
+                "filesModified": ["tests/test_new_module.py"],
+                "testEvidence": ["$ pytest tests/test_new_module.py", "1 failed, 6 passed in 0.52s"],
+                "blockers": ["test_empty_input fails: parse('') raises IndexError instead of returning []"],
+            }
+        elif role in REPORT_ROLES:
             mapped = list(criteria)[:2] or ["<acceptance criterion>"]
             example |= {
                 "filesCreated": ["src/pkg/new_module.py", "tests/test_new_module.py"],
@@ -117,7 +125,16 @@ def _evidence_lines(role: Role) -> list[str]:
         f"- {_COMPLETE_FOCUS.get(role, 'summary: what was accomplished.')}",
         "- filesCreated / filesModified / filesDeleted: every path you touched, relative to the repo root.",
     ]
-    if role in CODE_ROLES:
+    if role is Role.TESTER:
+        lines += [
+            "- testEvidence: the test command and its key output lines (copy them, do not paraphrase); a test "
+            "you added that fails is a finding, not a mistake: keep it and name it in blockers.",
+            "- No criteriaMapping and no reviewNote: the developer's report maps the criteria and describes the "
+            "change; yours reports only the tests you added.",
+            "- Add tests only, and no suppression or test-runner setting that leaves tests out. Tests you add "
+            "must be able to fail: no `assert True`, no lone `is not None`.",
+        ]
+    elif role in REPORT_ROLES:
         lines += [
             "- testEvidence, lintEvidence, typecheckEvidence: the command and its key output lines "
             "(copy them, do not paraphrase); testsClaimedPassing: true only if you saw them pass.",
