@@ -56,6 +56,12 @@ class Project:
         """`git ARGS` in the repository; its output."""
         return git(self.repo, *args)
 
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        """`pm-agent ARGS` in the background, stdout readable line by line."""
+        return subprocess.Popen(
+            [pm_agent_exe(), *args], cwd=self.repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+
     def pm(self, *args: str, timeout: float = 150) -> subprocess.CompletedProcess[str]:
         """`pm-agent ARGS` in the repository."""
         return subprocess.run(

@@ -1,0 +1,93 @@
+"""The dashboard served by uvicorn on 127.0.0.1: `pm-agent web` as a user starts it, and the live stream
+picking up what another process writes to the store."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import httpx2 as httpx  # what mcp (a core dependency) installs
+import pytest
+
+from pm_agent.web.auth import load_or_create_token
+from pm_agent.web.server import Background, start_background
+
+if TYPE_CHECKING:
+    from tests.web.conftest import Project
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def served(fresh_project: Project) -> Iterator[Background]:
+    background = start_background(fresh_project.repo, port=free_port(), poll_s=0.1)
+    yield background
+    background.stop()
+    assert not background.thread.is_alive()
+
+
+def test_the_stream_follows_writes_of_another_process(served: Background, fresh_project: Project) -> None:
+    token = load_or_create_token(fresh_project.repo)
+    base = served.url.split("/?")[0]
+    url = f"{base}/api/runs/{fresh_project.run_id}/events"
+    seen: list[dict[str, object]] = []
+    answered = threading.Event()
+
+    def answer_later() -> None:
+        answered.wait(30)
+        fresh_project.pm("answer", str(fresh_project.escalation_id), "quiet")
+
+    helper = threading.Thread(target=answer_later)
+    helper.start()
+    try:
+        with httpx.stream("GET", url, params={"token": token}, timeout=30) as response:
+            assert response.status_code == 200
+            for line in response.iter_lines():
+                if not line.startswith("data: "):
+                    continue
+                seen.append(json.loads(line[len("data: ") :]))
+                answered.set()  # the backlog is streaming: now another process answers
+                if seen[-1]["kind"] == "escalation.answered":
+                    break
+    finally:
+        answered.set()
+        helper.join(30)
+    assert seen[-1]["kind"] == "escalation.answered"
+    ids = [int(str(e["id"])) for e in seen]
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+
+
+def test_pm_agent_web_prints_its_address_and_serves_it(waiting_project: Project) -> None:
+    port = free_port()
+    proc = waiting_project.start("web", "-C", str(waiting_project.repo), "--port", str(port))
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        token = load_or_create_token(waiting_project.repo)
+        assert line.strip().endswith(f"http://127.0.0.1:{port}/?token={token}")
+        address = line.split(": ", 1)[1].strip()
+        for _ in range(100):  # the address is printed just before uvicorn binds
+            try:
+                with httpx.Client(timeout=5) as client:
+                    page = client.get(address, follow_redirects=True)
+                break
+            except httpx.ConnectError:
+                threading.Event().wait(0.1)
+        assert page.status_code == 200
+        assert waiting_project.run_id in page.text
+        assert httpx.get(f"http://127.0.0.1:{port}/", timeout=5).status_code == 401
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)
+        if proc.stdout is not None:
+            proc.stdout.close()
+    assert proc.returncode in (0, 130)
