@@ -14,8 +14,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e '.[dev,web]'
 	touch $(STAMP)
 
+# --web: the demo prints the dashboard's address; in a terminal it keeps serving after the run until Ctrl-C.
 demo: $(STAMP)
-	$(BIN)/pm-agent demo
+	$(BIN)/pm-agent demo --web
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -25,6 +26,7 @@ typecheck: $(STAMP)
 
 # Two workers: the real-CLI tests mostly wait on agent processes, so the suite runs in about half the time.
 pytest: $(STAMP)
+	sh tests/web/install_chromium.sh
 	$(BIN)/pytest -n 2 --dist loadfile
 
 test: lint typecheck pytest

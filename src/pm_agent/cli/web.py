@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,6 +16,9 @@ PortOption = Annotated[int, typer.Option("--port", min=1, max=65535, help="Port 
 HostOption = Annotated[
     str, typer.Option("--host", help="Address to listen on; anything but loopback exposes the dashboard.")
 ]
+if TYPE_CHECKING:
+    from pm_agent.web.server import Background
+
 MISSING = "the dashboard needs the web extra: pip install 'pm-agent[web]'"
 
 
@@ -33,3 +40,45 @@ def web_cmd(repo: RepoOption = None, port: PortOption = 8765, host: HostOption =
     token = call(lambda: load_or_create_token(root))
     out.print(f"pm-agent dashboard of {root}: {server.address(host, port, token)}", highlight=False, soft_wrap=True)
     call(lambda: server.serve(root, host, port))
+
+
+WebFlag = Annotated[
+    bool, typer.Option("--web", help="Serve the dashboard during the run (127.0.0.1:8765, or a free port).")
+]
+
+
+def start_dashboard(root: Path) -> Background:
+    """Start the dashboard beside a run and print its address; exits with a clear line without the web extra."""
+    try:
+        from pm_agent.web.server import start_dashboard as start
+    except ImportError as exc:
+        raise fail(f"{MISSING} ({exc})") from None
+    background = call(lambda: start(root))
+    out.print(f"dashboard: {background.url}", highlight=False, soft_wrap=True)
+    return background
+
+
+@contextmanager
+def dashboard(root: Path, enabled: bool) -> Iterator[None]:
+    """The dashboard served for the duration of the block, when asked for."""
+    if not enabled:
+        yield
+        return
+    background = start_dashboard(root)
+    try:
+        yield
+    finally:
+        background.stop()
+
+
+def keep_serving(background: Background) -> None:
+    """After a run in a terminal: keep the dashboard up until Ctrl-C (never when output is not a terminal)."""
+    try:
+        if sys.stdout.isatty():
+            out.print(f"The dashboard stays up for inspection at {background.url} (Ctrl-C stops it).", soft_wrap=True)
+            while background.thread.is_alive():
+                background.thread.join(1.0)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        background.stop()

@@ -7,7 +7,7 @@ so nothing an agent printed is ever read as HTML.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pm_agent.errors import InputError, NotFoundError, PmAgentError, StoreError
 from pm_agent.web import routes_api, routes_live, routes_pages
@@ -23,6 +24,46 @@ from pm_agent.web.context import WebContext
 
 STATIC = Path(__file__).parent / "static"
 UNAUTHORISED = "401 Unauthorized: open the address `pm-agent web` printed (it carries the token)\n"
+
+
+class TokenGuard:
+    """401 without the token; the token in the query string becomes an HttpOnly cookie (and leaves the address).
+
+    Plain ASGI rather than `@app.middleware("http")`: that wrapper runs streamed responses (the live event
+    stream) through a task group of its own, which breaks when the server shuts down with a stream open."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        ok, in_query = presented(request, self.token)
+        if not ok:
+            await PlainTextResponse(UNAUTHORISED, status_code=401)(scope, receive, send)
+            return
+        if not in_query:
+            await self.app(scope, receive, send)
+            return
+        # The token is URL-safe base64: nothing in it needs quoting in a cookie.
+        value = f"{cookie_name(request)}={self.token}; HttpOnly; Path=/; SameSite=strict"
+        header = (b"set-cookie", value.encode("latin-1"))
+        if request.method == "GET" and not request.url.path.startswith("/api/"):
+            rest = request.url.remove_query_params("token")
+            redirect = RedirectResponse(rest.path + (f"?{rest.query}" if rest.query else ""), 303)
+            redirect.raw_headers.append(header)
+            await redirect(scope, receive, send)
+            return
+
+        async def with_cookie(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), header]}
+            await send(message)
+
+        await self.app(scope, receive, with_cookie)
 
 
 def create_app(repo_dir: Path, token: str, *, poll_s: float = 0.5) -> FastAPI:
@@ -43,20 +84,7 @@ def create_app(repo_dir: Path, token: str, *, poll_s: float = 0.5) -> FastAPI:
     )
     app.state.ctx = ctx
 
-    @app.middleware("http")
-    async def require_token(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        ok, in_query = presented(request, token)
-        if not ok:
-            return PlainTextResponse(UNAUTHORISED, status_code=401)
-        if in_query and request.method == "GET" and not request.url.path.startswith("/api/"):
-            # The token leaves the address bar (and the browser history): the cookie carries it from here on.
-            rest = request.url.remove_query_params("token")
-            response: Response = RedirectResponse(rest.path + (f"?{rest.query}" if rest.query else ""), 303)
-        else:
-            response = await call_next(request)
-        if in_query:
-            response.set_cookie(cookie_name(request), token, httponly=True, samesite="strict", path="/")
-        return response
+    app.add_middleware(TokenGuard, token=token)
 
     @app.exception_handler(PmAgentError)
     async def pm_error(request: Request, exc: Exception) -> Response:

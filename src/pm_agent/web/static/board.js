@@ -60,8 +60,12 @@
         setText(el, ".since", fmtDuration(card.in_state_s));
         setText(el, ".cost", usd(card.cost_usd));
       }
-      const n = target.parentElement.querySelector("h2 .n");
-      if (n) n.textContent = String(target.children.length);
+    }
+    // Counted after every card moved: a card leaving a column is only seen once its new column is handled.
+    for (const section of document.querySelectorAll("section.column")) {
+      const n = section.querySelector("h2 .n");
+      const cards = section.querySelector(".cards");
+      if (n && cards) n.textContent = String(cards.children.length);
     }
   }
 
