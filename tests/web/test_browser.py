@@ -11,6 +11,7 @@ Claude Code CLI against the scripted model server.
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -83,14 +84,20 @@ def complete(path: str, content: str, criterion: str, needle: str) -> Step:
     return signal_step({**payload, "filesModified" if path == "README.md" else "filesCreated": [path]})
 
 
-def scripts(first_task_wait_s: float, ask: bool) -> dict[tuple[str, str], list[Step]]:
-    """Task 1 works a while, then completes; task 2 (`ask`) first asks the human and is resumed with the answer.
+def wait_for_file(go: Path) -> Step:
+    """Task 1's first step: wait until the test creates `go` (a plain `sleep` may be refused by Claude Code)."""
+    waits = f"import os, time; [time.sleep(0.2) for _ in iter(lambda: os.path.exists({str(go)!r}), True)]"
+    return bash(f"{shlex.quote(sys.executable)} -c {shlex.quote(waits)}")
+
+
+def scripts(go: Path, ask: bool) -> dict[tuple[str, str], list[Step]]:
+    """Task 1 waits for `go`, then completes; task 2 (`ask`) first asks the human and is resumed with the answer.
 
     Task 1 keeps the run going while the question waits: a run with nothing left but questions stops."""
     question = signal_step({"signal": "needs-user-input", "question": QUESTION, "context": "the plan does not say"})
     return {
         ("task-1", "developer"): [
-            bash(f"sleep {first_task_wait_s}"),
+            wait_for_file(go),
             write("README.md", README),
             complete("README.md", README, "README shows an example", "Example"),
         ],
@@ -155,6 +162,7 @@ class Calc:
     plan: Path
     team: ScriptedTeam
     server: ModelServer
+    go: Path  # task 1's agent waits until this file exists
 
     def start(self, *args: str) -> Proc:
         popen = subprocess.Popen(
@@ -196,7 +204,7 @@ def calc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Calc]:
         git(repo, "config", "user.email", "test@example.com")
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", "initial")
-        yield Calc(repo, plan, team, server)
+        yield Calc(repo, plan, team, server, tmp_path / "go")
 
 
 @pytest.fixture
@@ -225,7 +233,7 @@ def card_in(page: Page, group: str, task: str, timeout_s: float) -> None:
 
 
 def test_board_inbox_and_task_page_during_a_run_with_web(calc: Calc, browser: Browser) -> None:
-    calc.team.scripts = scripts(first_task_wait_s=25, ask=True)
+    calc.team.scripts = scripts(calc.go, ask=True)
     run = calc.start("run", str(calc.plan), "--web", "--no-input")
     try:
         with_run_web(run, calc, browser)
@@ -261,6 +269,8 @@ def with_run_web(run: Proc, calc: Calc, browser: Browser) -> None:
     page.goto(board)
     expect(page.locator("#live")).to_have_text("live", timeout=15_000)
     page.evaluate("window.notReloaded = true")
+    card_in(page, "implementing", "1", 10)
+    calc.go.touch()  # task 1 may finish now
     card_in(page, "done", "2", 90)  # moved by the event stream, after the resumed session completed
     card_in(page, "done", "1", 90)
     assert page.evaluate("window.notReloaded") is True
@@ -287,8 +297,8 @@ def with_run_web(run: Proc, calc: Calc, browser: Browser) -> None:
     port = free_port()
     web = calc.start("web", "--port", str(port))
     try:
-        web.wait_for(r"http://127\.0\.0\.1:\d+/\?token=\S+")
-        page.goto(f"http://127.0.0.1:{port}/runs/{run_rec.id}/tasks/1", wait_until="load")  # the cookie is kept
+        page.goto(web.wait_for(r"http://127\.0\.0\.1:\d+/\?token=\S+").group(0))  # a cookie per port
+        page.goto(f"http://127.0.0.1:{port}/runs/{run_rec.id}/tasks/1")
         gates = page.locator("#gates")
         expect(gates).to_contain_text("3-tests-run", timeout=30_000)
         expect(gates).to_contain_text("pm-agent ran 1 command(s): all passed")
@@ -301,7 +311,7 @@ def with_run_web(run: Proc, calc: Calc, browser: Browser) -> None:
 
 
 def test_the_page_keeps_working_across_a_server_restart_mid_run(calc: Calc, browser: Browser) -> None:
-    calc.team.scripts = scripts(first_task_wait_s=15, ask=False)
+    calc.team.scripts = scripts(calc.go, ask=False)
     port = free_port()
     web = calc.start("web", "--port", str(port))
     address = web.wait_for(r"http://127\.0\.0\.1:\d+/\?token=\S+").group(0)
@@ -317,6 +327,7 @@ def test_the_page_keeps_working_across_a_server_restart_mid_run(calc: Calc, brow
         web = calc.start("web", "--port", str(port))
         web.wait_for(r"http://127\.0\.0\.1")
         expect(page.locator("#live")).to_have_text("live", timeout=30_000)
+        calc.go.touch()
         card_in(page, "done", "1", 120)  # still moving, on the same page
         card_in(page, "done", "2", 30)
         assert page.evaluate("window.notReloaded") is True

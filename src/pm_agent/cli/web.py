@@ -12,7 +12,7 @@ import typer
 
 from pm_agent.cli.app import RepoOption, call, err, fail, out, repo_root
 
-PortOption = Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")]
+PortOption = Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: a free one).")]
 HostOption = Annotated[
     str, typer.Option("--host", help="Address to listen on; anything but loopback exposes the dashboard.")
 ]
@@ -30,16 +30,17 @@ def web_cmd(repo: RepoOption = None, port: PortOption = 8765, host: HostOption =
     """
     try:
         from pm_agent.web import server
-        from pm_agent.web.auth import load_or_create_token
     except ImportError as exc:
         raise fail(f"{MISSING} ({exc})") from None
     root = repo_root(repo)
     warning = server.exposure_warning(host)
     if warning:
         err.print(warning, highlight=False, style="bold yellow")
-    token = call(lambda: load_or_create_token(root))
-    out.print(f"pm-agent dashboard of {root}: {server.address(host, port, token)}", highlight=False, soft_wrap=True)
-    call(lambda: server.serve(root, host, port))
+
+    def ready(url: str) -> None:  # printed once it listens: the address works when it is shown
+        out.print(f"pm-agent dashboard of {root}: {url}", highlight=False, soft_wrap=True)
+
+    call(lambda: server.serve(root, host, port, on_ready=ready))
 
 
 WebFlag = Annotated[
@@ -68,7 +69,9 @@ def dashboard(root: Path, enabled: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        background.stop()
+        # An open page learns the run's last moves from the stream (polled every 0.5 s) and then reads the
+        # board: give it that long before the server goes with the run.
+        background.stop(grace_s=1.5)
 
 
 def keep_serving(background: Background) -> None:

@@ -127,6 +127,8 @@ def answer_words(source: str) -> list[str]:
         return ["continue", "restart", "re-open"]  # engine/reconcile.py `_word`
     if source == "needs-user-input" or source.startswith("intake"):
         return ["(your answer, in words)", "skip"]  # the asking session resumes with the text
+    if source == "risk-audit":
+        return ["accept", "mitigate", "abort"]
     if source == "environment":
         return ["retry", "skip", "abort"]
     return ["retry: GUIDANCE", "accept", "skip", "abort"]  # engine/routing.py `_answer`

@@ -22,6 +22,7 @@ class WebContext:
     repo: Path
     token: str
     poll_s: float = 0.5  # how often the live stream looks at the events table
+    closing: threading.Event = field(default_factory=threading.Event, init=False, repr=False)  # server exiting
     _store: SqliteStore | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 

@@ -70,8 +70,8 @@ async def events(
                 yield sse_message(event)
             if len(batch) == BATCH:
                 continue
-            if not follow or await request.is_disconnected():
-                return
+            if not follow or ctx.closing.is_set() or await request.is_disconnected():
+                return  # closing: the browser reconnects (to the next server) from the last id it saw
             await asyncio.sleep(ctx.poll_s)
             idle = 0.0 if batch else idle + ctx.poll_s
             if idle >= KEEPALIVE_S:

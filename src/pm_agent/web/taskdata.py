@@ -27,6 +27,7 @@ from pm_agent.web.models import (
 )
 
 NOT_COMMITTED = "(not committed yet)"
+LINE_CAP = 300  # characters of one output line shown
 
 
 def session_facts(store: Store, session_id: int) -> tuple[int | None, str | None]:
@@ -55,7 +56,8 @@ def readable_lines(last_lines: str) -> str:
         try:
             data = json.loads(line)
         except ValueError:
-            out.append(line)  # raw text the CLI printed
+            # raw text the CLI printed, or a stream-json line the store kept only the end of
+            out.append(line if len(line) <= LINE_CAP else line[:LINE_CAP] + " …")
             continue
         out.extend(_describe(data) if isinstance(data, dict) else [line])
     return "\n".join(out)
@@ -64,13 +66,13 @@ def readable_lines(last_lines: str) -> str:
 def _describe(data: dict[str, Any]) -> list[str]:
     kind = data.get("type")
     if kind == "result":
-        return [f"[result] {data.get('subtype', '')}: {str(data.get('result', ''))[:300]}"]
+        return [f"[result] {data.get('subtype', '')}: {str(data.get('result', ''))[:LINE_CAP]}"]
     if kind == "system":
         return [f"[{data.get('subtype') or 'system'}]" + (f" model {data['model']}" if data.get("model") else "")]
     message = data.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, list):
-        return [json.dumps(data)[:300]]
+        return [json.dumps(data)[:LINE_CAP]]
     lines = []
     for part in content:
         if not isinstance(part, dict):
@@ -78,9 +80,9 @@ def _describe(data: dict[str, Any]) -> list[str]:
         if part.get("type") == "text":
             lines.append(str(part.get("text", "")))
         elif part.get("type") == "tool_use":
-            lines.append(f"-> {part.get('name')} {json.dumps(part.get('input'))[:300]}")
+            lines.append(f"-> {part.get('name')} {json.dumps(part.get('input'))[:LINE_CAP]}")
         elif part.get("type") == "tool_result":
-            lines.append(f"<- {str(part.get('content'))[:300]}")
+            lines.append(f"<- {str(part.get('content'))[:LINE_CAP]}")
     return lines
 
 

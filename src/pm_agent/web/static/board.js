@@ -57,7 +57,8 @@
         setText(el, ".state", card.state);
         setText(el, ".attempt", "attempt " + card.attempt);
         setText(el, ".slot", card.slot ? "slot " + card.slot : "");
-        setText(el, ".since", fmtDuration(card.in_state_s));
+        const since = el.querySelector(".since");
+        if (since) { since.dataset.s = String(card.in_state_s); since.textContent = fmtDuration(card.in_state_s); }
         setText(el, ".cost", usd(card.cost_usd));
       }
     }
@@ -77,6 +78,16 @@
     } catch (e) { /* the server is restarting: the stream reconnects and asks again */ }
   }
   function soon() { if (pending === null) pending = setTimeout(refresh, 250); }
+
+  // Time in state ticks between updates, except where nothing moves any more.
+  setInterval(function () {
+    for (const since of document.querySelectorAll(".cards .since")) {
+      const group = since.closest(".column").dataset.group;
+      if (group === "done" || group === "failed") continue;
+      since.dataset.s = String(Number(since.dataset.s || 0) + 1);
+      since.textContent = fmtDuration(Number(since.dataset.s));
+    }
+  }, 1000);
 
   // The browser reconnects by itself and sends the last id it saw (Last-Event-ID): nothing is missed.
   const source = new EventSource("/api/runs/" + encodeURIComponent(run) + "/events?after=" + header.dataset.lastEvent);
