@@ -134,6 +134,12 @@ def waiting_project(tmp_path_factory: pytest.TempPathFactory) -> Project:
 
 
 @pytest.fixture
+def unrun_repo(tmp_path: Path) -> Path:
+    """The repository before any run."""
+    return make_project(tmp_path)
+
+
+@pytest.fixture
 def fresh_project(tmp_path: Path) -> Project:
     """A run of its own, for a test that answers or resumes."""
     return run_until_waiting(make_project(tmp_path))

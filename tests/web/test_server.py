@@ -4,17 +4,22 @@ picking up what another process writes to the store."""
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import signal
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx2 as httpx  # what mcp (a core dependency) installs
 import pytest
 
 from pm_agent.web.auth import load_or_create_token
-from pm_agent.web.server import Background, start_background
+from pm_agent.web.server import Background, port_free, start_background
 
 if TYPE_CHECKING:
     from tests.web.conftest import Project
@@ -91,3 +96,28 @@ def test_pm_agent_web_prints_its_address_and_serves_it(waiting_project: Project)
         if proc.stdout is not None:
             proc.stdout.close()
     assert proc.returncode in (0, 130)
+
+
+def test_run_with_web_prints_the_dashboard_and_takes_it_down_at_the_end(unrun_repo: Path) -> None:
+    proc = subprocess.run(
+        [shutil.which("pm-agent", path=str(Path(sys.executable).parent)) or "pm-agent",
+         "run", "docs/notes.md", "--no-input", "--web"],
+        cwd=unrun_repo, capture_output=True, text=True, timeout=150, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stdout + proc.stderr  # task 2 waits for its answer
+    token = load_or_create_token(unrun_repo)
+    found = re.search(r"^dashboard: http://127\.0\.0\.1:(\d+)/\?token=(\S+)$", proc.stdout, re.MULTILINE)
+    assert found is not None, proc.stdout
+    assert found.group(2) == token
+    assert "ERROR" not in proc.stdout + proc.stderr  # no cancelled stream, no traceback from the server
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{found.group(1)}/", timeout=5)
+
+
+def test_a_taken_port_is_seen_as_taken() -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = int(holder.getsockname()[1])
+        assert port_free("127.0.0.1", port) is False
+    assert port_free("127.0.0.1", port) is True
