@@ -121,3 +121,11 @@ def test_a_taken_port_is_seen_as_taken() -> None:
         port = int(holder.getsockname()[1])
         assert port_free("127.0.0.1", port) is False
     assert port_free("127.0.0.1", port) is True
+
+
+def test_a_host_beyond_loopback_is_warned_about(waiting_project: Project) -> None:
+    # 192.0.2.1 is TEST-NET-1: never this machine's, so the warning is printed and the bind fails, exposing nothing
+    proc = waiting_project.pm("web", "--host", "192.0.2.1", "--port", "0", timeout=60)
+    assert "warning: the dashboard listens on 192.0.2.1, not only on this machine" in proc.stderr
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "could not listen on 192.0.2.1:0" in proc.stdout + proc.stderr
