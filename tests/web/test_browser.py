@@ -247,7 +247,7 @@ def test_board_inbox_and_task_page_during_a_run_with_web(calc: Calc, browser: Br
 
 def with_run_web(run: Proc, calc: Calc, browser: Browser) -> None:
     address = run.wait_for(r"dashboard: (http://127\.0\.0\.1:\d+/\?token=\S+)").group(1)
-    page = browser.new_page(viewport={"width": 1500, "height": 900})
+    page = browser.new_context(viewport={"width": 1500, "height": 900}).new_page()
     open_board(page, address)
     board = page.url
 
@@ -261,10 +261,16 @@ def with_run_web(run: Proc, calc: Calc, browser: Browser) -> None:
     expect(escalation).to_contain_text(QUESTION)
     expect(escalation).to_contain_text("Recommended:")
     page.screenshot(path=str(SCREENSHOTS / "inbox.png"), full_page=True)
+    other = page.context.new_page()  # a second inbox open meanwhile (same cookie)
+    other.goto(page.url)
+    expect(other.locator("article.escalation")).to_have_count(1)
     escalation.locator("textarea").fill(ANSWER)
     escalation.locator("button").click()
     expect(page.locator(".notice")).to_contain_text("answered")
     expect(page.locator("article.escalation")).to_have_count(0)
+    expect(other.locator("article.escalation")).to_have_count(0, timeout=10_000)  # left without a reload
+    expect(other.locator("#inbox-live")).to_have_text("An escalation was answered elsewhere.")
+    other.close()
 
     page.goto(board)
     expect(page.locator("#live")).to_have_text("live", timeout=15_000)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
@@ -68,7 +68,7 @@ def board(store: Store, db: Path, run_id: str) -> Board:
     run = store.get_run(run_id)
     now = store.now()
     tasks = store.list_tasks(run_id)
-    entered = _entered(store, run_id, tasks)
+    entered = _entered(store, run_id)
     cost: dict[str, float] = defaultdict(float)
     for session in store.list_sessions(run_id):
         cost[session.task_id] += session.cost_usd
@@ -97,7 +97,7 @@ def last_event_id(db: Path, run_id: str) -> int:
     return int(read_state(db, lambda con: con.execute(sql, (run_id,)).fetchone()[0]))
 
 
-def _entered(store: Store, run_id: str, tasks: Sequence[TaskRecord]) -> dict[str, datetime]:
+def _entered(store: Store, run_id: str) -> dict[str, datetime]:
     """When each task entered its current state (its last transition)."""
     entered: dict[str, datetime] = {}
     for event in store.events_of_kind(run_id, ("task.transition",)):
