@@ -86,6 +86,14 @@ def test_inbox_form_answers_through_pm_agent_answer_and_the_run_resumes_with_it(
     # task 2's agent resumed its own session with the answer in its prompt, and wrote that prompt into the note
     note = fresh_project.git("show", "pm/notes/work:notes/n2.md")
     assert "quiet, please" in note
+    with TestClient(create_app(fresh_project.repo, token)) as client:  # the run released: manifest and handoff
+        client.get("/", params={"token": token})
+        reports = client.get(f"/api/runs/{fresh_project.run_id}/reports").json()
+        assert reports["manifest"] == fresh_project.git("show", "pm/notes/work:docs/releases/notes-release.yaml")
+        assert "notes" in reports["handoff"]
+        html = client.get(f"/runs/{fresh_project.run_id}/reports").text
+        assert "(no manifest yet" not in html
+        assert "(no handoff yet)" not in html
     store = open_store(default_store_path(fresh_project.repo))
     try:
         asked, resumed = store.list_sessions(fresh_project.run_id, "2")

@@ -4,7 +4,10 @@ picking up what another process writes to the store."""
 from __future__ import annotations
 
 import json
+import os
+import pty
 import re
+import select
 import shutil
 import signal
 import socket
@@ -129,3 +132,49 @@ def test_a_host_beyond_loopback_is_warned_about(waiting_project: Project) -> Non
     assert "warning: the dashboard listens on 192.0.2.1, not only on this machine" in proc.stderr
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "could not listen on 192.0.2.1:0" in proc.stdout + proc.stderr
+
+
+KEEP_SERVING = """
+import sys
+from pathlib import Path
+from pm_agent.cli.web import keep_serving
+from pm_agent.web.server import start_background
+background = start_background(Path(sys.argv[1]), port=0)
+print("url", background.url, flush=True)
+keep_serving(background)
+print("stopped", flush=True)
+"""
+
+
+def test_after_the_demo_the_dashboard_stays_up_only_in_a_terminal(waiting_project: Project) -> None:
+    piped = subprocess.run(
+        [sys.executable, "-c", KEEP_SERVING, str(waiting_project.repo)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert piped.stdout.splitlines()[-1] == "stopped"  # not a terminal: make demo in CI ends
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KEEP_SERVING, str(waiting_project.repo)], stdout=follower, stderr=follower
+    )
+    os.close(follower)
+    try:
+        seen = b""
+        while b"Ctrl-C stops it" not in seen:
+            ready, _, _ = select.select([leader], [], [], 30)
+            assert ready, seen
+            seen += os.read(leader, 4096)
+        url = re.search(rb"url (http://\S+)", seen)
+        assert url is not None
+        assert httpx.get(url.group(1).decode(), timeout=5, follow_redirects=True).status_code == 200
+        assert proc.poll() is None  # still serving
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+        while b"stopped" not in seen:
+            ready, _, _ = select.select([leader], [], [], 10)
+            assert ready, seen
+            seen += os.read(leader, 4096)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(leader)
