@@ -22,7 +22,7 @@ import httpx2 as httpx  # what mcp (a core dependency) installs
 import pytest
 
 from pm_agent.web.auth import load_or_create_token
-from pm_agent.web.server import Background, port_free, start_background
+from pm_agent.web.server import Background, port_free, start_background, start_dashboard
 
 if TYPE_CHECKING:
     from tests.web.conftest import Project
@@ -178,3 +178,18 @@ def test_after_the_demo_the_dashboard_stays_up_only_in_a_terminal(waiting_projec
             proc.kill()
             proc.wait()
         os.close(leader)
+
+
+def test_a_run_dashboard_on_a_taken_port_takes_a_free_one(waiting_project: Project) -> None:
+    first = start_background(waiting_project.repo, port=0)
+    try:
+        taken = int(first.url.split(":")[2].split("/")[0])
+        second = start_dashboard(waiting_project.repo, port=taken)
+        try:
+            assert f":{taken}/" not in second.url
+            assert httpx.get(second.url, timeout=5, follow_redirects=True).status_code == 200
+        finally:
+            second.stop()
+    finally:
+        first.stop()
+    assert not first.thread.is_alive()

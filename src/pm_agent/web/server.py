@@ -133,7 +133,12 @@ def start_background(
 
 def start_dashboard(repo: Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> Background:
     """The dashboard beside a run: on `port`, or on a free port when that one is taken."""
-    return start_background(repo, host, port if port_free(host, port) else 0)
+    if port and port_free(host, port):
+        try:
+            return start_background(repo, host, port)
+        except InputError:  # taken between the look and the bind (two runs starting at once)
+            pass
+    return start_background(repo, host, 0)
 
 
 def port_free(host: str, port: int) -> bool:
