@@ -11,11 +11,12 @@ STAMP := $(VENV)/.installed-stamp
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e '.[dev,web]'
 	touch $(STAMP)
 
+# --web: the demo prints the dashboard's address; in a terminal it keeps serving after the run until Ctrl-C.
 demo: $(STAMP)
-	$(BIN)/pm-agent demo
+	$(BIN)/pm-agent demo --web
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -26,6 +27,7 @@ typecheck: $(STAMP)
 # Two workers: the real-CLI tests mostly wait on agent processes, so the suite runs in about half the time.
 # --durations: the 30 slowest tests, to keep `make test` within its 20 minutes as the suite grows.
 pytest: $(STAMP)
+	sh tests/web/install_chromium.sh
 	$(BIN)/pytest -n 2 --dist loadfile --durations=30
 
 test: lint typecheck pytest

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pm_agent.cli import plan_edits, request, runs, setup, views, workflow
+from pm_agent.cli import plan_edits, request, runs, setup, views, web, workflow
 from pm_agent.cli.app import app
 
 for name, command in (
@@ -18,6 +18,7 @@ for name, command in (
     ("answer", runs.answer_cmd),
     ("reconcile", plan_edits.reconcile_cmd),
     ("demo", runs.demo_cmd),
+    ("web", web.web_cmd),
 ):
     app.command(name)(command)
 app.add_typer(workflow.workflow_app, name="workflow")

@@ -21,11 +21,13 @@ from pm_agent.cli.app import (
     repo_root,
 )
 from pm_agent.cli.console import ConsoleListener
+from pm_agent.cli.web import WebFlag, dashboard, keep_serving, start_dashboard
 
 if TYPE_CHECKING:
     from pm_agent.engine.api import RunResult
     from pm_agent.human.channels import EscalationChannel
     from pm_agent.intake import RequestResult
+    from pm_agent.web.server import Background
 
 
 def _channel(no_input: bool) -> EscalationChannel:
@@ -109,6 +111,7 @@ def run_cmd(
     repo: RepoOption = None,
     no_input: NoInput = False,
     allow_dirty: AllowDirty = False,
+    web: WebFlag = False,
 ) -> None:
     """Drive a plan to the end: orchestrate, dispatch agents, gate, commit, report, release.
 
@@ -128,18 +131,19 @@ def run_cmd(
 
         plan = call(lambda: write_issue_plan(plan, root))
     try:
-        result = call(
-            lambda: run_plan(
-                root,
-                plan.resolve(),
-                design.resolve() if design else None,
-                listener=ConsoleListener(),
-                channel=_channel(no_input),
-                slots=slots,
-                agent=agent,
-                allow_dirty=allow_dirty,
+        with dashboard(root, web):
+            result = call(
+                lambda: run_plan(
+                    root,
+                    plan.resolve(),
+                    design.resolve() if design else None,
+                    listener=ConsoleListener(),
+                    channel=_channel(no_input),
+                    slots=slots,
+                    agent=agent,
+                    allow_dirty=allow_dirty,
+                )
             )
-        )
     except KeyboardInterrupt:
         _interrupted(root)
     _finish(result, root)
@@ -149,6 +153,7 @@ def resume_cmd(
     run: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
     repo: RepoOption = None,
     no_input: NoInput = False,
+    web: WebFlag = False,
 ) -> None:
     """Continue a run after a stop or a crash: nothing committed twice, sessions resumed where they can be.
 
@@ -165,9 +170,10 @@ def resume_cmd(
         request = call(lambda: resume_request(root, run, listener=ConsoleListener(), channel=_channel(no_input)))
         if request is not None:
             finish_request(request, root)
-        result = call(
-            lambda: resume(root, run, listener=ConsoleListener(), channel=_channel(no_input), reread_config=True)
-        )
+        with dashboard(root, web):
+            result = call(
+                lambda: resume(root, run, listener=ConsoleListener(), channel=_channel(no_input), reread_config=True)
+            )
     except KeyboardInterrupt:
         _interrupted(root)
     _finish(result, root)
@@ -243,6 +249,7 @@ def demo_cmd(
     request: Annotated[
         bool, typer.Option("--request", help="Start from a request (`pm-agent new`) instead of a written plan.")
     ] = False,
+    web: WebFlag = False,
 ) -> None:
     """Run the whole loop on a sample project, offline: real Claude Code CLI, scripted model and user.
 
@@ -262,6 +269,15 @@ def demo_cmd(
         )
         out.print("\n" + "\n".join(request_closing_lines(asked)), highlight=False)
         raise typer.Exit(asked.result.exit_code)
-    result = call(lambda: run_demo(dest.resolve() if dest else None, listener=ConsoleListener(), slots=slots))
-    out.print("\n" + "\n".join(closing_lines(result)), highlight=False)
+    served: list[Background] = []  # the dashboard, once the sample repository exists
+    built = (lambda repo: served.append(start_dashboard(repo))) if web else None
+    try:
+        result = call(
+            lambda: run_demo(dest.resolve() if dest else None, listener=ConsoleListener(), slots=slots, built=built)
+        )
+        out.print("\n" + "\n".join(closing_lines(result)), highlight=False)
+    finally:
+        for background in served:
+            out.print(f"dashboard: {background.url}", highlight=False, soft_wrap=True)
+            keep_serving(background)
     raise typer.Exit(result.run.exit_code)

@@ -13,7 +13,7 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,10 +92,13 @@ def missing_prerequisites(python: str = sys.executable) -> str | None:
     return None
 
 
-def run_demo(dest: Path | None, *, listener: Listener, slots: int | None = None) -> DemoResult:
+def run_demo(
+    dest: Path | None, *, listener: Listener, slots: int | None = None, built: Callable[[Path], object] | None = None
+) -> DemoResult:
     """Build the sample project and drive its plan to the release manifest.
 
     InputError (before anything is built) when a prerequisite is missing; see `missing_prerequisites`.
+    `built(repo)` is called once the sample repository exists, before the run (`demo --web` starts the dashboard).
     """
     problem = missing_prerequisites()
     if problem is not None:
@@ -104,6 +107,8 @@ def run_demo(dest: Path | None, *, listener: Listener, slots: int | None = None)
         dest = Path(tempfile.mkdtemp(prefix="pm-agent-demo-")) / "textstats"
     demo = build_demo_repo(dest)
     listener.emit("run.demo", f"demo repository: {demo.repo} (model: scripted, offline; human: scripted)")
+    if built is not None:
+        built(demo.repo)
     with ModelServer(fallback=DemoBrain()) as server, _model_env(server.url):
         result = run_plan(
             demo.repo,

@@ -20,7 +20,7 @@ from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.runlock import run_lock
 from pm_agent.engine.startup import check_start, repo_root, store_exists
 from pm_agent.engine.stopping import Stopped, run_until_signal
-from pm_agent.errors import NotFoundError
+from pm_agent.errors import InputError, NotFoundError
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.preflight.baseline import PreflightError, remove_stale_preflight
 from pm_agent.reports.escalation import Escalation
@@ -185,7 +185,11 @@ def _stopped(rc: RunContext, sig: signal.Signals) -> RunResult:
 
 
 def answer(repo: Path, escalation_id: int, text: str) -> EscalationRecord:
-    """Answer an open escalation; a running pm-agent picks it up, a stopped one on `pm-agent resume`."""
+    """Answer an open escalation; a running pm-agent picks it up, a stopped one on `pm-agent resume`.
+
+    The one path of every human answer given outside a run's own terminal (`pm-agent answer`, the dashboard)."""
+    if not text.strip():
+        raise InputError("the answer is empty")
     if not store_exists(repo):
         raise NotFoundError(f"no pm-agent state in {repo}: there is no escalation #{escalation_id} to answer")
     store = open_store(default_store_path(repo))
