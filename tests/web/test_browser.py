@@ -3,13 +3,14 @@ Claude Code CLI against the scripted model server.
 
 1. `pm-agent run --web`: a card moves from implementing to done without a reload; a needs-user-input
    escalation is answered in the inbox and the same agent session resumes with the answer; a task page
-   shows its gate evidence. Screenshots of the board, the inbox and a task page go to docs/screenshots/.
+   shows its gate evidence. Screenshots of the board, the inbox and a task page are saved (see SCREENSHOTS_ENV).
 2. `pm-agent web` in its own process, restarted while the run goes on: the open page reconnects and its
    card still moves without a reload.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -35,7 +36,9 @@ from pm_agent.testing.team import signal as signal_step
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
 CHROMIUM = Path("/usr/bin/chromium")  # `make pytest` installs Debian's package when it is missing
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+# The README's screenshots: `PM_AGENT_SCREENSHOTS=docs/screenshots make pytest` refreshes them; otherwise they go to a
+# temporary folder, so a test run leaves the checkout as it found it.
+SCREENSHOTS_ENV = "PM_AGENT_SCREENSHOTS"
 QUESTION = "Tabs or spaces?"
 ANSWER = "spaces, four of them"
 NOTE = {"summary": "done", "risks": [], "rollback": "git revert"}
@@ -232,7 +235,15 @@ def card_in(page: Page, group: str, task: str, timeout_s: float) -> None:
     expect(page.locator(f"#col-{group} #card-{task}")).to_be_visible(timeout=timeout_s * 1000)
 
 
-def test_board_inbox_and_task_page_during_a_run_with_web(calc: Calc, browser: Browser) -> None:
+@pytest.fixture
+def screenshots(tmp_path: Path) -> Path:
+    chosen = os.environ.get(SCREENSHOTS_ENV)
+    folder = Path(chosen).resolve() if chosen else tmp_path / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_board_inbox_and_task_page_during_a_run_with_web(calc: Calc, browser: Browser, screenshots: Path) -> None:
     calc.team.scripts = scripts(calc.go, ask=True)
     run = calc.start("run", str(calc.plan), "--web", "--no-input")
     try:
@@ -253,14 +264,13 @@ def with_run_web(run: Proc, calc: Calc, browser: Browser) -> None:
 
     card_in(page, "waiting", "2", 90)
     card_in(page, "implementing", "1", 10)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / "board.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "board.png"), full_page=True)
 
     page.locator("nav a#nav-inbox").click()
     escalation = page.locator("article.escalation")
     expect(escalation).to_contain_text(QUESTION)
     expect(escalation).to_contain_text("Recommended:")
-    page.screenshot(path=str(SCREENSHOTS / "inbox.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "inbox.png"), full_page=True)
     other = page.context.new_page()  # a second inbox open meanwhile (same cookie)
     other.goto(page.url)
     expect(other.locator("article.escalation")).to_have_count(1)
@@ -310,7 +320,7 @@ def with_run_web(run: Proc, calc: Calc, browser: Browser) -> None:
         expect(gates).to_contain_text("pm-agent ran 1 command(s): all passed")
         expect(page.locator("details.gate.fail")).to_have_count(0)
         expect(page.locator("body")).to_contain_text("# Review: task-1")
-        page.screenshot(path=str(SCREENSHOTS / "task.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "task.png"), full_page=True)
     finally:
         web.popen.send_signal(signal.SIGINT)
         web.finish(20)
