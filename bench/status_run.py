@@ -3,10 +3,11 @@
 The run is what a long `pm-agent run` leaves behind: most tasks completed (six transitions, a developer and a reviewer
 session with costs, a signal, three gate results, a commit), a few in progress with a live session, a few waiting on
 an open escalation, a few failed, the rest still pending; open and closed risks. Every structured row goes through the
-store's own `*_txn` write functions (the same code `SqliteStore`'s public writes call, with their event rows), all
-in one write transaction so that building 1,000 tasks takes seconds, not one fsync per write. The remaining events,
-up to exactly `events`, are free-form ones like `dispatch.prompt` spread over the started tasks, inserted as
-`events.append_event_txn` would (payload redacted, the same columns) but with one executemany.
+store's own write functions (the same code `SqliteStore`'s public writes call, with their event rows; the plain
+sqlite3 ones on the transaction's `raw` connection), all in one write transaction so that building 1,000 tasks takes
+seconds, not one fsync per write. The remaining events, up to exactly `events`, are free-form ones like
+`dispatch.prompt` spread over the started tasks, inserted as `events.append_event_txn` would (payload redacted, the
+same columns) but with one executemany.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from pm_agent.lifecycle.states import IssueState as S
 from pm_agent.plan.models import Dependency, Plan, Task, TaskStatus, Tier
 from pm_agent.redaction import redact
 from pm_agent.store import RiskStatus, SessionStatus, Severity, default_store_path, open_store
+from pm_agent.store import _fast_writes as fw
 from pm_agent.store import outcomes as oc
 from pm_agent.store import runs as rn
 from pm_agent.store import sessions as ss
+from pm_agent.store._fast import raw
 from pm_agent.store.database import write_txn, writer
 from pm_agent.store.schema import events
 from pm_agent.testing.clock import TickClock
@@ -106,10 +109,10 @@ def make_plan(n: int, rng: random.Random) -> Plan:
 def _move(conn: Connection, task_id: str, path: tuple[S, ...], status: TaskStatus, now: TickClock) -> None:
     for n, (src, dst) in enumerate(itertools.pairwise(path)):
         last = n == len(path) - 2
-        rn.transition_txn(
-            conn, RUN_ID, task_id, from_state=src, to_state=dst, reason=f"{src} done", iteration=n,
+        fw.transition(
+            raw(conn), RUN_ID, task_id, from_state=src, to_state=dst, reason=f"{src} done", iteration=n,
             workflow_context={"step": n}, status=status if last else TaskStatus.IN_PROGRESS,
-            fields={"attempt": 1} if n == 0 else {}, now=now(),
+            fields={"attempt": 1} if n == 0 else {}, now=now(), fault=None,
         )  # fmt: skip
 
 
@@ -117,13 +120,13 @@ def _session(
     conn: Connection, task_id: str, role: str, status: SessionStatus, rng: random.Random, now: TickClock
 ) -> int:
     token = f"tok-{task_id}-{role}"
-    made = ss.create_session_txn(
-        conn, run_id=RUN_ID, task_id=task_id, role=role, attempt=1, token=token, runner="claude",
+    made = fw.create_session(
+        raw(conn), run_id=RUN_ID, task_id=task_id, role=role, attempt=1, token=token, runner="claude",
         workdir=f"/tmp/wt/task-{task_id}", resumed_from=None, now=now(),
     )  # fmt: skip
     cost = {"cost_usd": round(rng.uniform(0.01, 0.5), 4), "input_tokens": rng.randrange(1_000, 90_000)}
     fields = {"status": status, **cost, "output_tokens": rng.randrange(100, 9_000), "last_lines": "ok"}
-    ss.update_session_txn(conn, made.id, fields, now=now())
+    fw.update_session(raw(conn), made.id, fields, now=now())
     return made.id
 
 
@@ -142,9 +145,8 @@ def _structured(conn: Connection, plan: Plan, mix: Mix, rng: random.Random, now:
             payload={"summary": f"task {task_id} done"}, accepted=True, reason="", now=now(),
         )  # fmt: skip
         for gate in GATES:
-            oc.record_gate_result_txn(
-                conn, RUN_ID, task_id, attempt=1, gate=gate, passed=True, evidence=f"{gate}: ok", now=now()
-            )
+            verdict = (gate, True, f"{gate}: ok")
+            fw.record_gate_results(raw(conn), RUN_ID, task_id, attempt=1, results=[verdict], now=now())
         _session(conn, task_id, "reviewer", SessionStatus.SIGNALLED, rng, now)
         sha = f"{int(task_id):040x}"
         oc.record_commit_txn(conn, RUN_ID, task_id, sha=sha, branch="pm/bench", message=f"task-{task_id}", now=now())

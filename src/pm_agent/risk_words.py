@@ -5,6 +5,8 @@ planned task (its title, prose and expected paths), `pm_agent.gates.tier_review`
 change (its changed paths and lines). An area's `words` count in prose and in the words of a path.
 Its `changed_path_words` count only in the words of a changed file's path: too common in prose and in
 planned file names ("api", "env") to tier a plan on, they are a fact once the change touches the file.
+Its `cjk_words` are the same topics as Chinese plans write them (认证, 迁移, 支付 ...): Chinese has no
+spaces between words, so they match anywhere, also right after a Latin word ("JWT认证").
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = [
     "AreaWords",
     "RiskArea",
     "changed_path_areas",
+    "cjk_pattern",
     "path_pattern",
     "path_words",
     "words_pattern",
@@ -48,6 +51,14 @@ def words_pattern(spec: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.IGNORECASE)
 
 
+def cjk_pattern(spec: str) -> re.Pattern[str]:
+    """Chinese words separated by whitespace, matched anywhere (Chinese text has no word boundaries to look for).
+
+    A word may start with lookbehinds that rule out a compound: `(?<!线程)安全` is "security", not "thread-safe".
+    """
+    return re.compile("|".join(spec.split()))
+
+
 def path_pattern(spec: str) -> re.Pattern[str]:
     """Regex alternatives separated by whitespace, matched against a POSIX path in any letter case."""
     return re.compile("|".join(spec.split()), re.IGNORECASE)
@@ -66,6 +77,7 @@ class AreaWords:
     area: RiskArea
     words: re.Pattern[str]
     changed_path_words: re.Pattern[str] | None = None
+    cjk_words: re.Pattern[str] | None = None
 
 
 AREA_WORDS: tuple[AreaWords, ...] = (
@@ -76,6 +88,7 @@ AREA_WORDS: tuple[AreaWords, ...] = (
         log[-_]?ins? log[-_]?outs? sign[-_]?(?:in|up)s? passwords? passwd jwts? sso saml mfa 2fa rbac acls?
         permissions? access[-_]tokens?
     """),
+        cjk_words=cjk_pattern("认证 鉴权 授权 身份验证 登录 登出 单点登录 密码 口令 权限 访问令牌"),
     ),
     AreaWords(
         RiskArea.BILLING,
@@ -83,6 +96,7 @@ AREA_WORDS: tuple[AreaWords, ...] = (
         billing bills? invoic(?:e|es|ed|ing) payments? payouts? pricing subscriptions? stripe refunds?
         checkout finops costs? spend(?:ing)?
     """),
+        cjk_words=cjk_pattern("计费 账单 支付 付款 收费 发票 退款 订阅 定价 结账 费用"),
     ),
     AreaWords(
         RiskArea.SCHEMA,
@@ -90,15 +104,18 @@ AREA_WORDS: tuple[AreaWords, ...] = (
         migrations? migrat(?:e|es|ed|ing) alembic flyway ddl alter_table
         (?<!json_)(?<!yaml_)(?<!xml_)(?<!graphql_)(?<!openapi_)(?<!pydantic_)(?<!config_)schemas?
     """),
+        cjk_words=cjk_pattern("迁移 表结构 数据库结构 数据库模式 建表"),
     ),
     AreaWords(
         RiskArea.SECRETS,
         words_pattern(r"secrets? api[-_]keys? private[-_]keys? credentials? \.env dotenv vault kms keystore pem"),
         words_pattern("env envrc"),
+        cjk_words=cjk_pattern("密钥 秘钥 私钥 凭据 凭证 机密"),
     ),
     AreaWords(
         RiskArea.DATA_INTEGRITY,
         words_pattern("data_integrity integrity data_loss corruption backups? restores?"),
+        cjk_words=cjk_pattern("数据完整性 完整性 数据丢失 数据损坏 备份 数据恢复"),
     ),
     AreaWords(
         RiskArea.INFRA,
@@ -107,6 +124,7 @@ AREA_WORDS: tuple[AreaWords, ...] = (
         containeri[sz](?:e|es|ed|ing|ation) kubernetes k8s helm kustomization terraform pulumi ansible
         jenkinsfile deploy(?:s|ed|ing|ments?)? nginx ci/cd
     """),
+        cjk_words=cjk_pattern("基础设施 部署 容器化"),
     ),
     AreaWords(
         RiskArea.SECURITY,
@@ -114,11 +132,14 @@ AREA_WORDS: tuple[AreaWords, ...] = (
         security vulnerabilit(?:y|ies) cves? xss csrf sql_injection injection sanitiz(?:e|es|ed|ing|ation)
         encrypt(?:s|ed|ion)? decrypt(?:s|ed|ion)? tls cors
     """),
+        # 安全 alone is also "safe": thread-, type- and memory-safe code is not a security topic.
+        cjk_words=cjk_pattern("(?<!线程)(?<!类型)(?<!内存)(?<!并发)安全 漏洞 加密 解密 注入 跨站"),
     ),
     AreaWords(
         RiskArea.PUBLIC_API,
         words_pattern("public_api public_interface breaking_changes? api_contract openapi api_version(?:s|ing)?"),
         words_pattern("apis? swagger graphql proto"),
+        cjk_words=cjk_pattern("公开接口 公共接口 对外接口 破坏性变更 接口契约"),
     ),
 )
 
@@ -166,7 +187,8 @@ def changed_path_areas(path: str) -> list[RiskArea]:
     found = [area for area, pattern in PATHS if pattern.search(path)]
     spaced = path_words(path)
     for entry in AREA_WORDS:
-        extra = entry.changed_path_words
-        if entry.words.search(spaced) or (extra is not None and extra.search(spaced)):
+        extra, cjk = entry.changed_path_words, entry.cjk_words
+        hit = entry.words.search(spaced) or (extra is not None and extra.search(spaced))
+        if hit or (cjk is not None and not path.isascii() and cjk.search(path)):
             found.append(entry.area)
     return list(dict.fromkeys(found))

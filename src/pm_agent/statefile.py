@@ -16,10 +16,6 @@ STATE_FILE = "state.db"
 
 # Events that only mirror a row shown from its own table: `log` leaves them out so each happening appears once.
 MIRRORED_EVENTS = frozenset({"task.transition", "session.created", "signal.recorded", "gate.recorded"})
-# Task rows pm-agent keeps for itself, not work of the plan: `final-review` holds the final review's sessions
-# (engine/final_review.py). Every count of a run's tasks (status, progress, the manifest, the release gate) leaves
-# them out through `is_pm_internal`, so a 3-task plan reads 3/3, not 4/4.
-PM_INTERNAL_TASKS = frozenset({"final-review"})
 # Order of history entries recorded in the same instant.
 HISTORY_RANK = {"transition": 0, "session": 1, "signal": 2, "gate": 3, "event": 4}
 
@@ -27,11 +23,6 @@ HISTORY_RANK = {"transition": 0, "session": 1, "signal": 2, "gate": 3, "event": 
 def default_store_path(repo: Path) -> Path:
     """Where a repository's state lives: `<repo>/.pm-agent/state.db`."""
     return repo / STATE_DIR / STATE_FILE
-
-
-def is_pm_internal(task_id: str) -> bool:
-    """True for a task row pm-agent keeps for itself (PM_INTERNAL_TASKS), not a task of the plan."""
-    return task_id in PM_INTERNAL_TASKS
 
 
 def transition_summary(from_state: str, to_state: str, reason: str, iteration: int) -> str:

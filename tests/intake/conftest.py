@@ -14,7 +14,7 @@ from pm_agent.config import PmConfig, render_config
 from pm_agent.intake import IntakePaths
 from pm_agent.testing.model_server import ModelServer
 from pm_agent.testing.repo import init_repo
-from pm_agent.testing.team import ScriptedTeam
+from pm_agent.testing.team import ScriptedTeam, Step, line_of, signal, write
 
 PY = sys.executable
 DAY = date(2026, 11, 26)
@@ -70,6 +70,31 @@ PLAN_BAD = PLAN_HEAD + "**Depends on:** Task 7\n" + PLAN_TAIL  # no task 7: a pa
 CRITERION = "S1: render(rows) puts each row on its own line"
 FMT = '"""fmt."""\n\n\ndef render(rows: list[str]) -> str:\n    return "\\n".join(rows)\n'
 TEST_FMT = 'from calc.fmt import render\n\n\ndef test_render() -> None:\n    assert render(["a", "b"]) == "a\\nb"\n'
+
+NOTE = {"summary": "done", "risks": [], "rollback": "git revert"}
+
+
+def done(summary: str) -> Step:
+    """An analyst's or planner's confident `complete` signal."""
+    return signal({"signal": "complete", "summary": summary, "selfAssessment": "confident"})
+
+
+def delivery_scripts() -> dict[tuple[str, str], list[Step]]:
+    """The approved plan's one task delivered: the developer writes fmt.py and its test, every reviewer approves."""
+    files = {"src/calc/fmt.py": FMT, "tests/test_fmt.py": TEST_FMT}
+    mapping = [{"criterion": CRITERION, "location": f"src/calc/fmt.py:{line_of(FMT, 'return')}"}]
+    developer_done = {
+        "signal": "complete",
+        "summary": "render joins rows",
+        "criteriaMapping": mapping,
+        "reviewNote": NOTE,
+        "filesCreated": sorted(files),
+    }
+    return {
+        ("task-1", "developer"): [*(write(p, t) for p, t in files.items()), signal(developer_done)],
+        ("*", "reviewer"): [signal({"signal": "complete", "summary": "approved", "reviewNote": NOTE})],
+    }
+
 
 SMOKE = "import calc\n\n\ndef test_import() -> None:\n    assert calc.__doc__ == 'calc.'\n"
 PYPROJECT = """\

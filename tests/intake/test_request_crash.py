@@ -19,31 +19,16 @@ import pytest
 
 from pm_agent.intake import IntakePaths
 from pm_agent.store import SessionRecord, default_store_path, open_store
-from pm_agent.testing.team import Step, bash, line_of, write
-from pm_agent.testing.team import signal as signal_step
+from pm_agent.testing.team import Step, bash, write
 
-from .conftest import CRITERION, FMT, PLAN_GOOD, REQUEST, REQUIREMENTS, TEST_FMT, Target
+from .conftest import PLAN_GOOD, REQUEST, REQUIREMENTS, Target, delivery_scripts, done
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
-NOTE = {"summary": "done", "risks": [], "rollback": "git revert"}
 PATHS = IntakePaths.of(REQUEST, datetime.now(UTC).astimezone().date(), slug="table")
 
 
-def done(summary: str) -> Step:
-    return signal_step({"signal": "complete", "summary": summary, "selfAssessment": "confident"})
-
-
 def scripts() -> dict[tuple[str, str], list[Step]]:
-    files = {"src/calc/fmt.py": FMT, "tests/test_fmt.py": TEST_FMT}
-    mapping = [{"criterion": CRITERION, "location": f"src/calc/fmt.py:{line_of(FMT, 'return')}"}]
-    developer_done = {
-        "signal": "complete",
-        "summary": "render joins rows",
-        "criteriaMapping": mapping,
-        "reviewNote": NOTE,
-        "filesCreated": sorted(files),
-    }
     return {
         ("task-requirements", "analyst"): [write(PATHS.design_rel, REQUIREMENTS), done("S1 written")],
         ("task-plan", "planner"): [
@@ -52,8 +37,7 @@ def scripts() -> dict[tuple[str, str], list[Step]]:
             write(PATHS.plan_rel, PLAN_GOOD),
             done("one task"),
         ],
-        ("task-1", "developer"): [*(write(p, t) for p, t in files.items()), signal_step(developer_done)],
-        ("*", "reviewer"): [signal_step({"signal": "complete", "summary": "approved", "reviewNote": NOTE})],
+        **delivery_scripts(),
     }
 
 

@@ -14,45 +14,30 @@ from pm_agent.engine.final_review import CONTAINER as FINAL_REVIEW
 from pm_agent.human.channels import ScriptedChannel
 from pm_agent.intake import Phase, new_request, requirements_hash
 from pm_agent.store import EscalationRecord, default_store_path, open_store
-from pm_agent.testing.team import Step, line_of, write
+from pm_agent.testing.team import Step, write
 from pm_agent.testing.team import signal as signal_step
 from pm_agent.vcs import Git
 
 from .conftest import (
-    CRITERION,
     DAY,
-    FMT,
     PATHS,
     PLAN_BAD,
     PLAN_GOOD,
     REQUEST,
     REQUIREMENTS,
-    TEST_FMT,
     Target,
     config,
+    delivery_scripts,
+    done,
 )
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
 QUESTION = "Should rows be separated by newlines or by commas?"
 ANSWER = "newlines, one row a line"
-NOTE = {"summary": "done", "risks": [], "rollback": "git revert"}
-
-
-def done(summary: str) -> Step:
-    return signal_step({"signal": "complete", "summary": summary, "selfAssessment": "confident"})
 
 
 def scripts() -> dict[tuple[str, str], list[Step]]:
-    files = {"src/calc/fmt.py": FMT, "tests/test_fmt.py": TEST_FMT}
-    mapping = [{"criterion": CRITERION, "location": f"src/calc/fmt.py:{line_of(FMT, 'return')}"}]
-    developer_done = {
-        "signal": "complete",
-        "summary": "render joins rows",
-        "criteriaMapping": mapping,
-        "reviewNote": NOTE,
-        "filesCreated": sorted(files),
-    }
     return {
         ("task-requirements", "analyst"): [
             signal_step({"signal": "needs-user-input", "question": QUESTION, "context": "the request does not say"}),
@@ -65,8 +50,7 @@ def scripts() -> dict[tuple[str, str], list[Step]]:
             write(PATHS.plan_rel, PLAN_GOOD),
             done("one task, dependency fixed"),
         ],
-        ("task-1", "developer"): [*(write(p, t) for p, t in files.items()), signal_step(developer_done)],
-        ("*", "reviewer"): [signal_step({"signal": "complete", "summary": "approved", "reviewNote": NOTE})],
+        **delivery_scripts(),
     }
 
 

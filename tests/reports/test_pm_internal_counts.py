@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from pm_agent.engine.final_review import CONTAINER
+from pm_agent.internal_tasks import PM_INTERNAL_TASKS, is_pm_internal
 from pm_agent.plan.models import Plan, Presence, Task, TaskStatus, Tier
 from pm_agent.reports.progress_data import file_progress_data, progress_text
 from pm_agent.reports.state_reader import read_state
-from pm_agent.statefile import PM_INTERNAL_TASKS, default_store_path, is_pm_internal
+from pm_agent.statefile import default_store_path
 from pm_agent.store import SqliteStore, open_store
 from pm_agent.testing.repo import init_repo
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from pm_agent.agents.header import session_header
@@ -35,3 +37,23 @@ def test_the_final_review_approves_and_a_task_reviewer_without_a_script_does_not
 def test_a_test_script_wins_over_the_defaults() -> None:
     team = ScriptedTeam(scripts={("*", "reviewer"): [signal({"signal": "needs-user-input", "question": "?"})]})
     assert _signal_kind(team, "reviewer", "task-final-review") == "needs-user-input"
+
+
+def test_the_scripted_agents_name_the_final_review_as_the_engine_does() -> None:
+    # The final review's stepId is the engine's task row with the `task-` prefix, in the team and the demo's brain;
+    # a renamed row would otherwise leave the default reviewer and the demo answering a session nobody opens.
+    from pm_agent.demo.brain import FINAL_REVIEW_TASK as DEMO_TASK
+    from pm_agent.engine.final_review import CONTAINER
+    from pm_agent.testing.team import FINAL_REVIEW_TASK
+
+    assert FINAL_REVIEW_TASK == DEMO_TASK == f"task-{CONTAINER}"
+
+
+def test_the_model_server_side_does_not_import_the_engine() -> None:
+    # The scripted team and the demo's brain run in the model server's process: the engine stays out of it.
+    code = (
+        "import sys, pm_agent.testing.team, pm_agent.demo.brain, pm_agent.testing.model_server\n"
+        "print(sorted(m for m in sys.modules if m.startswith('pm_agent.engine')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

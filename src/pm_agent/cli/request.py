@@ -9,18 +9,17 @@ import typer
 
 from pm_agent.cli.app import DesignOption, RepoOption, call, fail, repo_root
 from pm_agent.cli.console import ConsoleListener
-from pm_agent.cli.runs import AllowDirty, NoInput, _channel, _interrupted, finish_request
-
-
-def _read_request(path: Path | None) -> str:
-    """The request file's text; InputError (exit 2) when it cannot be read as UTF-8."""
-    from pm_agent.errors import InputError
-
-    assert path is not None
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the request: {exc}", path=path) from exc
+from pm_agent.cli.runs import (
+    AgentOption,
+    AllowDirty,
+    NoInput,
+    SlotsOption,
+    _channel,
+    _interrupted,
+    check_agent,
+    finish_request,
+    read_text_file,
+)
 
 
 def new_cmd(
@@ -29,10 +28,8 @@ def new_cmd(
     design: DesignOption = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the plan without asking.")] = False,
     slug: Annotated[str | None, typer.Option("--slug", help="File-name slug (default: from the request).")] = None,
-    slots: Annotated[int | None, typer.Option("--slots", min=1, max=16, help="Parallel agent slots.")] = None,
-    agent: Annotated[
-        str | None, typer.Option("--agent", help="Agent runner: claude (default) or command (from pm-agent.yaml).")
-    ] = None,
+    slots: SlotsOption = None,
+    agent: AgentOption = None,
     repo: RepoOption = None,
     no_input: NoInput = False,
     allow_dirty: AllowDirty = False,
@@ -49,9 +46,8 @@ def new_cmd(
 
     if (request is None) == (from_file is None):
         raise fail("give the request as REQUEST or with --from FILE, not both")
-    if agent is not None and agent not in ("claude", "command"):
-        raise fail(f"--agent must be claude or command, not {agent!r}")
-    text = request if request is not None else call(lambda: _read_request(from_file))
+    check_agent(agent)
+    text = request if request is not None else call(lambda: read_text_file(from_file, "request"))
     root = repo_root(repo)
     try:
         result = call(

@@ -87,11 +87,10 @@ def _interrupted(repo: Path) -> NoReturn:
     raise typer.Exit(130)
 
 
+# The options `run`, `new` and `demo` share, declared once (`cli/request.py` imports them).
 NoInput = Annotated[
     bool, typer.Option("--no-input", help="Never prompt in the terminal; escalations wait for `pm-agent answer`.")
 ]
-
-
 AllowDirty = Annotated[
     bool,
     typer.Option(
@@ -99,15 +98,35 @@ AllowDirty = Annotated[
         help="Run although the tree has uncommitted changes (agents work from HEAD and will not see them).",
     ),
 ]
+SlotsOption = Annotated[int | None, typer.Option("--slots", min=1, max=16, help="Parallel agent slots.")]
+AgentOption = Annotated[
+    str | None, typer.Option("--agent", help="Agent runner: claude (default) or command (from pm-agent.yaml).")
+]
+AGENTS = ("claude", "command")
+
+
+def check_agent(agent: str | None) -> None:
+    """Refuse an --agent value other than the two runners (exit 2)."""
+    if agent is not None and agent not in AGENTS:
+        raise fail(f"--agent must be claude or command, not {agent!r}")
+
+
+def read_text_file(path: Path | None, what: str) -> str:
+    """The text of a file given on the command line; InputError (exit 2) when it cannot be read as UTF-8."""
+    from pm_agent.errors import InputError
+
+    assert path is not None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the {what}: {exc}", path=path) from exc
 
 
 def run_cmd(
     plan: PlanArgument,
     design: DesignOption = None,
-    slots: Annotated[int | None, typer.Option("--slots", min=1, max=16, help="Parallel agent slots.")] = None,
-    agent: Annotated[
-        str | None, typer.Option("--agent", help="Agent runner: claude (default) or command (from pm-agent.yaml).")
-    ] = None,
+    slots: SlotsOption = None,
+    agent: AgentOption = None,
     repo: RepoOption = None,
     no_input: NoInput = False,
     allow_dirty: AllowDirty = False,
@@ -124,8 +143,7 @@ def run_cmd(
     from pm_agent.plan.github_source import is_github_source
 
     root = repo_root(repo)
-    if agent is not None and agent not in ("claude", "command"):
-        raise fail(f"--agent must be claude or command, not {agent!r}")
+    check_agent(agent)
     if is_github_source(plan):  # github:owner/name?label=ready: the issues, kept as .pm-agent/plans/<plan-id>.md
         from pm_agent.github.issues_plan import write_issue_plan
 
@@ -223,29 +241,18 @@ def answer_cmd(
 
     if (text is None) == (file is None):
         raise fail("give the answer as TEXT or with --file, not both")
-    body = text if text is not None else call(lambda: _read(file))
+    body = text if text is not None else call(lambda: read_text_file(file, "answer"))
     if not body.strip():
         raise fail("the answer is empty")
     rec = call(lambda: answer(repo_root(repo), escalation, body))
     out.print(f"escalation #{rec.id} answered; a running pm-agent picks it up, else run `pm-agent resume`.")
 
 
-def _read(path: Path | None) -> str:
-    """The answer file's text; InputError (exit 2) when it cannot be read as UTF-8."""
-    from pm_agent.errors import InputError
-
-    assert path is not None
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the answer: {exc}", path=path) from exc
-
-
 def demo_cmd(
     dest: Annotated[
         Path | None, typer.Option("--dest", help="Folder for the sample repository (default: a new temp folder).")
     ] = None,
-    slots: Annotated[int | None, typer.Option("--slots", min=1, max=16, help="Parallel agent slots.")] = None,
+    slots: SlotsOption = None,
     request: Annotated[
         bool, typer.Option("--request", help="Start from a request (`pm-agent new`) instead of a written plan.")
     ] = False,

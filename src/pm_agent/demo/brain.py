@@ -38,6 +38,7 @@ from pm_agent.demo.turns import (
     _Step,
     _write_turn,
 )
+from pm_agent.internal_tasks import FINAL_REVIEW_STEP
 from pm_agent.signals import TOOL_NAME
 from pm_agent.testing.model_server import ModelRequest, ToolCall, Turn
 
@@ -133,7 +134,7 @@ def _tester(ctx: _Context) -> list[_Step]:
     ]
 
 
-FINAL_REVIEW_TASK = "task-final-review"
+FINAL_REVIEW_TASK = FINAL_REVIEW_STEP
 _REVIEW_FILE = re.compile(r"your review, `([^`]+)`")
 CLEAN_REVIEW = (
     "# Final review\n\nThe tasks fit together and do what the design doc asks; the tests cover each module.\n\n"

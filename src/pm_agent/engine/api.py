@@ -22,9 +22,9 @@ from pm_agent.engine.startup import check_start, repo_root, store_exists
 from pm_agent.engine.stopping import Stopped, run_until_signal
 from pm_agent.errors import InputError, NotFoundError
 from pm_agent.human.channels import EscalationChannel
+from pm_agent.internal_tasks import is_pm_internal
 from pm_agent.preflight.baseline import PreflightError, remove_stale_preflight
 from pm_agent.reports.escalation import Escalation
-from pm_agent.statefile import is_pm_internal
 from pm_agent.store import EscalationRecord, EscalationStatus, RunStatus, default_store_path, open_store
 from pm_agent.vcs import Git
 

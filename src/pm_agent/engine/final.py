@@ -23,6 +23,7 @@ from pm_agent.errors import VcsError
 from pm_agent.gates import CommandResult, Verdict, gate_no_orphan_todos, judge, run_command
 from pm_agent.gates.environment import KEEP_OUTPUT_BYTES
 from pm_agent.gates.ward import allowed_env
+from pm_agent.internal_tasks import is_pm_internal
 from pm_agent.plan.models import Task, Tier
 from pm_agent.reports.escalation import Escalation
 from pm_agent.reports.manifest import (
@@ -35,7 +36,6 @@ from pm_agent.reports.manifest import (
     render_manifest,
 )
 from pm_agent.reports.review import review_artifact_path
-from pm_agent.statefile import is_pm_internal
 from pm_agent.store import RiskStatus, TaskRecord
 from pm_agent.vcs import Git
 

@@ -55,13 +55,14 @@ from pm_agent.engine.review_findings import (
 )
 from pm_agent.engine.runctx import RunContext
 from pm_agent.errors import NotFoundError
+from pm_agent.internal_tasks import FINAL_REVIEW
 from pm_agent.lifecycle import IssueState
 from pm_agent.plan.models import Presence, Task, Tier
 from pm_agent.signals import CompleteSignal, signal_instructions
 from pm_agent.store import EventRecord, SessionRecord, SessionStatus, SignalRecord, TaskRecord
 from pm_agent.vcs import Git
 
-CONTAINER = "final-review"  # the task row holding the review's sessions
+CONTAINER = FINAL_REVIEW  # the task row holding the review's sessions
 ROLE = "reviewer"
 ROUND = "final_review.round"
 RESOLVED = "final_review.resolved"

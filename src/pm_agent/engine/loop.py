@@ -21,11 +21,11 @@ from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Scheduler, critical_paths
 from pm_agent.engine.taskflow import TaskFlow, remove_worktree
 from pm_agent.errors import PmAgentError
+from pm_agent.internal_tasks import is_pm_internal
 from pm_agent.lifecycle import IssueState
 from pm_agent.plan.models import Presence, Task, TaskStatus, Tier
 from pm_agent.reports.progress import ReportClock
 from pm_agent.reports.progress_data import progress_text
-from pm_agent.statefile import is_pm_internal
 from pm_agent.store import EscalationStatus, TaskRecord
 
 S = IssueState

@@ -34,9 +34,15 @@ FLAGS: dict[RiskArea, str] = {
     RiskArea.SECRETS: "touches_secrets",
 }
 
-# Keywords in a task's title, ownership, description, acceptance criteria and file path words. An area's
-# `changed_path_words` ("api", "env") are not among them: the tier review counts those in the change.
-TEXT_RULES: tuple[Rule, ...] = tuple(Rule(C, e.area, e.words, FLAGS.get(e.area)) for e in AREA_WORDS)
+# Keywords in a task's title, ownership, description, acceptance criteria and file path words, English and
+# Chinese (one rule each, same area and flag). An area's `changed_path_words` ("api", "env") are not among
+# them: the tier review counts those in the change.
+TEXT_RULES: tuple[Rule, ...] = tuple(
+    Rule(C, e.area, pattern, FLAGS.get(e.area))
+    for e in AREA_WORDS
+    for pattern in (e.words, e.cjk_words)
+    if pattern is not None
+)
 
 # Patterns on expected file paths (the path as written, POSIX separators).
 PATH_RULES: tuple[Rule, ...] = tuple(Rule(C, area, pattern, FLAGS.get(area)) for area, pattern in PATHS)

@@ -118,6 +118,13 @@ _WORD_STARTS = re.compile(r"(?<![a-z0-9])[a-z0-9]{1,3}")  # the first three char
 # these patterns live as long as the module, so their ids stay theirs.
 _NEEDLES = {id(rule.pattern): _needles(rule) for rule in (*TEXT_RULES, *LOW_RULES)}
 _KEYS = {id(rule.pattern): _keys(_prefixes(rule)) for rule in (*TEXT_RULES, *LOW_RULES)}
+# Rules written only in Chinese (`risk_words.cjk_pattern`: no Latin letter or digit in the pattern) cannot hit
+# ASCII text, which is most plans' text: skip them there without running them.
+_NON_ASCII_ONLY = frozenset(
+    id(rule.pattern)
+    for rule in (*TEXT_RULES, *LOW_RULES)
+    if not any(c.isascii() and c.isalnum() for c in rule.pattern.pattern)
+)
 _ALL_KEYS = frozenset(key for keys in _KEYS.values() if keys is not None for key in keys)
 _BY_KEY = {key: frozenset(p for p, keys in _KEYS.items() if keys is not None and key in keys) for key in _ALL_KEYS}
 
@@ -134,7 +141,7 @@ def candidate_rules(texts: Sequence[str], rules: Sequence[Rule] = TEXT_RULES) ->
     kept: list[Rule] = []
     for rule in rules:
         pattern = id(rule.pattern)
-        if pattern not in keyed and _KEYS.get(pattern) is not None:
+        if pattern in _NON_ASCII_ONLY or (pattern not in keyed and _KEYS.get(pattern) is not None):
             continue
         needles = _NEEDLES.get(pattern)
         if needles is None or any(n in lowered for n in needles):

@@ -12,9 +12,9 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pm_agent.internal_tasks import is_pm_internal
 from pm_agent.reports import state_reader as sr
 from pm_agent.reports.progress import ProgressData, RiskLine, TaskLine, render_progress
-from pm_agent.statefile import is_pm_internal
 
 if TYPE_CHECKING:
     from pm_agent.store import Store

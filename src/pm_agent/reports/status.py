@@ -16,8 +16,8 @@ from typing import Any, Protocol
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from pm_agent.internal_tasks import is_pm_internal
 from pm_agent.reports import state_reader as sr
-from pm_agent.statefile import is_pm_internal
 
 TASK_COLUMNS = sr.TASK_COLUMNS
 _STATUS_STYLE = {

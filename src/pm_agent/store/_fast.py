@@ -1,12 +1,18 @@
-"""Plain `sqlite3` for the store's hottest statements: the same tables, values and records as SQLAlchemy's.
+"""Plain `sqlite3` for the store's hot statements: the same tables, values and records as SQLAlchemy's.
 
 The PM loop reads a task, its sessions, signals and events, and appends events and transcript lines,
 hundreds of times per task. Through SQLAlchemy Core each statement costs about 0.3-0.5 ms of CPU (building
 the statement, its cache key, the pool, the begin hook); here a statement is a cached SQL string on a
-connection of the calling thread, about a tenth of that. The columns are read and written exactly as
-`types.JsonText` and `types.UtcDateTime` (and SQLAlchemy's SQLite dialect) do, so a row written here
-reads back the same through SQLAlchemy and the other way round; `schema.py` stays the one description
-of the tables. Connections get the pragmas of `database._PRAGMAS`; writes take `BEGIN IMMEDIATE`.
+connection of the calling thread, about a tenth of that. So these statements (`_fast_queries`,
+`_fast_writes`) are the store's only implementation of what they do: `SqliteStore` calls them on its own
+connections, and the colder SQLAlchemy functions (`runs`, `sessions`, `outcomes`, `planedit`) call them on
+the DBAPI connection under their own transaction (`raw`), so a task, an event or a session is read and
+written by one function whichever path asks.
+
+The columns are read and written exactly as `types.JsonText` and `types.UtcDateTime` (and SQLAlchemy's
+SQLite dialect) do, so a row written here reads back the same through SQLAlchemy and the other way round;
+`schema.py` stays the one description of the tables. Connections get the pragmas of `database._PRAGMAS`;
+writes take `BEGIN IMMEDIATE`.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy import Boolean, Table
+from sqlalchemy import Boolean, Connection, Table
 
 from pm_agent.errors import NotFoundError, StoreError
 from pm_agent.store.database import _PRAGMAS, BUSY_TIMEOUT_MS
@@ -164,6 +170,14 @@ class Connections:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise StoreError(f"store write failed: {exc}") from exc
+
+
+def raw(conn: Connection) -> sqlite3.Connection:
+    """The sqlite3 connection under a SQLAlchemy one: statements on it run inside that connection's transaction."""
+    driver = conn.connection.driver_connection
+    if not isinstance(driver, sqlite3.Connection):
+        raise StoreError(f"the store runs on sqlite3, not on {type(driver).__name__}")
+    return driver
 
 
 def require_run(conn: sqlite3.Connection, run_id: str) -> None:

@@ -1,8 +1,7 @@
-"""The hot reads and writes of `SqliteStore` in plain `sqlite3` (see `_fast`); each mirrors its SQLAlchemy twin.
+"""The store's hot reads in plain `sqlite3` (see `_fast`): tasks, sessions, signals, gate results, events;
+and the two writes with no event (a session's heartbeat and its transcript lines).
 
-Twins: `runs.get_task` / `task_rows`, `sessions.get_session` / `list_sessions` / `signals_for_session` /
-`sessions_cost` / `touch_session_txn` / `record_session_event_txn`, `outcomes.list_gate_results`,
-`events.list_events` / `append_event_txn`. Same checks, same errors, same rows.
+The SQLAlchemy modules call these too (on `_fast.raw(conn)`), so each read has one implementation.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from pm_agent.errors import NotFoundError
 from pm_agent.lifecycle.states import IssueState
 from pm_agent.plan.models import TaskStatus
 from pm_agent.redaction import redact
-from pm_agent.store._fast import Columns, db_json, db_time, insert, require_run, require_task
+from pm_agent.store._fast import Columns, db_time, insert, require_run, require_task
 from pm_agent.store.records import EventRecord, GateResultRecord, SessionRecord, SignalRecord, TaskRecord, TaskRow
 from pm_agent.store.schema import events, gate_results, sessions, signals, tasks
 from pm_agent.store.types import dump_json
@@ -87,6 +86,14 @@ def signals_for_session(conn: sqlite3.Connection, session_id: int) -> list[Signa
     return [SIGNALS.record(r, SignalRecord) for r in rows]
 
 
+def get_signal(conn: sqlite3.Connection, signal_id: int) -> SignalRecord:
+    """The signal; NotFoundError if unknown."""
+    row = conn.execute(f"{SIGNALS.select} WHERE id = ?", (signal_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"unknown signal {signal_id!r}")
+    return SIGNALS.record(row, SignalRecord)
+
+
 def gate_results_of(
     conn: sqlite3.Connection, run_id: str, task_id: str, attempt: int | None = None
 ) -> list[GateResultRecord]:
@@ -112,24 +119,6 @@ def list_events(
     if limit is not None:
         sql, params = sql + " LIMIT ?", (*params, limit)
     return [EVENTS.record(r, EventRecord) for r in conn.execute(sql, params)]
-
-
-def append_event(
-    conn: sqlite3.Connection, run_id: str, task_id: str | None, kind: str, payload: dict[str, Any], now: datetime
-) -> int:
-    """Append one event (secrets redacted) after checking its run or task exists; its id."""
-    if task_id is None:
-        require_run(conn, run_id)
-    else:
-        require_task(conn, run_id, task_id)
-    values = {
-        "run_id": run_id,
-        "task_id": task_id,
-        "kind": kind,
-        "payload": db_json(redact(payload)),
-        "created_at": db_time(now),
-    }
-    return insert(conn, "events", values)
 
 
 def touch_session(conn: sqlite3.Connection, session_id: int, at: datetime) -> None:

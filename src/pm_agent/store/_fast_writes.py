@@ -1,8 +1,9 @@
-"""The per-step writes of `SqliteStore` in plain `sqlite3` (see `_fast`); each mirrors its SQLAlchemy twin.
+"""The store's per-step writes in plain `sqlite3` (see `_fast`): events, task updates and transitions,
+sessions, consumed signals, gate results.
 
-Twins: `runs.transition_txn` / `update_task_txn`, `sessions.create_session_txn` / `update_session_txn` /
-`mark_signal_consumed_txn`, `outcomes.record_gate_results_txn`. Same checks, same validation (`merge`),
-same rows and events, same fault points; each runs inside one `Connections.write()` transaction.
+Each runs inside the caller's one write transaction: `SqliteStore`'s `Connections.write()`, or a
+SQLAlchemy write transaction through `_fast.raw` (a plan edit's transitions, `events.append_event_txn`).
+`_event` is the one function that writes an event row.
 """
 
 from __future__ import annotations
@@ -12,16 +13,14 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from pm_agent.errors import NotFoundError, StoreError
+from pm_agent.errors import StoreError
 from pm_agent.plan.models import TaskStatus
 from pm_agent.redaction import redact
-from pm_agent.store._fast import Columns, db_json, db_time, insert, require_task
-from pm_agent.store._fast_queries import GATES, SESSIONS, SIGNALS, TASKS, get_session, get_task
-from pm_agent.store._sql import db_value, json_payload, merge
+from pm_agent.store._fast import Columns, db_json, db_time, insert, require_run, require_task
+from pm_agent.store._fast_queries import GATES, SESSIONS, SIGNALS, TASKS, get_session, get_signal, get_task
+from pm_agent.store._sql import BULKY, SESSION_FIELDS, TASK_FIELDS, db_value, json_payload, merge
 from pm_agent.store.database import FaultHook
 from pm_agent.store.records import GateResultRecord, SessionRecord, SessionStatus, SignalRecord, TaskRecord
-from pm_agent.store.runs import _BULKY, TASK_FIELDS
-from pm_agent.store.sessions import SESSION_FIELDS
 
 
 def _event(conn: sqlite3.Connection, run_id: str, task_id: str | None, kind: str, payload: Any, now: datetime) -> int:
@@ -29,6 +28,17 @@ def _event(conn: sqlite3.Connection, run_id: str, task_id: str | None, kind: str
     values = {"run_id": run_id, "task_id": task_id, "kind": kind, "payload": db_json(redact(payload)),
               "created_at": db_time(now)}  # fmt: skip
     return insert(conn, "events", values)
+
+
+def append_event(
+    conn: sqlite3.Connection, run_id: str, task_id: str | None, kind: str, payload: dict[str, Any], now: datetime
+) -> int:
+    """Append one event (secrets redacted) after checking its run or task exists; its id."""
+    if task_id is None:
+        require_run(conn, run_id)
+    else:
+        require_task(conn, run_id, task_id)
+    return _event(conn, run_id, task_id, kind, payload, now)
 
 
 def _update(
@@ -93,7 +103,7 @@ def transition(
     if fault is not None:
         fault("transition.recorded")
     payload = {"seq": seq, "from": from_state, "to": to_state, "reason": reason, "iteration": iteration}
-    payload.update(json_payload({k: v for k, v in values.items() if k != "workflow_context"}, skip=_BULKY))
+    payload.update(json_payload({k: v for k, v in values.items() if k != "workflow_context"}, skip=BULKY))
     _event(conn, run_id, task_id, "task.transition", payload, now)
     return get_task(conn, run_id, task_id)
 
@@ -108,7 +118,7 @@ def update_task(
     _, values = merge(current, fields, TASK_FIELDS, "task")
     if values:
         _update(conn, TASKS, {**values, "updated_at": now}, "run_id = ? AND task_id = ?", (run_id, task_id))
-    _event(conn, run_id, task_id, event, json_payload(values, skip=_BULKY), now)
+    _event(conn, run_id, task_id, event, json_payload(values, skip=BULKY), now)
     return get_task(conn, run_id, task_id)
 
 
@@ -172,21 +182,14 @@ def update_session(
     return get_session(conn, session_id)
 
 
-def _signal(conn: sqlite3.Connection, signal_id: int) -> SignalRecord:
-    row = conn.execute(f"{SIGNALS.select} WHERE id = ?", (signal_id,)).fetchone()
-    if row is None:
-        raise NotFoundError(f"unknown signal {signal_id!r}")
-    return SIGNALS.record(row, SignalRecord)
-
-
 def mark_signal_consumed(conn: sqlite3.Connection, signal_id: int, *, now: datetime) -> SignalRecord:
     """Mark a signal acted on, with a `signal.consumed` event; a no-op if it already was."""
-    signal = _signal(conn, signal_id)
+    signal = get_signal(conn, signal_id)
     if signal.consumed:
         return signal
     _update(conn, SIGNALS, {"consumed": True}, "id = ?", (signal_id,))
     _event(conn, signal.run_id, signal.task_id, "signal.consumed", {"signal_id": signal_id, "kind": signal.kind}, now)
-    return _signal(conn, signal_id)
+    return get_signal(conn, signal_id)
 
 
 def record_gate_results(

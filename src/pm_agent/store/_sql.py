@@ -13,6 +13,56 @@ from pm_agent.errors import NotFoundError, StoreError
 
 R = TypeVar("R", bound=BaseModel)
 
+# The fields each kind of update may change (`merge` refuses any other).
+RUN_FIELDS = frozenset(
+    {
+        "plan_doc",
+        "design_doc",
+        "current_sha",
+        "working_branch",
+        "shared_context",
+        "config",
+        "status",
+        "checkpoint_tags",
+    }
+)
+TASK_FIELDS = frozenset(
+    {
+        "title",
+        "tier",
+        "status",
+        "ownership",
+        "contract",
+        "retry_count",
+        "attempt",
+        "iteration_count",
+        "decision_log",
+        "artifacts",
+        "known_risks",
+        "review_notes",
+        "commit_sha",
+        "duration_ms",
+        "workflow_context",
+        "started_at",
+    }
+)
+BULKY = ("contract", "workflow_context", "shared_context", "config")  # named, not copied, in events
+SESSION_FIELDS = frozenset(
+    {
+        "agent_session_id",
+        "status",
+        "pid",
+        "exit_code",
+        "workdir",
+        "last_output_at",
+        "ended_at",
+        "cost_usd",
+        "input_tokens",
+        "output_tokens",
+        "last_lines",
+    }
+)
+
 
 def fetch_one(conn: Connection, stmt: Select[Any], model: type[R]) -> R | None:
     """The first row of `stmt` as a `model`, or None."""
@@ -46,9 +96,7 @@ def db_value(value: Any) -> Any:
     return value.value if isinstance(value, Enum) else value
 
 
-def merge(
-    record: R, fields: Mapping[str, Any], allowed: Iterable[str], what: str
-) -> tuple[R, dict[str, Any]]:
+def merge(record: R, fields: Mapping[str, Any], allowed: Iterable[str], what: str) -> tuple[R, dict[str, Any]]:
     """`record` with `fields` applied and validated, and the column values to write.
 
     Raises StoreError naming the fields that may not be changed, or the validation error.

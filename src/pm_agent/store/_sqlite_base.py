@@ -10,6 +10,7 @@ from typing import Self
 
 from sqlalchemy import Engine
 
+from pm_agent.errors import StoreError
 from pm_agent.store._fast import Connections
 from pm_agent.store.database import FaultHook, writer
 from pm_agent.store.migrations import applied_migrations
@@ -30,18 +31,18 @@ class SqliteStoreBase:
         self._writer = writer(engine, fault=fault)
         self._clock = clock or utc_now
         self._fault = fault
-        # The hot statements bypass SQLAlchemy on a file database (see `_fast`); anything else keeps to it.
+        # The hot statements run on plain sqlite3 connections of their own (see `_fast`), on the same file.
         database = engine.url.database
-        file_db = engine.dialect.name == "sqlite" and database not in (None, "", ":memory:")
-        self._fast = Connections(Path(database)) if file_db and database is not None else None
+        if engine.dialect.name != "sqlite" or database in (None, "", ":memory:"):
+            raise StoreError(f"the store needs a SQLite file, not {engine.url!r}")
+        self._fast = Connections(Path(str(database)))
 
     # -- lifecycle
     def now(self) -> datetime:
         return self._clock()
 
     def close(self) -> None:
-        if self._fast is not None:
-            self._fast.close()
+        self._fast.close()
         self.engine.dispose()
 
     def __enter__(self) -> Self:

@@ -28,33 +28,18 @@ class OutcomesMixin(SqliteStoreBase):
     def record_gate_result(
         self, run_id: str, task_id: str, *, attempt: int, gate: str, passed: bool, evidence: str
     ) -> GateResultRecord:
-        with write_txn(self._writer) as conn:
-            return oc.record_gate_result_txn(
-                conn,
-                run_id,
-                task_id,
-                attempt=attempt,
-                gate=gate,
-                passed=passed,
-                evidence=evidence,
-                now=self.now(),
-            )
+        [record] = self.record_gate_results(run_id, task_id, attempt=attempt, results=[(gate, passed, evidence)])
+        return record
 
     def record_gate_results(
         self, run_id: str, task_id: str, *, attempt: int, results: Sequence[tuple[str, bool, str]]
     ) -> list[GateResultRecord]:
-        if self._fast is not None:
-            with self._fast.write() as fast:
-                return fw.record_gate_results(fast, run_id, task_id, attempt=attempt, results=results, now=self.now())
-        with write_txn(self._writer) as conn:
-            return oc.record_gate_results_txn(conn, run_id, task_id, attempt=attempt, results=results, now=self.now())
+        with self._fast.write() as fast:
+            return fw.record_gate_results(fast, run_id, task_id, attempt=attempt, results=results, now=self.now())
 
     def gate_results(self, run_id: str, task_id: str, attempt: int | None = None) -> list[GateResultRecord]:
-        if self._fast is not None:
-            with self._fast.read() as fast:
-                return fq.gate_results_of(fast, run_id, task_id, attempt)
-        with read_txn(self.engine) as conn:
-            return oc.list_gate_results(conn, run_id, task_id, attempt)
+        with self._fast.read() as fast:
+            return fq.gate_results_of(fast, run_id, task_id, attempt)
 
     # -- escalations
     def open_escalation(

@@ -29,23 +29,9 @@ class SessionsMixin(SqliteStoreBase):
         workdir: str,
         resumed_from: int | None = None,
     ) -> SessionRecord:
-        if self._fast is not None:
-            with self._fast.write() as fast:
-                return fw.create_session(
-                    fast,
-                    run_id=run_id,
-                    task_id=task_id,
-                    role=role,
-                    attempt=attempt,
-                    token=token,
-                    runner=runner,
-                    workdir=workdir,
-                    resumed_from=resumed_from,
-                    now=self.now(),
-                )
-        with write_txn(self._writer) as conn:
-            return ss.create_session_txn(
-                conn,
+        with self._fast.write() as fast:
+            return fw.create_session(
+                fast,
                 run_id=run_id,
                 task_id=task_id,
                 role=role,
@@ -62,46 +48,28 @@ class SessionsMixin(SqliteStoreBase):
             return ss.session_by_token(conn, token)
 
     def get_session(self, session_id: int) -> SessionRecord:
-        if self._fast is not None:
-            with self._fast.read() as fast:
-                return fq.get_session(fast, session_id)
-        with read_txn(self.engine) as conn:
-            return ss.get_session(conn, session_id)
+        with self._fast.read() as fast:
+            return fq.get_session(fast, session_id)
 
     def list_sessions(self, run_id: str, task_id: str | None = None) -> list[SessionRecord]:
-        if self._fast is not None:
-            with self._fast.read() as fast:
-                return fq.list_sessions(fast, run_id, task_id)
-        with read_txn(self.engine) as conn:
-            return ss.list_sessions(conn, run_id, task_id)
+        with self._fast.read() as fast:
+            return fq.list_sessions(fast, run_id, task_id)
 
     def sessions_cost(self, run_id: str) -> float:
-        if self._fast is not None:
-            with self._fast.read() as fast:
-                return fq.sessions_cost(fast, run_id)
-        with read_txn(self.engine) as conn:
-            return ss.sessions_cost(conn, run_id)
+        with self._fast.read() as fast:
+            return fq.sessions_cost(fast, run_id)
 
     def update_session(self, session_id: int, **fields: Any) -> SessionRecord:
-        if self._fast is not None:
-            with self._fast.write() as fast:
-                return fw.update_session(fast, session_id, fields, now=self.now())
-        with write_txn(self._writer) as conn:
-            return ss.update_session_txn(conn, session_id, fields, now=self.now())
+        with self._fast.write() as fast:
+            return fw.update_session(fast, session_id, fields, now=self.now())
 
     def touch_session(self, session_id: int, at: datetime | None = None) -> None:
-        if self._fast is not None:
-            with self._fast.write() as fast:
-                return fq.touch_session(fast, session_id, at or self.now())
-        with write_txn(self._writer) as conn:
-            ss.touch_session_txn(conn, session_id, at or self.now())
+        with self._fast.write() as fast:
+            return fq.touch_session(fast, session_id, at or self.now())
 
     def record_session_event(self, session_id: int, seq: int, kind: str, payload: Any) -> bool:
-        if self._fast is not None:
-            with self._fast.write() as fast:
-                return fq.record_session_event(fast, session_id, seq, kind, payload, self.now())
-        with write_txn(self._writer) as conn:
-            return ss.record_session_event_txn(conn, session_id, seq, kind, payload, now=self.now())
+        with self._fast.write() as fast:
+            return fq.record_session_event(fast, session_id, seq, kind, payload, self.now())
 
     def session_events(self, session_id: int, after_seq: int = 0) -> list[SessionEventRecord]:
         with read_txn(self.engine) as conn:
@@ -139,20 +107,13 @@ class SessionsMixin(SqliteStoreBase):
             return record
 
     def signals_for_session(self, session_id: int) -> list[SignalRecord]:
-        if self._fast is not None:
-            with self._fast.read() as fast:
-                return fq.signals_for_session(fast, session_id)
-        with read_txn(self.engine) as conn:
-            ss.get_session(conn, session_id)
-            return ss.signals_for_session(conn, session_id)
+        with self._fast.read() as fast:
+            return fq.signals_for_session(fast, session_id)
 
     def unconsumed_signals(self, run_id: str) -> list[SignalRecord]:
         with read_txn(self.engine) as conn:
             return ss.unconsumed_signals(conn, run_id)
 
     def mark_signal_consumed(self, signal_id: int) -> SignalRecord:
-        if self._fast is not None:
-            with self._fast.write() as fast:
-                return fw.mark_signal_consumed(fast, signal_id, now=self.now())
-        with write_txn(self._writer) as conn:
-            return ss.mark_signal_consumed_txn(conn, signal_id, now=self.now())
+        with self._fast.write() as fast:
+            return fw.mark_signal_consumed(fast, signal_id, now=self.now())

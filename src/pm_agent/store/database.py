@@ -74,9 +74,15 @@ def writer(engine: Engine, *, fault: FaultHook | None = None) -> Engine:
     return engine.execution_options(**{WRITE_OPTION: True, FAULT_OPTION: fault})
 
 
+def fault_hook(conn: Connection) -> FaultHook | None:
+    """The fault hook of this write transaction's engine, if any (for steps run on its `raw` connection)."""
+    hook: FaultHook | None = conn.get_execution_options().get(FAULT_OPTION)
+    return hook
+
+
 def fault_point(conn: Connection, name: str) -> None:
     """Run the fault hook, if any, at the named point of a write transaction."""
-    hook: FaultHook | None = conn.get_execution_options().get(FAULT_OPTION)
+    hook = fault_hook(conn)
     if hook is not None:
         hook(name)
 

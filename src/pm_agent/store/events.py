@@ -1,16 +1,18 @@
-"""The append-only event log: every state change writes one row here in its own transaction."""
+"""The append-only event log: every state change writes one row here in its own transaction.
+
+Every event row, whichever path writes it, is written by `_fast_writes._event`: the SQLAlchemy
+functions reach it through `append_event_txn`, on the DBAPI connection of their transaction.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection
 
-from pm_agent.redaction import redact
-from pm_agent.store._sql import fetch_all, inserted_id
-from pm_agent.store.records import EventRecord
-from pm_agent.store.schema import events
+from pm_agent.store._fast import raw
+from pm_agent.store._fast_writes import _event
 
 
 def append_event_txn(
@@ -23,20 +25,4 @@ def append_event_txn(
     now: datetime,
 ) -> int:
     """Append one event inside the caller's transaction, secrets redacted; returns its id."""
-    stored = redact(payload)
-    result = conn.execute(
-        events.insert().values(run_id=run_id, task_id=task_id, kind=kind, payload=stored, created_at=now)
-    )
-    return inserted_id(result)
-
-
-def list_events(
-    conn: Connection, run_id: str, task_id: str | None = None, after_id: int = 0, limit: int | None = None
-) -> list[EventRecord]:
-    """Events of a run (or of one task), oldest first, with id > after_id."""
-    stmt = select(events).where(events.c.run_id == run_id, events.c.id > after_id).order_by(events.c.id)
-    if task_id is not None:
-        stmt = stmt.where(events.c.task_id == task_id)
-    if limit is not None:
-        stmt = stmt.limit(limit)
-    return fetch_all(conn, stmt, EventRecord)
+    return _event(raw(conn), run_id, task_id, kind, payload, now)

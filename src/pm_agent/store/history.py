@@ -18,11 +18,11 @@ from pm_agent.statefile import (
     signal_summary,
     transition_summary,
 )
-from pm_agent.store.events import list_events
-from pm_agent.store.outcomes import list_gate_results
+from pm_agent.store import _fast_queries as fq
+from pm_agent.store._fast import raw
 from pm_agent.store.records import HistoryEntry
 from pm_agent.store.runs import list_transitions
-from pm_agent.store.sessions import list_sessions, signals_for_task
+from pm_agent.store.sessions import signals_for_task
 
 
 def task_history(conn: Connection, run_id: str, task_id: str) -> list[HistoryEntry]:
@@ -42,7 +42,7 @@ def task_history(conn: Connection, run_id: str, task_id: str) -> list[HistoryEnt
                 ),
             )
         )
-    for s in list_sessions(conn, run_id, task_id):
+    for s in fq.list_sessions(raw(conn), run_id, task_id):
         summary = session_summary(s.id, s.role, s.attempt, s.runner, s.resumed_from)
         data = s.model_dump(mode="json", exclude={"token", "last_lines"})
         keyed.append(
@@ -65,7 +65,7 @@ def task_history(conn: Connection, run_id: str, task_id: str) -> list[HistoryEnt
                 ),
             )
         )
-    for r in list_gate_results(conn, run_id, task_id):
+    for r in fq.gate_results_of(raw(conn), run_id, task_id):
         summary = gate_summary(r.gate, r.passed, r.attempt)
         keyed.append(
             (
@@ -79,7 +79,7 @@ def task_history(conn: Connection, run_id: str, task_id: str) -> list[HistoryEnt
                 ),
             )
         )
-    for e in list_events(conn, run_id, task_id):
+    for e in fq.list_events(raw(conn), run_id, task_id):
         if e.kind in MIRRORED_EVENTS:
             continue
         keyed.append(

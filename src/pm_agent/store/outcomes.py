@@ -1,4 +1,4 @@
-"""Gate results, escalations, risks, commits and reports: the PM's verdicts and hand-offs."""
+"""Escalations, risks, commits and reports: the PM's verdicts and hand-offs (gate results: `_fast_writes`)."""
 
 from __future__ import annotations
 
@@ -16,88 +16,14 @@ from pm_agent.store.records import (
     CommitRecord,
     EscalationRecord,
     EscalationStatus,
-    GateResultRecord,
     ReportRecord,
     RiskRecord,
     RiskStatus,
     Severity,
 )
 from pm_agent.store.runs import get_task, require_run
-from pm_agent.store.schema import commits, escalations, gate_results, reports, risks, runs, tasks
+from pm_agent.store.schema import commits, escalations, reports, risks, runs, tasks
 from pm_agent.store.sessions import get_session
-
-# ---- gates -------------------------------------------------------------------------------------
-
-
-def record_gate_result_txn(
-    conn: Connection,
-    run_id: str,
-    task_id: str,
-    *,
-    attempt: int,
-    gate: str,
-    passed: bool,
-    evidence: str,
-    now: datetime,
-) -> GateResultRecord:
-    """Store one gate verdict (its evidence redacted: command output can print secrets) and a `gate.recorded`
-    event."""
-    get_task(conn, run_id, task_id)
-    gate_id = _insert_gate_result(conn, run_id, task_id, attempt, gate, passed, evidence, now)
-    stmt = select(gate_results).where(gate_results.c.id == gate_id)
-    return fetch_required(conn, stmt, GateResultRecord, f"gate result {gate_id}")
-
-
-def _insert_gate_result(
-    conn: Connection, run_id: str, task_id: str, attempt: int, gate: str, passed: bool, evidence: str, now: datetime
-) -> int:
-    result = conn.execute(
-        gate_results.insert().values(
-            run_id=run_id,
-            task_id=task_id,
-            attempt=attempt,
-            gate=gate,
-            passed=passed,
-            evidence=redact(evidence),
-            created_at=now,
-        )
-    )
-    gate_id = inserted_id(result)
-    payload = {"gate_result_id": gate_id, "gate": gate, "attempt": attempt, "passed": passed}
-    append_event_txn(conn, run_id, task_id, "gate.recorded", payload, now=now)
-    return gate_id
-
-
-def record_gate_results_txn(
-    conn: Connection,
-    run_id: str,
-    task_id: str,
-    *,
-    attempt: int,
-    results: Sequence[tuple[str, bool, str]],
-    now: datetime,
-) -> list[GateResultRecord]:
-    """Store a whole gate run's verdicts, (gate, passed, evidence) each, in the caller's one transaction."""
-    get_task(conn, run_id, task_id)
-    ids = [_insert_gate_result(conn, run_id, task_id, attempt, *verdict, now) for verdict in results]
-    stmt = select(gate_results).where(gate_results.c.id.in_(ids)).order_by(gate_results.c.id)
-    return fetch_all(conn, stmt, GateResultRecord)
-
-
-def list_gate_results(
-    conn: Connection, run_id: str, task_id: str, attempt: int | None = None
-) -> list[GateResultRecord]:
-    """Gate verdicts for a task (one attempt, or all), oldest first."""
-    get_task(conn, run_id, task_id)
-    stmt = (
-        select(gate_results)
-        .where(gate_results.c.run_id == run_id, gate_results.c.task_id == task_id)
-        .order_by(gate_results.c.id)
-    )
-    if attempt is not None:
-        stmt = stmt.where(gate_results.c.attempt == attempt)
-    return fetch_all(conn, stmt, GateResultRecord)
-
 
 # ---- escalations -------------------------------------------------------------------------------
 
@@ -177,17 +103,13 @@ def _move_escalation(
     )
     fault_point(conn, f"escalation.{to.value}")
     payload = (
-        {"escalation_id": escalation_id, "answer": answer}
-        if answer is not None
-        else {"escalation_id": escalation_id}
+        {"escalation_id": escalation_id, "answer": answer} if answer is not None else {"escalation_id": escalation_id}
     )
     append_event_txn(conn, current.run_id, current.task_id, f"escalation.{to.value}", payload, now=now)
     return get_escalation(conn, escalation_id)
 
 
-def answer_escalation_txn(
-    conn: Connection, escalation_id: int, answer: str, *, now: datetime
-) -> EscalationRecord:
+def answer_escalation_txn(conn: Connection, escalation_id: int, answer: str, *, now: datetime) -> EscalationRecord:
     """Record a human's answer; StoreError unless the escalation is open."""
     return _move_escalation(
         conn,
@@ -312,9 +234,7 @@ def record_commit_txn(
         return existing, False
     get_task(conn, run_id, task_id)
     conn.execute(
-        commits.insert().values(
-            run_id=run_id, task_id=task_id, sha=sha, branch=branch, message=message, created_at=now
-        )
+        commits.insert().values(run_id=run_id, task_id=task_id, sha=sha, branch=branch, message=message, created_at=now)
     )
     fault_point(conn, "commit.inserted")
     conn.execute(
@@ -330,9 +250,7 @@ def record_commit_txn(
 def list_commits(conn: Connection, run_id: str) -> list[CommitRecord]:
     """Commits of a run, in the order they were made."""
     require_run(conn, run_id)
-    return fetch_all(
-        conn, select(commits).where(commits.c.run_id == run_id).order_by(commits.c.id), CommitRecord
-    )
+    return fetch_all(conn, select(commits).where(commits.c.run_id == run_id).order_by(commits.c.id), CommitRecord)
 
 
 def add_report_txn(conn: Connection, run_id: str, kind: str, text: str, *, now: datetime) -> ReportRecord:

@@ -14,10 +14,13 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from pm_agent.plan.models import Task, TaskStatus
+from pm_agent.store import _fast_writes as fw
+from pm_agent.store._fast import raw
 from pm_agent.store._sql import fetch_all
+from pm_agent.store.database import fault_hook
 from pm_agent.store.events import append_event_txn
 from pm_agent.store.records import EventRecord, TaskRecord
-from pm_agent.store.runs import add_tasks_txn, get_task, require_run, transition_txn, update_task_txn
+from pm_agent.store.runs import add_tasks_txn, get_task, require_run
 from pm_agent.store.schema import events
 
 __all__ = ["Cancel", "apply_plan_edit_txn", "events_of_kind"]
@@ -67,12 +70,12 @@ def apply_plan_edit_txn(
             "contract": task.model_dump(mode="json"),
             "decision_log": [*task.decision_log, f"contract replaced: {reason}"],
         }
-        update_task_txn(conn, run_id, task.id, fields, event="task.contract_replaced", now=now)
+        fw.update_task(raw(conn), run_id, task.id, fields, event="task.contract_replaced", now=now)
     stored = []
     for cancel in cancelled:
         stored.append(
-            transition_txn(
-                conn,
+            fw.transition(
+                raw(conn),
                 run_id,
                 cancel.task_id,
                 from_state=cancel.from_state,
@@ -83,6 +86,7 @@ def apply_plan_edit_txn(
                 status=TaskStatus.FAILED,
                 fields={"iteration_count": cancel.iteration},
                 now=now,
+                fault=fault_hook(conn),
             )
         )
     append_event_txn(conn, run_id, None, event, dict(payload), now=now)

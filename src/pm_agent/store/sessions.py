@@ -5,6 +5,9 @@ agents see API keys and print what they see.
 
 Session events and signals are idempotent on (session_id, seq): a line or a signal stored twice
 (a retried MCP call, a replay after a crash) is stored once, and the second call writes nothing.
+
+Sessions are created, updated and read by the plain-sqlite3 functions of `_fast_queries` and
+`_fast_writes`; the signals (written by the signal server's process) and the cold reads are here.
 """
 
 from __future__ import annotations
@@ -13,62 +16,28 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, select
 
-from pm_agent.errors import NotFoundError, StoreError
+from pm_agent.errors import StoreError
 from pm_agent.redaction import redact
-from pm_agent.store._sql import fetch_all, fetch_one, inserted_id, json_payload, merge
+from pm_agent.store import _fast_queries as fq
+from pm_agent.store._fast import raw
+from pm_agent.store._sql import fetch_all, fetch_one, inserted_id
 from pm_agent.store.database import fault_point
 from pm_agent.store.events import append_event_txn
-from pm_agent.store.records import SessionEventRecord, SessionRecord, SessionStatus, SignalRecord
-from pm_agent.store.runs import get_task, require_run
+from pm_agent.store.records import SessionEventRecord, SessionRecord, SignalRecord
+from pm_agent.store.runs import require_run
 from pm_agent.store.schema import session_events, sessions, signals
-from pm_agent.store.types import dump_json
-
-SESSION_FIELDS = frozenset(
-    {
-        "agent_session_id",
-        "status",
-        "pid",
-        "exit_code",
-        "workdir",
-        "last_output_at",
-        "ended_at",
-        "cost_usd",
-        "input_tokens",
-        "output_tokens",
-        "last_lines",
-    }
-)
 
 
 def get_session(conn: Connection, session_id: int) -> SessionRecord:
     """The session; NotFoundError if unknown."""
-    session = fetch_one(conn, select(sessions).where(sessions.c.id == session_id), SessionRecord)
-    if session is None:
-        raise NotFoundError(f"unknown session {session_id!r}")
-    return session
+    return fq.get_session(raw(conn), session_id)
 
 
 def session_by_token(conn: Connection, token: str) -> SessionRecord | None:
     """The session holding this token, or None (a refused signal, not an error)."""
     return fetch_one(conn, select(sessions).where(sessions.c.token == token), SessionRecord)
-
-
-def sessions_cost(conn: Connection, run_id: str) -> float:
-    """What every agent session of the run cost, summed in SQL."""
-    require_run(conn, run_id)
-    stmt = select(func.coalesce(func.sum(sessions.c.cost_usd), 0.0)).where(sessions.c.run_id == run_id)
-    return float(conn.execute(stmt).scalar_one())
-
-
-def list_sessions(conn: Connection, run_id: str, task_id: str | None = None) -> list[SessionRecord]:
-    """Sessions of a run (or task), oldest first."""
-    require_run(conn, run_id)
-    stmt = select(sessions).where(sessions.c.run_id == run_id).order_by(sessions.c.id)
-    if task_id is not None:
-        stmt = stmt.where(sessions.c.task_id == task_id)
-    return fetch_all(conn, stmt, SessionRecord)
 
 
 def session_events_of(conn: Connection, session_id: int, after_seq: int = 0) -> list[SessionEventRecord]:
@@ -81,103 +50,6 @@ def session_events_of(conn: Connection, session_id: int, after_seq: int = 0) -> 
     return fetch_all(conn, stmt, SessionEventRecord)
 
 
-def create_session_txn(
-    conn: Connection,
-    *,
-    run_id: str,
-    task_id: str,
-    role: str,
-    attempt: int,
-    token: str,
-    runner: str,
-    workdir: str,
-    resumed_from: int | None,
-    now: datetime,
-) -> SessionRecord:
-    """Insert a `starting` session and a `session.created` event."""
-    get_task(conn, run_id, task_id)
-    if resumed_from is not None:
-        get_session(conn, resumed_from)
-    result = conn.execute(
-        sessions.insert().values(
-            run_id=run_id,
-            task_id=task_id,
-            role=role,
-            attempt=attempt,
-            token=token,
-            runner=runner,
-            agent_session_id=None,
-            resumed_from=resumed_from,
-            status=SessionStatus.STARTING.value,
-            pid=None,
-            exit_code=None,
-            workdir=workdir,
-            started_at=now,
-            last_output_at=None,
-            ended_at=None,
-            cost_usd=0.0,
-            input_tokens=0,
-            output_tokens=0,
-            last_lines="",
-        )
-    )
-    session_id = inserted_id(result)
-    payload = {
-        "session_id": session_id,
-        "role": role,
-        "attempt": attempt,
-        "runner": runner,
-        "resumed_from": resumed_from,
-    }
-    append_event_txn(conn, run_id, task_id, "session.created", payload, now=now)
-    return get_session(conn, session_id)
-
-
-def update_session_txn(
-    conn: Connection, session_id: int, fields: Mapping[str, Any], *, now: datetime
-) -> SessionRecord:
-    """Change session fields (validated) and write a `session.updated` event."""
-    current = get_session(conn, session_id)
-    if isinstance(fields.get("last_lines"), str):
-        fields = {**fields, "last_lines": redact(fields["last_lines"])}
-    _, values = merge(current, fields, SESSION_FIELDS, "session")
-    if values:
-        conn.execute(sessions.update().where(sessions.c.id == session_id).values(**values))
-    payload = {"session_id": session_id, **json_payload(values, skip=("last_lines",))}
-    append_event_txn(conn, current.run_id, current.task_id, "session.updated", payload, now=now)
-    return get_session(conn, session_id)
-
-
-def touch_session_txn(conn: Connection, session_id: int, at: datetime) -> None:
-    """Set last_output_at only: the cheap heartbeat for every line of output (no event)."""
-    result = conn.execute(sessions.update().where(sessions.c.id == session_id).values(last_output_at=at))
-    if result.rowcount != 1:
-        raise NotFoundError(f"unknown session {session_id!r}")
-
-
-def record_session_event_txn(
-    conn: Connection, session_id: int, seq: int, kind: str, payload: Any, *, now: datetime
-) -> bool:
-    """Store one printed line (text as is, anything else as JSON), secrets redacted; False if (session, seq)
-    was there."""
-    exists = conn.scalar(
-        select(session_events.c.id).where(
-            session_events.c.session_id == session_id, session_events.c.seq == seq
-        )
-    )
-    if exists is not None:
-        return False
-    get_session(conn, session_id)
-    cleaned = redact(payload)
-    text = cleaned if isinstance(cleaned, str) else dump_json(cleaned)
-    conn.execute(
-        session_events.insert().values(
-            session_id=session_id, seq=seq, kind=kind, payload=text, created_at=now
-        )
-    )
-    return True
-
-
 def _existing_signal(conn: Connection, session_id: int, seq: int) -> SignalRecord | None:
     stmt = select(signals).where(signals.c.session_id == session_id, signals.c.seq == seq)
     return fetch_one(conn, stmt, SignalRecord)
@@ -185,10 +57,7 @@ def _existing_signal(conn: Connection, session_id: int, seq: int) -> SignalRecor
 
 def get_signal(conn: Connection, signal_id: int) -> SignalRecord:
     """The signal; NotFoundError if unknown."""
-    signal = fetch_one(conn, select(signals).where(signals.c.id == signal_id), SignalRecord)
-    if signal is None:
-        raise NotFoundError(f"unknown signal {signal_id!r}")
-    return signal
+    return fq.get_signal(raw(conn), signal_id)
 
 
 def record_signal_txn(
@@ -248,17 +117,9 @@ def record_signal_txn(
     return get_signal(conn, signal_id), True
 
 
-def signals_for_session(conn: Connection, session_id: int) -> list[SignalRecord]:
-    """Signals a session sent, by seq."""
-    stmt = select(signals).where(signals.c.session_id == session_id).order_by(signals.c.seq)
-    return fetch_all(conn, stmt, SignalRecord)
-
-
 def signals_for_task(conn: Connection, run_id: str, task_id: str) -> list[SignalRecord]:
     """Signals about a task (accepted or refused), oldest first."""
-    stmt = (
-        select(signals).where(signals.c.run_id == run_id, signals.c.task_id == task_id).order_by(signals.c.id)
-    )
+    stmt = select(signals).where(signals.c.run_id == run_id, signals.c.task_id == task_id).order_by(signals.c.id)
     return fetch_all(conn, stmt, SignalRecord)
 
 
@@ -271,14 +132,3 @@ def unconsumed_signals(conn: Connection, run_id: str) -> list[SignalRecord]:
         .order_by(signals.c.id)
     )
     return fetch_all(conn, stmt, SignalRecord)
-
-
-def mark_signal_consumed_txn(conn: Connection, signal_id: int, *, now: datetime) -> SignalRecord:
-    """Mark a signal acted on, with a `signal.consumed` event; a no-op if it already was."""
-    signal = get_signal(conn, signal_id)
-    if signal.consumed:
-        return signal
-    conn.execute(signals.update().where(signals.c.id == signal_id).values(consumed=True))
-    payload = {"signal_id": signal_id, "kind": signal.kind}
-    append_event_txn(conn, signal.run_id, signal.task_id, "signal.consumed", payload, now=now)
-    return get_signal(conn, signal_id)

@@ -1,8 +1,10 @@
 """SqliteStore: the Store protocol on a SQLite file, one transaction per public write.
 
-Every public write opens one BEGIN IMMEDIATE transaction around its `*_txn` function, so the change
-and its event row commit together or not at all. Reads run in one snapshot each. The queries are
-SQLAlchemy Core without SQLite-specific SQL; only `database.sqlite_engine` knows it is SQLite.
+Every public write opens one BEGIN IMMEDIATE transaction around its write function, so the change
+and its event row commit together or not at all. Reads run in one snapshot each. The hot statements
+(tasks, sessions, events, gate results) are plain sqlite3 (`_fast*`) on the store's own connections;
+the colder ones are SQLAlchemy Core on its engine, and reach the same sqlite3 functions where they
+need them (see `_fast.raw`).
 
 `SqliteStore` holds runs, tasks, transitions and events here; sessions and signals come from
 `_sqlite_sessions`, gate results, escalations, risks, commits and reports from `_sqlite_outcomes`.
@@ -18,7 +20,6 @@ from pm_agent.plan.models import Plan, Task, TaskStatus
 from pm_agent.statefile import STATE_DIR, STATE_FILE, default_store_path
 from pm_agent.store import _fast_queries as fq
 from pm_agent.store import _fast_writes as fw
-from pm_agent.store import events as ev
 from pm_agent.store import history as hist
 from pm_agent.store import planedit as pe
 from pm_agent.store import runs as rn
@@ -101,29 +102,20 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
 
     # -- tasks
     def get_task(self, run_id: str, task_id: str) -> TaskRecord:
-        if self._fast is not None:
-            with self._fast.read() as fast:
-                return fq.get_task(fast, run_id, task_id)
-        with read_txn(self.engine) as conn:
-            return rn.get_task(conn, run_id, task_id)
+        with self._fast.read() as fast:
+            return fq.get_task(fast, run_id, task_id)
 
     def list_tasks(self, run_id: str) -> list[TaskRecord]:
         with read_txn(self.engine) as conn:
             return rn.list_tasks(conn, run_id)
 
     def task_rows(self, run_id: str) -> list[TaskRow]:
-        if self._fast is not None:
-            with self._fast.read() as fast:
-                return fq.task_rows(fast, run_id)
-        with read_txn(self.engine) as conn:
-            return rn.task_rows(conn, run_id)
+        with self._fast.read() as fast:
+            return fq.task_rows(fast, run_id)
 
     def update_task(self, run_id: str, task_id: str, *, event: str, **fields: Any) -> TaskRecord:
-        if self._fast is not None:
-            with self._fast.write() as fast:
-                return fw.update_task(fast, run_id, task_id, fields, event=event, now=self.now())
-        with write_txn(self._writer) as conn:
-            return rn.update_task_txn(conn, run_id, task_id, fields, event=event, now=self.now())
+        with self._fast.write() as fast:
+            return fw.update_task(fast, run_id, task_id, fields, event=event, now=self.now())
 
     def transition(
         self,
@@ -138,25 +130,9 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
         status: TaskStatus | None = None,
         **fields: Any,
     ) -> TaskRecord:
-        if self._fast is not None:
-            with self._fast.write() as fast:
-                return fw.transition(
-                    fast,
-                    run_id,
-                    task_id,
-                    from_state=from_state,
-                    to_state=to_state,
-                    reason=reason,
-                    iteration=iteration,
-                    workflow_context=workflow_context,
-                    status=status,
-                    fields=fields,
-                    now=self.now(),
-                    fault=self._fault,
-                )
-        with write_txn(self._writer) as conn:
-            return rn.transition_txn(
-                conn,
+        with self._fast.write() as fast:
+            return fw.transition(
+                fast,
                 run_id,
                 task_id,
                 from_state=from_state,
@@ -167,6 +143,7 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
                 status=status,
                 fields=fields,
                 now=self.now(),
+                fault=self._fault,
             )
 
     def transitions(self, run_id: str, task_id: str) -> list[TransitionRecord]:
@@ -175,25 +152,14 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
 
     # -- events
     def append_event(self, run_id: str, kind: str, payload: Mapping[str, Any], *, task_id: str | None = None) -> int:
-        if self._fast is not None:
-            with self._fast.write() as fast:
-                return fq.append_event(fast, run_id, task_id, kind, dict(payload), self.now())
-        with write_txn(self._writer) as conn:
-            if task_id is None:
-                rn.get_run(conn, run_id)
-            else:
-                rn.get_task(conn, run_id, task_id)
-            return ev.append_event_txn(conn, run_id, task_id, kind, dict(payload), now=self.now())
+        with self._fast.write() as fast:
+            return fw.append_event(fast, run_id, task_id, kind, dict(payload), self.now())
 
     def events(
         self, run_id: str, task_id: str | None = None, after_id: int = 0, limit: int | None = None
     ) -> list[EventRecord]:
-        if self._fast is not None:
-            with self._fast.read() as fast:
-                return fq.list_events(fast, run_id, task_id, after_id, limit)
-        with read_txn(self.engine) as conn:
-            rn.get_run(conn, run_id)
-            return ev.list_events(conn, run_id, task_id, after_id, limit)
+        with self._fast.read() as fast:
+            return fq.list_events(fast, run_id, task_id, after_id, limit)
 
     def task_history(self, run_id: str, task_id: str) -> list[HistoryEntry]:
         with read_txn(self.engine) as conn:

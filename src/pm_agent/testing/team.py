@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pm_agent.agents.header import SessionHeader, parse_session_header
+from pm_agent.internal_tasks import FINAL_REVIEW_STEP
 from pm_agent.testing.scenario import ModelRequest, ToolCall, Turn
 
 SIGNAL_TOOL = "mcp__pm__signal_back"
@@ -99,7 +100,7 @@ CLEAN_FINAL_REVIEW: tuple[Step, ...] = (
         }
     ),
 )
-FINAL_REVIEW_TASK = "task-final-review"
+FINAL_REVIEW_TASK = FINAL_REVIEW_STEP
 DEFAULT_SCRIPTS: dict[str | tuple[str, str], Sequence[Step]] = {
     "tester": NO_EDGE_CASES,
     (FINAL_REVIEW_TASK, "reviewer"): CLEAN_FINAL_REVIEW,

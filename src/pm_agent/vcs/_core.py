@@ -13,6 +13,7 @@ from typing import Self
 
 from pm_agent import environ
 from pm_agent.errors import VcsError
+from pm_agent.vcs import _batch
 from pm_agent.vcs.models import GitCommandError, LogEntry, StatusEntry
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -135,16 +136,39 @@ class GitCore:
 
     # -- reading
 
+    def _object(self, revision: str) -> tuple[str, str] | None:
+        """(sha, type) of the object `revision` names, None if none: asked of the worktree's batch process
+        (`_batch`), or of a `git rev-parse` when that cannot answer."""
+        try:
+            return _batch.resolve(self.path, revision, lambda: environ.derived(_git_env))
+        except OSError:
+            proc = self.try_run("rev-parse", "--verify", "--quiet", "--end-of-options", revision)
+            if proc.returncode != 0:
+                return None
+            kind = "commit" if revision.endswith("^{commit}") else "tree" if revision.endswith("^{tree}") else "?"
+            return proc.stdout.strip(), kind  # "?": rev-parse does not say; object_type asks
+
+    def object_type(self, revision: str) -> str | None:
+        """The type of the object `revision` names (commit, tree, blob, tag), None if it names none."""
+        found = self._object(revision)
+        if found is not None and found[1] == "?":  # rev-parse answered: it names a sha, not whether it exists
+            proc = self.try_run("cat-file", "-t", found[0])
+            return proc.stdout.strip() if proc.returncode == 0 else None
+        return None if found is None else found[1]
+
     def rev_parse(self, ref: str) -> str:
         """The commit sha `ref` names; VcsError if it names none."""
-        proc = self.try_run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
-        if proc.returncode != 0:
-            raise GitCommandError(["rev-parse", ref], proc.returncode, f"unknown revision {ref!r}", cwd=self.path)
-        return proc.stdout.strip()
+        found = self._object(f"{ref}^{{commit}}")
+        if found is None:
+            raise GitCommandError(["rev-parse", ref], 1, f"unknown revision {ref!r}", cwd=self.path)
+        return found[0]
 
     def rev_parse_tree(self, ref: str) -> str:
         """The tree object of the commit `ref` names."""
-        return self.run("rev-parse", "--verify", "--end-of-options", f"{ref}^{{tree}}").strip()
+        found = self._object(f"{ref}^{{tree}}")
+        if found is None:
+            raise GitCommandError(["rev-parse", ref], 128, f"unknown revision {ref!r}", cwd=self.path)
+        return found[0]
 
     def head_sha(self) -> str:
         """The sha HEAD points at."""
@@ -152,6 +176,17 @@ class GitCore:
 
     def current_branch(self) -> str | None:
         """The short name of the checked-out branch, None when HEAD is detached."""
+        # HEAD is a file in the worktree's git directory: `ref: refs/heads/<branch>` or a detached sha. Read
+        # it (one git call for its path per worktree, see git_paths) instead of a symbolic-ref process per
+        # question; anything else (a reftable repository's placeholder, a non-branch ref) asks git.
+        try:
+            text = self.git_path("HEAD").read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError, VcsError):
+            text = ""
+        if text.startswith("ref: refs/heads/") and text != "ref: refs/heads/.invalid":
+            return text.removeprefix("ref: refs/heads/")
+        if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text):
+            return None
         proc = self.try_run("symbolic-ref", "--short", "-q", "HEAD")
         if proc.returncode != 0:
             return None
@@ -159,7 +194,7 @@ class GitCore:
 
     def branch_exists(self, name: str) -> bool:
         """Whether `refs/heads/<name>` exists."""
-        return self.try_run("show-ref", "--verify", "--quiet", f"refs/heads/{name}").returncode == 0
+        return self._object(f"refs/heads/{name}^{{commit}}") is not None
 
     def git_path(self, name: str) -> Path:
         """An absolute path inside this worktree's git directory (`git rev-parse --git-path`)."""
@@ -167,13 +202,21 @@ class GitCore:
 
     def git_paths(self, *names: str) -> list[Path]:
         """`git_path` for several names in one git call (none when this handle has asked for them all before)."""
-        # Where a worktree keeps a file never changes while the handle lives: ask git once per name.
+        # Where a worktree keeps a file never changes while its `.git` stays the same: ask git once per name
+        # and worktree (handles come and go; `_batch` keeps the answers while the `.git` is the same one).
+        for name in names:
+            if name not in self._git_paths:
+                known = _batch.known_git_path(self.path, name)
+                if known is not None:
+                    self._git_paths[name] = known
         missing = [name for name in dict.fromkeys(names) if name not in self._git_paths]
         if missing:
             args = [arg for name in missing for arg in ("--git-path", name)]
             outs = self.run("rev-parse", *args).splitlines()
             for name, out in zip(missing, outs, strict=True):
-                self._git_paths[name] = Path(out) if Path(out).is_absolute() else self.path / out
+                where = Path(out) if Path(out).is_absolute() else self.path / out
+                self._git_paths[name] = where
+                _batch.remember_git_path(self.path, name, where)
         return [self._git_paths[name] for name in names]
 
     def status_porcelain(self) -> list[StatusEntry]:
@@ -205,7 +248,7 @@ class GitCore:
 
     def log(self, n: int = 20, ref: str = "HEAD") -> list[LogEntry]:
         """The last `n` commits reachable from `ref`, newest first; empty in a repository without commits."""
-        if self.try_run("rev-parse", "--verify", "--quiet", ref).returncode != 0:
+        if self._object(ref) is None:
             return []
         out = self.run("log", f"-n{n}", "--format=%H%x1f%an%x1f%aI%x1f%s%x1e", ref, "--")
         entries = []

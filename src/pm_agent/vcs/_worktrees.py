@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Self
 
 from pm_agent.errors import VcsError
+from pm_agent.vcs import _batch
 from pm_agent.vcs._core import GitCore
 from pm_agent.vcs.models import WorktreeInfo
 
@@ -67,6 +68,7 @@ class GitWorktrees(GitCore):
     def worktree_remove(self, path: Path | str, force: bool = False) -> None:
         """Remove the worktree at `path` (its branch stays); `force` discards uncommitted changes in it."""
         args = ["worktree", "remove"] + (["--force"] if force else []) + [str(Path(path).resolve())]
+        _batch.close_batch(Path(path).resolve())  # its batch process must not outlive the folder it runs in
         with self.metadata_lock():
             self.run(*args)
             self.run("worktree", "prune")

@@ -52,8 +52,7 @@ def snapshot(worktree: Git) -> CheckedTree:
 
 def has_tree(git: Git, tree: str) -> bool:
     """Whether `tree` names a tree object in the repository (a commit is not one)."""
-    proc = git.try_run("cat-file", "-t", tree)
-    return proc.returncode == 0 and proc.stdout.strip() == "tree"
+    return git.object_type(tree) == "tree"
 
 
 def drift(worktree: Git, checked: CheckedTree) -> list[FileChange]:
