@@ -9,6 +9,7 @@ from sqlalchemy import Connection, select
 
 from pm_agent.redaction import redact
 from pm_agent.store._sql import fetch_all, inserted_id
+from pm_agent.store.outbox import rows_after_event
 from pm_agent.store.records import EventRecord
 from pm_agent.store.schema import events
 
@@ -27,7 +28,9 @@ def append_event_txn(
     result = conn.execute(
         events.insert().values(run_id=run_id, task_id=task_id, kind=kind, payload=stored, created_at=now)
     )
-    return inserted_id(result)
+    event_id = inserted_id(result)
+    rows_after_event(conn, event_id, run_id, task_id, kind, stored, now)  # the outbox, in this transaction
+    return event_id
 
 
 def list_events(
