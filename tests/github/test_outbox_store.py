@@ -132,7 +132,9 @@ def test_sent_and_failed_rows_and_the_summary(store: SqliteStore) -> None:
     run_id = _run(store, "1")
     outbox = Outbox(store.engine, store.now)
     first, second = outbox.pending(run_id)
+    outbox.begin(first.id)
     outbox.mark_sent(first.id)
+    outbox.begin(second.id)
     outbox.mark_failed(second.id, "422 validation failed")
     assert outbox.summary(run_id) == (1, "422 validation failed")
     assert [r.id for r in outbox.pending(run_id)] == [second.id]

@@ -24,6 +24,7 @@ TASK_DONE = "task_done"
 ESCALATION = "escalation"
 ANSWERED = "answered"
 REPORT = "report"
+REFUSED = "refused"
 
 _REPORTED = ("progress", "handoff")
 

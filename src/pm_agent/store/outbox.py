@@ -162,23 +162,26 @@ class Outbox:
         with read_txn(self.engine) as conn:
             return [_record(r) for r in conn.execute(stmt)]
 
+    def begin(self, row_id: int) -> None:
+        """Count an attempt before making it: a row with attempts > 0 may already be done on the other side."""
+        with write_txn(self._writer) as conn:
+            conn.execute(outbox.update().where(outbox.c.id == row_id).values(attempts=outbox.c.attempts + 1))
+
     def mark_sent(self, row_id: int) -> None:
         """The row's action was performed."""
         with write_txn(self._writer) as conn:
-            conn.execute(
-                outbox.update()
-                .where(outbox.c.id == row_id)
-                .values(sent_at=self._clock(), attempts=outbox.c.attempts + 1, last_error=None)
-            )
+            conn.execute(outbox.update().where(outbox.c.id == row_id).values(sent_at=self._clock(), last_error=None))
 
     def mark_failed(self, row_id: int, error: str) -> None:
-        """One more failed attempt; the row stays unsent."""
+        """The attempt failed; the row stays unsent, with the error."""
         with write_txn(self._writer) as conn:
-            conn.execute(
-                outbox.update()
-                .where(outbox.c.id == row_id)
-                .values(attempts=outbox.c.attempts + 1, last_error=error[:2000])
-            )
+            conn.execute(outbox.update().where(outbox.c.id == row_id).values(last_error=error[:2000]))
+
+    def states(self, prefix: str) -> dict[str, Any]:
+        """Every bridge state value whose key starts with `prefix`."""
+        stmt = select(bridge_state.c.key, bridge_state.c.value).where(bridge_state.c.key.startswith(prefix))
+        with read_txn(self.engine) as conn:
+            return {key: json.loads(value) for key, value in conn.execute(stmt)}
 
     def summary(self, run_id: str) -> tuple[int, str | None]:
         """(unsent rows, the newest error recorded on an unsent row)."""
