@@ -20,7 +20,11 @@ from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.runlock import run_lock
 from pm_agent.engine.startup import check_start, repo_root, store_exists
 from pm_agent.engine.stopping import Stopped, run_until_signal
-from pm_agent.errors import NotFoundError
+from pm_agent.errors import ConfigError, NotFoundError
+from pm_agent.github.api import GitHubApi
+from pm_agent.github.bridge import Bridge, github_api
+from pm_agent.github.bridge import disable as disable_outbox
+from pm_agent.github.bridge import enable as enable_outbox
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.preflight.baseline import PreflightError, remove_stale_preflight
 from pm_agent.reports.escalation import Escalation
@@ -119,9 +123,12 @@ def run_plan(
     root = repo_root(repo)
     config = overrides.apply(config or load_config(root))
     checked = check_start(root, plan, design, config, allow_dirty=allow_dirty)
+    github = github_api(config)  # a missing token is an error before anything is written
     state_dir = default_store_path(checked.repo).parent
     fresh = not state_dir.exists()
     with run_lock(checked.repo, "run"):
+        if github is not None:  # from the run's first write on, state changes queue their GitHub actions
+            enable_outbox(default_store_path(checked.repo))
         try:
             rc = start_run(
                 checked.repo, plan, design, listener=listener, channel=channel, runner=runner, checked=checked
@@ -131,7 +138,7 @@ def run_plan(
                 shutil.rmtree(state_dir, ignore_errors=True)
             raise
         overrides.record(rc.store, rc.run_id)
-        return _drive(rc, poll_s)
+        return _drive(rc, poll_s, github)
 
 
 def resume(
@@ -156,21 +163,35 @@ def resume(
         )
     with run_lock(repo, "resume"):
         rc = resume_run(repo, run_id, listener=listener, channel=channel, runner=runner, reread_config=reread_config)
-        return _drive(rc, poll_s)
+        try:
+            github = github_api(rc.config)
+        except BaseException:
+            rc.store.close()
+            raise
+        return _drive(rc, poll_s, github)
 
 
-def _drive(rc: RunContext, poll_s: float) -> RunResult:
-    """Drive the run until it ends or SIGINT/SIGTERM stops it; the store is closed either way."""
+def _drive(rc: RunContext, poll_s: float, github: GitHubApi | None = None) -> RunResult:
+    """Drive the run until it ends or SIGINT/SIGTERM stops it (with the GitHub bridge beside it when configured);
+    the bridge is flushed (bounded) and the store closed either way."""
 
     def stopping(sig: signal.Signals) -> None:
         rc.emit("run.stopping", f"{sig.name}: stopping the run; agents and gate commands in flight are ended")
 
+    bridge = Bridge(github, rc.db_path, rc.run_id, rc.config.github) if github is not None else None
     try:
+        if bridge is not None:
+            bridge.start()
+            rc.emit("github.started", f"GitHub bridge on {rc.config.github.repo}: issues, comments and answers")
         result = asyncio.run(run_until_signal(drive_run(rc, poll_s), stopping))
         if isinstance(result, Stopped):
             return _stopped(rc, result.signal)
         return result
     finally:
+        if bridge is not None:
+            left = bridge.stop()
+            if left:
+                rc.emit("github.pending", f"GitHub: {left} action(s) not sent yet; they go out on `pm-agent resume`")
         rc.store.close()
 
 
@@ -185,11 +206,22 @@ def answer(repo: Path, escalation_id: int, text: str) -> EscalationRecord:
     """Answer an open escalation; a running pm-agent picks it up, a stopped one on `pm-agent resume`."""
     if not store_exists(repo):
         raise NotFoundError(f"no pm-agent state in {repo}: there is no escalation #{escalation_id} to answer")
-    store = open_store(default_store_path(repo))
+    path = default_store_path(repo)
+    if _github_on(repo):  # the answer's "answered elsewhere" comment is queued with it
+        enable_outbox(path)
+    store = open_store(path)
     try:
         return store.answer_escalation(escalation_id, text)
     finally:
         store.close()
+        disable_outbox(path)
+
+
+def _github_on(repo: Path) -> bool:
+    try:
+        return load_config(repo).github.repo is not None
+    except ConfigError:  # a broken pm-agent.yaml must not stop an answer; the run reports it on resume
+        return False
 
 
 def escalations(repo: Path, *, include_closed: bool = False) -> list[EscalationRecord]:

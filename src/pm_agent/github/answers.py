@@ -129,6 +129,8 @@ class AnswerPoller:
             return (esc_id if esc.run_id == self.run_id else None), text
         if task_id is None:
             return None, comment.body  # on the run issue only `/answer` answers
-        open_ones = [e for e in self.store.list_escalations(self.run_id, status=EscalationStatus.OPEN)
-                     if e.task_id == task_id]  # fmt: skip
-        return (open_ones[-1].id if open_ones else None), comment.body.strip()
+        asked = [e for e in self.store.list_escalations(self.run_id) if e.task_id == task_id]
+        open_ones = [e for e in asked if e.status is EscalationStatus.OPEN]
+        # None open but one asked before: the reply came late, and is refused (and told so) as a duplicate.
+        chosen = open_ones[-1] if open_ones else (asked[-1] if asked else None)
+        return (chosen.id if chosen else None), comment.body.strip()

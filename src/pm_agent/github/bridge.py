@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pm_agent.config import GitHubConfig
+from pm_agent.config import GitHubConfig, PmConfig
 from pm_agent.errors import ConfigError, PmAgentError
 from pm_agent.github.answers import AnswerPoller
 from pm_agent.github.api import GitHubApi, GitHubError
@@ -136,3 +136,13 @@ class Bridge:
             self._store.close()
         disable(self.db_path)
         return left
+
+
+def github_api(config: PmConfig) -> GitHubApi | None:
+    """The GitHub client of a run whose configuration turns the bridge on (None when it does not)."""
+    if config.github.repo is None:
+        return None
+    token = require_token(config.github)
+    from pm_agent.github.client import GitHubClient  # githubkit is loaded only when the bridge is on
+
+    return GitHubClient(config.github.repo, config.github.api_url, token)

@@ -62,6 +62,7 @@ class Sender:
     failures: int = 0
     _given_up: set[int] = field(default_factory=set)
     _issues: dict[int, Issue] | None = None
+    _labels_read: bool = False
 
     def __post_init__(self) -> None:
         self.outbox = Outbox(self.store.engine, self.store.now)
@@ -74,6 +75,7 @@ class Sender:
             result.wait_until = self.not_before
             return result
         rows = [r for r in self.outbox.pending(self.run_id, limit) if r.id not in self._given_up]
+        self._labels_read = False
         for n, row in enumerate(rows):
             if self._superseded(row, rows[n + 1 :]):
                 self.outbox.mark_sent(row.id)  # a later label change of the same task says more
@@ -144,6 +146,10 @@ class Sender:
         value = self.outbox.get_state(R.run_issue_key(self.run_id))
         return None if value is None else int(value)
 
+    def load_issues(self) -> int:
+        """Read the repository's `pm-agent` issues now (the bridge does at start); how many there are."""
+        return len(self._known_issues(True))
+
     def _known_issues(self, refresh: bool) -> dict[int, Issue]:
         if self._issues is None or refresh:
             self._issues = {i.number: i for i in self.api.issues(labels=("pm-agent",), state="all")}
@@ -190,12 +196,17 @@ class Sender:
             raise BridgeError(f"no issue for {'task ' + task_id if task_id else 'the run'} (its creation failed)")
         return number
 
+    def _current_labels(self, number: int) -> tuple[str, ...]:
+        """The issue's labels as GitHub has them now (a human may have added some), read once per pass."""
+        known = self._known_issues(not self._labels_read).get(number)
+        self._labels_read = True
+        return known.labels if known is not None else ()
+
     def _labels(self, task_id: str, state: str) -> None:
         number = self._require(task_id)
         record = self.store.get_task(self.run_id, task_id)
-        known = self._known_issues(False).get(number)
-        keep = known.labels if known is not None else ()
-        self._remember(self.api.update_issue(number, labels=render.task_labels(record.tier.value, state, keep)))
+        labels = render.task_labels(record.tier.value, state, self._current_labels(number))
+        self._remember(self.api.update_issue(number, labels=labels))
 
     # -- comments
     def _comment(self, number: int, key: str, retry: bool, text: Callable[[], str]) -> None:
@@ -208,8 +219,7 @@ class Sender:
         number = self._require(task_id)
         record = self.store.get_task(self.run_id, task_id)
         self._comment(number, row.key, retry, lambda: render.done_comment(record, row.key))
-        known = self._known_issues(False).get(number)
-        labels = render.task_labels(record.tier.value, "completed", known.labels if known is not None else ())
+        labels = render.task_labels(record.tier.value, "completed", self._current_labels(number))
         self._remember(self.api.update_issue(number, labels=labels, state="closed"))
 
     def _target(self, task_id: object) -> tuple[int, bool]:
