@@ -168,3 +168,20 @@ def test_a_kill_9_after_the_change_loses_no_row(db_path: Path) -> None:
         pending = Outbox(store.engine, store.now).pending(run_id)
         assert [r.kind for r in pending] == ["run_issue", "task_issue", "labels"]
         assert pending[-1].payload == {"task_id": "1", "state": "planning_approach"}
+
+
+def test_pm_agents_own_task_rows_get_no_issue_and_their_escalations_go_to_the_run(store: SqliteStore) -> None:
+    from pm_agent.engine.final_review import CONTAINER
+    from pm_agent.github.rows import INTERNAL_TASKS
+
+    assert CONTAINER in INTERNAL_TASKS
+    run_id = _run(store, "1")
+    before = _keys(store, run_id)
+    store.add_tasks(run_id, [Task(id=CONTAINER, title="Final review")], reason="final review")
+    store.transition(run_id, CONTAINER, from_state="received", to_state="implementing", reason="go",
+                     iteration=0, workflow_context={})  # fmt: skip
+    assert _keys(store, run_id) == before
+    esc = store.open_escalation(run_id, CONTAINER, source="q", problem="ship?", impact="x", options=["a", "b"],
+                                recommended="a", blocking=True, session_id=None)  # fmt: skip
+    [row] = Outbox(store.engine, store.now).pending(run_id)[-1:]
+    assert row.payload == {"escalation_id": esc.id, "task_id": None}

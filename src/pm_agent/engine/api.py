@@ -25,6 +25,7 @@ from pm_agent.github.api import GitHubApi
 from pm_agent.github.bridge import Bridge, github_api
 from pm_agent.github.bridge import disable as disable_outbox
 from pm_agent.github.bridge import enable as enable_outbox
+from pm_agent.github.channel import WaitForGitHub, still_open
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.preflight.baseline import PreflightError, remove_stale_preflight
 from pm_agent.reports.escalation import Escalation
@@ -182,6 +183,9 @@ def _drive(rc: RunContext, poll_s: float, github: GitHubApi | None = None) -> Ru
     try:
         if bridge is not None:
             bridge.start()
+            rc.channel = WaitForGitHub(rc.channel)  # answers come from GitHub too
+            known = {esc.id for esc, _ in rc.pending_escalations}
+            rc.pending_escalations += [p for p in still_open(rc.store, rc.run_id) if p[0].id not in known]
             rc.emit("github.started", f"GitHub bridge on {rc.config.github.repo}: issues, comments and answers")
         result = asyncio.run(run_until_signal(drive_run(rc, poll_s), stopping))
         if isinstance(result, Stopped):

@@ -222,10 +222,10 @@ class Sender:
         labels = render.task_labels(record.tier.value, "completed", self._current_labels(number))
         self._remember(self.api.update_issue(number, labels=labels, state="closed"))
 
-    def _target(self, task_id: object) -> tuple[int, bool]:
-        if isinstance(task_id, str):
-            return self._require(task_id), False
-        return self._require(None), True
+    def _target(self, task_id: str | None) -> tuple[int, bool]:
+        """The task's issue, or the run issue for the run's own escalations and tasks without an issue."""
+        number = self.issue_number(task_id) if task_id is not None and task_id not in R.INTERNAL_TASKS else None
+        return (number, False) if number is not None else (self._require(None), True)
 
     def _escalation(self, row: OutboxRecord, retry: bool) -> None:
         esc = self.store.get_escalation(int(row.payload["escalation_id"]))

@@ -27,6 +27,9 @@ REPORT = "report"
 REFUSED = "refused"
 
 _REPORTED = ("progress", "handoff")
+INTERNAL_TASKS = frozenset({"final-review"})
+"""pm-agent's own task rows (engine.final_review.CONTAINER holds the final review's sessions): no issue; their
+escalations go to the run issue."""
 
 
 class EventLike(Protocol):
@@ -64,7 +67,7 @@ def run_issue_key(run_id: str) -> str:
 
 
 def _issues(run_id: str, task_ids: list[str]) -> list[Row]:
-    return [Row(issue_key(run_id, t), TASK_ISSUE, {"task_id": t}) for t in task_ids]
+    return [Row(issue_key(run_id, t), TASK_ISSUE, {"task_id": t}) for t in task_ids if t not in INTERNAL_TASKS]
 
 
 def _ordered(payload: Mapping[str, Any]) -> list[str]:
@@ -77,6 +80,8 @@ def _ordered(payload: Mapping[str, Any]) -> list[str]:
 def outbox_rows(event: EventLike) -> list[Row]:
     """The GitHub actions `event` causes (none for most events)."""
     run, task, payload = event.run_id, event.task_id, event.payload
+    if task in INTERNAL_TASKS:
+        task = None  # its escalations are the run's; its transitions have no issue to label
     if event.kind == "run.created":
         return [Row(run_issue_key(run), RUN_ISSUE), *_issues(run, _ordered(payload))]
     if event.kind == "run.tasks_added":
