@@ -4,6 +4,7 @@ and GitHub's failures mapped to GitHubError."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -137,6 +138,26 @@ def test_rate_limit_gives_the_reset(gh: FakeGitHub, client: GitHubClient) -> Non
     assert err.value.status == 403
     assert err.value.transient
     assert err.value.retry_at == float(int(reset) + 1)
+
+
+def test_secondary_rate_limit_gives_retry_after(gh: FakeGitHub, client: GitHubClient) -> None:
+    now = [1_800_000_000.0]
+    gh.clock = lambda: now[0]
+    gh.rate_limit(90, secondary=True)
+    before = time.time()
+    with pytest.raises(GitHubError, match="secondary rate limit") as err:
+        client.create_comment(gh.add_issue("q"), "hi")
+    assert (err.value.status, err.value.transient) == (403, True)
+    assert err.value.retry_at is not None
+    assert before + 90 <= err.value.retry_at <= time.time() + 90
+    assert gh.comment_list == [], "nothing was written"
+
+
+def test_forbidden_without_rate_limit_is_not_transient(gh: FakeGitHub, client: GitHubClient) -> None:
+    gh.fail_next(1, 403)
+    with pytest.raises(GitHubError) as err:
+        client.default_branch()
+    assert (err.value.status, err.value.retry_at, err.value.transient) == (403, None, False)
 
 
 def test_not_found_and_bad_token_are_not_transient(gh: FakeGitHub) -> None:

@@ -14,6 +14,7 @@ from githubkit_schemas.latest.models import (
     FullRepository,
     Issue,
     IssueComment,
+    Label,
     PullRequest,
     PullRequestSimple,
     RepositoryCollaboratorPermission,
@@ -49,6 +50,8 @@ def test_every_document_parses_with_githubkit_models(gh: FakeGitHub, http: httpx
     assert resp.status_code == 201
     issue = parsed(Issue, resp)
     assert (issue.number, issue.user.login, [lab.name for lab in issue.labels]) == (1, BOT, ["ready", "x"])
+    assert parsed(Label, http.get("/repos/acme/app/labels/ready")).name == "ready"
+    assert http.get("/repos/acme/app/labels/unknown").status_code == 404
     resp = http.patch("/repos/acme/app/issues/1", json={"state": "closed", "labels": ["done"]})
     closed = parsed(Issue, resp)
     assert (closed.state, closed.closed_at is not None, [lab.name for lab in closed.labels]) == (

@@ -38,7 +38,11 @@ RepoOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")]
 PlanArgument = Annotated[
-    Path, typer.Argument(help="The plan document (Markdown), or a folder whose Markdown files are one plan.")
+    Path,
+    typer.Argument(
+        help="The plan document (Markdown), a folder whose Markdown files are one plan, or "
+        "github:owner/name?label=LABEL (the open issues with that label)."
+    ),
 ]
 DesignOption = Annotated[Path | None, typer.Option("--design", "-d", help="The design document.")]
 RunOption = Annotated[str | None, typer.Option("--run", help="Run id (default: the latest run).")]

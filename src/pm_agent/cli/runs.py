@@ -118,10 +118,15 @@ def run_cmd(
     SIGINT/SIGTERM (continue with `pm-agent resume`).
     """
     from pm_agent.engine.api import run_plan
+    from pm_agent.plan.github_source import is_github_source
 
     root = repo_root(repo)
     if agent is not None and agent not in ("claude", "command"):
         raise fail(f"--agent must be claude or command, not {agent!r}")
+    if is_github_source(plan):  # github:owner/name?label=ready: the issues, kept as .pm-agent/plans/<plan-id>.md
+        from pm_agent.github.issues_plan import write_issue_plan
+
+        plan = call(lambda: write_issue_plan(plan, root))
     try:
         result = call(
             lambda: run_plan(

@@ -31,9 +31,15 @@ def plan_cmd(
     file) exits with code 2, naming the file and line.
     """
     from pm_agent.plan import load_plan
+    from pm_agent.plan.github_source import is_github_source
     from pm_agent.reports.plan_view import plan_data, render_plan
 
-    loaded = call(lambda: load_plan(plan, design, repo_root(repo)))
+    if is_github_source(plan):  # github:owner/name?label=ready: the labelled issues (github/issues_plan.py)
+        from pm_agent.github.issues_plan import load_issue_plan
+
+        loaded = call(lambda: load_issue_plan(plan, design, repo_root(repo)))
+    else:
+        loaded = call(lambda: load_plan(plan, design, repo_root(repo)))
     if as_json:
         print_json(plan_data(loaded))
     else:

@@ -124,6 +124,17 @@ class GitHubClient:
             resp = self._gh.rest.issues.update(self.owner, self.name, number, data=data)
             return _issue(resp.parsed_data)
 
+    def label_exists(self, name: str) -> bool:
+        """Whether the repository has the label `name` (a plan source naming an unknown one is refused)."""
+        try:
+            with _mapped(f"get label {name!r}"):
+                self._gh.rest.issues.get_label(self.owner, self.name, name)
+        except GitHubError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
     # -- comments
 
     def comments(self, number: int) -> list[Comment]:

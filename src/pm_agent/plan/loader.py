@@ -12,6 +12,7 @@ from pm_agent.plan.context import build_shared_context
 from pm_agent.plan.deps import execution_queue, resolve_edges
 from pm_agent.plan.fields import plan_id_from_path
 from pm_agent.plan.folder import FolderPlan, plan_id_for_folder, read_file_plan, read_folder, read_text
+from pm_agent.plan.github_source import mark_tasks
 from pm_agent.plan.models import Plan, Task
 from pm_agent.plan.parser import check_tasks
 from pm_agent.plan.tiers import tier_update
@@ -25,6 +26,7 @@ def read_plan_source(plan_path: Path) -> tuple[FolderPlan, str]:
     if plan_path.is_dir():
         return read_folder(plan_path), plan_id_for_folder(plan_path)
     parsed = read_file_plan(plan_path, numbered=True).parsed
+    parsed.tasks = mark_tasks(plan_path, parsed.tasks)  # a plan rendered from GitHub issues: each task's issue
     check_tasks(parsed.tasks, plan_path, parsed.refused)
     return FolderPlan(parsed.header, parsed.tasks, parsed.warnings), plan_id_from_path(plan_path.stem)
 

@@ -60,6 +60,7 @@ class FakeGitHub(RepoState):
         self.requests: list[Recorded] = []
         self._fail: list[tuple[int, bool]] = []
         self._limited_until: float | None = None
+        self._secondary = False
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -107,10 +108,12 @@ class FakeGitHub(RepoState):
         with self.lock:
             self._fail.extend([(status, after_effect)] * count)
 
-    def rate_limit(self, seconds: float) -> float:
-        """Refuse every request with GitHub's primary rate-limit 403 for `seconds`; returns the reset (epoch)."""
+    def rate_limit(self, seconds: float, *, secondary: bool = False) -> float:
+        """Refuse every request for `seconds` with GitHub's primary rate-limit 403 (x-ratelimit-remaining 0 and
+        x-ratelimit-reset), or its `secondary` one (403 with retry-after); returns the end (epoch)."""
         with self.lock:
             self._limited_until = self.clock() + seconds
+            self._secondary = secondary
             return self._limited_until
 
     def calls(self, method: str, path_suffix: str = "") -> list[Recorded]:
@@ -137,6 +140,9 @@ class FakeGitHub(RepoState):
         if auth.split(" ", 1)[-1] != self.token:
             return Reply(401, error("Bad credentials"))
         if self._limited_until is not None and self.clock() < self._limited_until:
+            if self._secondary:
+                wait = str(max(int(self._limited_until - self.clock() + 0.999), 1))
+                return Reply(403, error("You have exceeded a secondary rate limit."), {"retry-after": wait})
             reset = str(int(self._limited_until) + 1)
             doc = error("API rate limit exceeded for user ID 1.")
             return Reply(403, doc, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset})
@@ -149,7 +155,7 @@ class FakeGitHub(RepoState):
         return reply
 
     def _rate_headers(self) -> dict[str, str]:
-        limited = self._limited_until is not None and self.clock() < self._limited_until
+        limited = self._limited_until is not None and self.clock() < self._limited_until and not self._secondary
         reset = int(self._limited_until if limited and self._limited_until else self.clock() + 3600)
         return {
             "x-ratelimit-limit": "5000",

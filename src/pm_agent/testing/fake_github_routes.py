@@ -6,6 +6,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 from pm_agent.testing.fake_github_docs import BOT, IssueRec, PullRec, Reply
 from pm_agent.testing.fake_github_state import RepoState as FakeGitHub
@@ -70,6 +71,14 @@ def _permission(fake: FakeGitHub, m: re.Match[str], q: dict[str, str], h: dict[s
     if perm is None:
         return _reply(404, _msg(f"{m['login']} is not a user"))
     return _reply(200, fake.docs.permission(m["login"], perm))
+
+
+@_on("GET", r"/labels/(?P<name>[^/]+)")
+def _get_label(fake: FakeGitHub, m: re.Match[str], q: dict[str, str], h: dict[str, str], body: Any) -> Reply:
+    name = unquote(m["name"])
+    if name not in fake.labels():
+        return _reply(404, _msg("Not Found"))
+    return _reply(200, fake.docs.label(name))
 
 
 # -- issues

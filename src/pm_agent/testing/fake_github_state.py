@@ -43,6 +43,7 @@ class RepoState:
         self.comment_list: list[CommentRec] = []
         self.permissions: dict[str, str] = {BOT: "admin", self.owner: "admin"}
         self._next_comment_id = 9001
+        self.extra_labels: set[str] = set()
         self.docs = Docs("http://127.0.0.1:0", self.owner, self.name, default_branch)
 
     def now(self) -> str:
@@ -69,6 +70,16 @@ class RepoState:
             rec.updated_at = now
             self.permissions.setdefault(user, "read")
             return cid
+
+    def labels(self) -> set[str]:
+        """The repository's labels: those on an issue, and those added with `add_label`."""
+        with self.lock:
+            return self.extra_labels | {lab for rec in self.issues.values() for lab in rec.labels}
+
+    def add_label(self, name: str) -> None:
+        """A label that no issue carries (yet)."""
+        with self.lock:
+            self.extra_labels.add(name)
 
     def set_permission(self, login: str, permission: str) -> None:
         """Give `login` a role: admin, maintain, write, triage, read or none."""
