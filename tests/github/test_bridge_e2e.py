@@ -116,7 +116,9 @@ def finish(proc: subprocess.Popen[str], timeout: float = 150) -> str:
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     team = ScriptedTeam(scripts=scripts())
-    with ModelServer(fallback=team) as server, FakeGitHub("acme/app") as fake:
+    remote = tmp_path / "remote.git"  # GitHub's copy of the repository
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    with ModelServer(fallback=team) as server, FakeGitHub("acme/app", git_dir=remote) as fake:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("GITHUB_TOKEN", fake.token)
@@ -144,6 +146,8 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
         git(repo, "config", "user.email", "test@example.com")
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", "initial")
+        git(repo, "remote", "add", "origin", str(remote))
+        git(repo, "push", "-q", "origin", "main")
         yield World(repo, team, server, fake)
 
 
@@ -164,8 +168,8 @@ def assert_same_session_resumed_with(w: World, answer: str) -> None:
     assert issue.state == "closed"
     assert issue.labels[:3] == ["pm-agent", "tier:normal", "state:completed"]
     assert any("Completed in commit" in b for b in w.comments(issue.number))
-    assert sorted(i.title for i in w.fake.issues.values()) == sorted([f"pm-agent run {run_id}: calc",
-                                                                      "task-1: Output format"])  # fmt: skip
+    titles = sorted(i.title for i in w.fake.issues.values() if i.pull is None)
+    assert titles == sorted([f"pm-agent run {run_id}: calc", "task-1: Output format"])
     escalation_comments = [b for b in w.comments(issue.number) if "ESCALATION #1" in b]
     assert len(escalation_comments) == 1, escalation_comments
     assert not w.fake.calls("PUT", "/merge")
@@ -188,6 +192,12 @@ def test_a_reply_answers_the_question_and_the_same_session_resumes(world: World)
     with open_store(default_store_path(w.repo)) as store:
         run = store.latest_run()
         assert run is not None
+        # The release: the working branch pushed as it is here, one pull request into main, its link posted.
+        [pull] = [i for i in w.fake.issues.values() if i.pull is not None]
+        assert pull.pull is not None
+        assert (pull.pull.head, pull.pull.base, pull.pull.merged) == (run.working_branch, "main", False)
+        assert w.fake.branch_sha(run.working_branch) == git(w.repo, "rev-parse", run.working_branch).strip()
+        assert any(f"Release pull request: #{pull.number}" in b for b in w.comments(w.issue("pm-agent run ")))
         ignored = store.events_of_kind(run.id, ["github.comment_ignored"])
         assert [e.payload["author"] for e in ignored] == ["mallory"]
 
@@ -199,7 +209,7 @@ def test_kill_9_then_resume_with_slash_answer_through_a_rate_limit(world: World)
     first.kill()  # SIGKILL, while the run waits on GitHub for the answer
     first.communicate(timeout=30)
     run_issue = w.issue("pm-agent run ")
-    reset = w.fake.rate_limit(2.0)
+    reset = w.fake.rate_limit(8.0)  # longer than the resume takes to reach its first GitHub call
     w.fake.add_comment(run_issue, f"/answer 1 {ANSWER}", user="alice")
     second = w.pm("resume")
     out = finish(second)

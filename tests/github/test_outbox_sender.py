@@ -221,3 +221,16 @@ def test_kill_9_after_github_created_the_issue_creates_no_second_one(fake: FakeG
         _drain(Sender(_client(fake), store, run_id, backoff=FAST))
     assert _titles(fake) == sorted([f"pm-agent run {run_id}: demo", "task-1: One"])
     assert len(fake.calls("POST", "/issues")) == 2
+
+
+def test_a_task_read_from_an_issue_keeps_it_and_its_labels(fake: FakeGitHub, store: SqliteStore) -> None:
+    number = fake.add_issue("Lexer", "splits words", ("ready", "help wanted"), user="alice")
+    plan = Plan(plan_id="demo", path="plan.md",
+                tasks=[Task(id=str(number), title="Lexer", source=f"github:acme/app#{number}")])  # fmt: skip
+    run_id = store.create_run(plan, baseline_sha="a" * 40, working_branch="pm/demo", shared_context={}, config={}).id
+    sender = Sender(_client(fake), store, run_id, backoff=FAST)
+    _drain(sender)
+    assert sender.issue_number(str(number)) == number
+    assert [i.title for i in fake.issues.values()] == ["Lexer", f"pm-agent run {run_id}: demo"]
+    assert fake.issues[number].labels == ["pm-agent", "tier:normal", "state:received", "ready", "help wanted"]
+    assert fake.issues[number].body == "splits words"

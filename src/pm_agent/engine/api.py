@@ -26,6 +26,7 @@ from pm_agent.github.bridge import Bridge, github_api
 from pm_agent.github.bridge import disable as disable_outbox
 from pm_agent.github.bridge import enable as enable_outbox
 from pm_agent.github.channel import WaitForGitHub, still_open
+from pm_agent.github.outbox import ReleaseTarget
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.preflight.baseline import PreflightError, remove_stale_preflight
 from pm_agent.reports.escalation import Escalation
@@ -179,7 +180,10 @@ def _drive(rc: RunContext, poll_s: float, github: GitHubApi | None = None) -> Ru
     def stopping(sig: signal.Signals) -> None:
         rc.emit("run.stopping", f"{sig.name}: stopping the run; agents and gate commands in flight are ended")
 
-    bridge = Bridge(github, rc.db_path, rc.run_id, rc.config.github) if github is not None else None
+    bridge = None
+    if github is not None:
+        release = ReleaseTarget(rc.repo, rc.config.github.remote, rc.config.release_manifest_dir)
+        bridge = Bridge(github, rc.db_path, rc.run_id, rc.config.github, release=release)
     try:
         if bridge is not None:
             bridge.start()

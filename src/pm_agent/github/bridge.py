@@ -22,7 +22,7 @@ from pm_agent.config import GitHubConfig, PmConfig
 from pm_agent.errors import ConfigError, PmAgentError
 from pm_agent.github.answers import AnswerPoller
 from pm_agent.github.api import GitHubApi, GitHubError
-from pm_agent.github.outbox import Backoff, Sender
+from pm_agent.github.outbox import Backoff, ReleaseTarget, Sender
 from pm_agent.github.rows import outbox_rows
 from pm_agent.store import SqliteStore, open_store
 from pm_agent.store.outbox import register_hook, unregister_hook
@@ -64,6 +64,8 @@ class Bridge:
     tick_s: float = 0.25
     backoff: Backoff = field(default_factory=Backoff)
     clock: Callable[[], float] = time.time
+    release: ReleaseTarget | None = None
+    """Where the release is pushed from (the run's repository); None: no pull request."""
     last_error: str | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -76,7 +78,9 @@ class Bridge:
         """Open the bridge's own store connection and start the thread."""
         enable(self.db_path)
         self._store = open_store(self.db_path)
-        self._sender = Sender(self.api, self._store, self.run_id, backoff=self.backoff, clock=self.clock)
+        self._sender = Sender(
+            self.api, self._store, self.run_id, backoff=self.backoff, clock=self.clock, release=self.release
+        )
         self._poller = AnswerPoller(self.api, self._store, self.run_id, tuple(self.config.answerers))
         self._thread = threading.Thread(target=self._loop, name="pm-agent-github", daemon=True)
         self._thread.start()

@@ -13,11 +13,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pm_agent.errors import PmAgentError
 from pm_agent.github import render
 from pm_agent.github import rows as R
 from pm_agent.github.api import GitHubApi, GitHubError, Issue
+from pm_agent.github.pulls import kept_task_branches, publish_release
+from pm_agent.plan.github_source import issue_number
+from pm_agent.reports.manifest import manifest_path
 from pm_agent.store import SqliteStore
 from pm_agent.store.outbox import Outbox, OutboxRecord
 
@@ -48,6 +52,15 @@ class BridgeError(PmAgentError):
     """A row cannot be performed (its issue is unknown, its record gone); not retried in this process."""
 
 
+@dataclass(frozen=True)
+class ReleaseTarget:
+    """Where the release is pushed from and to, for the pull request at the end of a run."""
+
+    repo_dir: Path
+    remote: str
+    manifest_dir: str
+
+
 @dataclass
 class Sender:
     """Performs one run's outbox rows through a `GitHubApi`."""
@@ -57,6 +70,7 @@ class Sender:
     run_id: str
     backoff: Backoff = field(default_factory=Backoff)
     clock: Callable[[], float] = time.time
+    release: ReleaseTarget | None = None
     outbox: Outbox = field(init=False)
     not_before: float = 0.0
     failures: int = 0
@@ -132,6 +146,8 @@ class Sender:
                 int(row.payload["escalation_id"]), row.key, str(row.payload["author"])))  # fmt: skip
         elif row.kind == R.REPORT:
             self._report(row, retry)
+        elif row.kind == R.RELEASE:
+            self._release(row, retry)
         else:
             raise BridgeError(f"unknown outbox row kind {row.kind!r}")
 
@@ -152,7 +168,8 @@ class Sender:
 
     def _known_issues(self, refresh: bool) -> dict[int, Issue]:
         if self._issues is None or refresh:
-            self._issues = {i.number: i for i in self.api.issues(labels=("pm-agent",), state="all")}
+            listed = {i.number: i for i in self.api.issues(labels=("pm-agent",), state="all")}
+            self._issues = {**(self._issues or {}), **listed}  # an issue read by number and not labelled yet stays
         return self._issues
 
     def _find(self, marker: str, refresh: bool) -> Issue | None:
@@ -179,8 +196,9 @@ class Sender:
         if self.issue_number(task_id) is not None:
             return
         record = self.store.get_task(self.run_id, task_id)
-        given = record.contract.get("issue")  # a task read from a GitHub issue keeps it
-        if isinstance(given, int):
+        given = issue_number(record.task())  # a task read from a GitHub issue keeps it
+        if given is not None:
+            self._remember(self.api.update_issue(given))  # changes nothing: reads its labels, a human's kept
             self.outbox.set_state(R.issue_key(self.run_id, task_id), given)
             self._labels(task_id, record.state.value)
             return
@@ -252,3 +270,23 @@ class Sender:
             raise BridgeError(f"report {report_id} is not in the store")
         number = self._require(None)
         self._comment(number, row.key, retry, lambda: render.report_comment(found[0].kind, found[0].text, row.key))
+
+    def _release(self, row: OutboxRecord, retry: bool) -> None:
+        if self.release is None:
+            raise BridgeError("the release cannot be published: the bridge was started without the repository")
+        run = self.store.get_run(self.run_id)
+        report_id = int(row.payload["report_id"])
+        found = [r for r in self.store.list_reports(self.run_id, "handoff") if r.id == report_id]
+        tasks = [r.task() for r in self.store.list_tasks(self.run_id) if r.task_id not in R.INTERNAL_TASKS]
+        done = publish_release(
+            self.api,
+            self.release.repo_dir,
+            self.release.remote,
+            run.plan_id,
+            summary=found[0].text if found else "",
+            manifest=manifest_path(self.release.manifest_dir, run.plan_id),
+            task_branches=kept_task_branches(run.plan_id, tasks),
+            branch=run.working_branch,
+        )
+        number = self._require(None)
+        self._comment(number, row.key, retry, lambda: render.release_comment(done, row.key))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from pm_agent.github.pulls import Published
 from pm_agent.plan.models import Task
 from pm_agent.reports.escalation import Escalation, render_escalation
 from pm_agent.store.records import EscalationRecord, RunRecord, TaskRecord
@@ -151,3 +152,12 @@ def report_comment(kind: str, text: str, key: str) -> str:
     """A progress report or the handoff, as pm-agent printed it."""
     title = {"progress": "Progress report", "handoff": "Release handoff"}.get(kind, kind)
     return "\n".join([f"**{title}**", "", "```", text.strip(), "```", "", comment_marker(key)])
+
+
+def release_comment(done: Published, key: str) -> str:
+    """The release's pull request (and the kept CRITICAL branches'), on the run issue."""
+    lines = [f"Release pull request: #{done.release.number} ({done.release.head} into {done.release.base}),"
+             " for a human to review and merge; pm-agent never merges."]  # fmt: skip
+    lines += [f"- CRITICAL branch `{head}`: #{pull.number}" for head, pull in done.task_pulls.items()]
+    lines += [f"- CRITICAL branch `{head}`: no pull request ({why})" for head, why in done.skipped.items()]
+    return "\n".join([*lines, "", comment_marker(key)])

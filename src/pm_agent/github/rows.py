@@ -8,7 +8,8 @@ one row, and the sender finds on GitHub what a key already did (its marker) befo
     task.transition              -> labels (state:<to>); completed -> task_done (comment + close)
     escalation.opened            -> escalation (comment on the task's issue, or the run issue)
     escalation.answered          -> answered (tells GitHub which answer was taken)
-    report.added                 -> report (progress reports and the handoff, on the run issue)
+    report.added                 -> report (progress reports and the handoff, on the run issue);
+                                    the handoff also -> release (push, pull request, its link on the run issue)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ ESCALATION = "escalation"
 ANSWERED = "answered"
 REPORT = "report"
 REFUSED = "refused"
+RELEASE = "release"
 
 _REPORTED = ("progress", "handoff")
 INTERNAL_TASKS = frozenset({"final-review"})
@@ -100,5 +102,8 @@ def outbox_rows(event: EventLike) -> list[Row]:
         return [Row(f"answered:{run}:{esc}", ANSWERED, {"escalation_id": esc, "task_id": task})]
     if event.kind == "report.added" and payload.get("kind") in _REPORTED:
         report = int(payload["report_id"])
-        return [Row(f"report:{run}:{report}", REPORT, {"report_id": report})]
+        rows = [Row(f"report:{run}:{report}", REPORT, {"report_id": report})]
+        if payload.get("kind") == "handoff":  # the release passed: push the branch, open the pull request
+            rows.append(Row(f"release:{run}", RELEASE, {"report_id": report}))
+        return rows
     return []
