@@ -198,6 +198,7 @@ def test_a_reply_answers_the_question_and_the_same_session_resumes(world: World)
         assert (pull.pull.head, pull.pull.base, pull.pull.merged) == (run.working_branch, "main", False)
         assert w.fake.branch_sha(run.working_branch) == git(w.repo, "rev-parse", run.working_branch).strip()
         assert any(f"Release pull request: #{pull.number}" in b for b in w.comments(w.issue("pm-agent run ")))
+        assert w.fake.issues[w.issue("pm-agent run ")].state == "closed"
         ignored = store.events_of_kind(run.id, ["github.comment_ignored"])
         assert [e.payload["author"] for e in ignored] == ["mallory"]
 

@@ -148,6 +148,8 @@ class Sender:
             self._report(row, retry)
         elif row.kind == R.RELEASE:
             self._release(row, retry)
+        elif row.kind == R.RUN_DONE:
+            self._remember(self.api.update_issue(self._require(None), state="closed"))
         else:
             raise BridgeError(f"unknown outbox row kind {row.kind!r}")
 

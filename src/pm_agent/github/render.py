@@ -8,6 +8,7 @@ never takes pm-agent's own comments for answers.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import PurePath
 
 from pm_agent.github.pulls import Published
 from pm_agent.plan.models import Task
@@ -89,7 +90,8 @@ def run_title(run: RunRecord) -> str:
 def run_body(run: RunRecord, tasks: Mapping[str, int]) -> str:
     """The run issue: the plan, the branch, how to answer, the task issues, marker."""
     lines = [
-        f"pm-agent runs plan `{run.plan_doc}` on branch `{run.working_branch}` (run `{run.id}`).",
+        # The plan's name only: its absolute path is this machine's business.
+        f"pm-agent runs plan `{PurePath(run.plan_doc).name}` on branch `{run.working_branch}` (run `{run.id}`).",
         "",
         "Progress reports and run-level escalations are posted here. To answer an escalation, reply on the",
         "task's issue, or comment here: `/answer <escalation id> <answer>`. Only answerers' comments count.",

@@ -8,6 +8,7 @@ one row, and the sender finds on GitHub what a key already did (its marker) befo
     task.transition              -> labels (state:<to>); completed -> task_done (comment + close)
     escalation.opened            -> escalation (comment on the task's issue, or the run issue)
     escalation.answered          -> answered (tells GitHub which answer was taken)
+    run.status completed         -> run_done (the run issue is closed)
     report.added                 -> report (progress reports and the handoff, on the run issue);
                                     the handoff also -> release (push, pull request, its link on the run issue)
 """
@@ -27,6 +28,7 @@ ANSWERED = "answered"
 REPORT = "report"
 REFUSED = "refused"
 RELEASE = "release"
+RUN_DONE = "run_done"
 
 _REPORTED = ("progress", "handoff")
 INTERNAL_TASKS = frozenset({"final-review"})
@@ -100,6 +102,8 @@ def outbox_rows(event: EventLike) -> list[Row]:
     if event.kind == "escalation.answered":
         esc = int(payload["escalation_id"])
         return [Row(f"answered:{run}:{esc}", ANSWERED, {"escalation_id": esc, "task_id": task})]
+    if event.kind == "run.status" and payload.get("status") == "completed":
+        return [Row(f"run-done:{run}", RUN_DONE)]
     if event.kind == "report.added" and payload.get("kind") in _REPORTED:
         report = int(payload["report_id"])
         rows = [Row(f"report:{run}:{report}", REPORT, {"report_id": report})]
