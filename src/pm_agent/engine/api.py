@@ -8,6 +8,7 @@ import signal
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pm_agent.agents.base import AgentRunner
 from pm_agent.config import PmConfig, load_config
@@ -21,17 +22,15 @@ from pm_agent.engine.runlock import run_lock
 from pm_agent.engine.startup import check_start, repo_root, store_exists
 from pm_agent.engine.stopping import Stopped, run_until_signal
 from pm_agent.errors import ConfigError, NotFoundError
-from pm_agent.github.api import GitHubApi
-from pm_agent.github.bridge import Bridge, github_api
-from pm_agent.github.bridge import disable as disable_outbox
-from pm_agent.github.bridge import enable as enable_outbox
-from pm_agent.github.channel import WaitForGitHub, still_open
-from pm_agent.github.outbox import ReleaseTarget
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.preflight.baseline import PreflightError, remove_stale_preflight
 from pm_agent.reports.escalation import Escalation
 from pm_agent.store import EscalationRecord, EscalationStatus, RunStatus, default_store_path, open_store
 from pm_agent.vcs import Git
+
+if TYPE_CHECKING:  # the bridge's modules are imported only when github.repo is set
+    from pm_agent.github.api import GitHubApi
+    from pm_agent.github.bridge import Bridge
 
 
 @dataclass(frozen=True)
@@ -125,12 +124,14 @@ def run_plan(
     root = repo_root(repo)
     config = overrides.apply(config or load_config(root))
     checked = check_start(root, plan, design, config, allow_dirty=allow_dirty)
-    github = github_api(config)  # a missing token is an error before anything is written
+    github = _github_api(config)  # a missing token is an error before anything is written
     state_dir = default_store_path(checked.repo).parent
     fresh = not state_dir.exists()
     with run_lock(checked.repo, "run"):
         if github is not None:  # from the run's first write on, state changes queue their GitHub actions
-            enable_outbox(default_store_path(checked.repo))
+            from pm_agent.github.bridge import enable
+
+            enable(default_store_path(checked.repo))
         try:
             rc = start_run(
                 checked.repo, plan, design, listener=listener, channel=channel, runner=runner, checked=checked
@@ -166,7 +167,7 @@ def resume(
     with run_lock(repo, "resume"):
         rc = resume_run(repo, run_id, listener=listener, channel=channel, runner=runner, reread_config=reread_config)
         try:
-            github = github_api(rc.config)
+            github = _github_api(rc.config)
         except BaseException:
             rc.store.close()
             raise
@@ -180,17 +181,10 @@ def _drive(rc: RunContext, poll_s: float, github: GitHubApi | None = None) -> Ru
     def stopping(sig: signal.Signals) -> None:
         rc.emit("run.stopping", f"{sig.name}: stopping the run; agents and gate commands in flight are ended")
 
-    bridge = None
-    if github is not None:
-        release = ReleaseTarget(rc.repo, rc.config.github.remote, rc.config.release_manifest_dir)
-        bridge = Bridge(github, rc.db_path, rc.run_id, rc.config.github, release=release)
+    bridge: Bridge | None = None
     try:
-        if bridge is not None:
-            bridge.start()
-            rc.channel = WaitForGitHub(rc.channel)  # answers come from GitHub too
-            known = {esc.id for esc, _ in rc.pending_escalations}
-            rc.pending_escalations += [p for p in still_open(rc.store, rc.run_id) if p[0].id not in known]
-            rc.emit("github.started", f"GitHub bridge on {rc.config.github.repo}: issues, comments and answers")
+        if github is not None:
+            bridge = _start_bridge(rc, github)
         result = asyncio.run(run_until_signal(drive_run(rc, poll_s), stopping))
         if isinstance(result, Stopped):
             return _stopped(rc, result.signal)
@@ -201,6 +195,31 @@ def _drive(rc: RunContext, poll_s: float, github: GitHubApi | None = None) -> Ru
             if left:
                 rc.emit("github.pending", f"GitHub: {left} action(s) not sent yet; they go out on `pm-agent resume`")
         rc.store.close()
+
+
+def _github_api(config: PmConfig) -> GitHubApi | None:
+    """The GitHub client when `github.repo` is set (ConfigError naming the token's variable when it is unset)."""
+    if config.github.repo is None:
+        return None
+    from pm_agent.github.bridge import github_api
+
+    return github_api(config)
+
+
+def _start_bridge(rc: RunContext, github: GitHubApi) -> Bridge:
+    """Start the bridge thread; escalations then wait for answers from GitHub too, open ones included."""
+    from pm_agent.github.bridge import Bridge
+    from pm_agent.github.channel import WaitForGitHub, still_open
+    from pm_agent.github.outbox import ReleaseTarget
+
+    release = ReleaseTarget(rc.repo, rc.config.github.remote, rc.config.release_manifest_dir)
+    bridge = Bridge(github, rc.db_path, rc.run_id, rc.config.github, release=release)
+    bridge.start()
+    rc.channel = WaitForGitHub(rc.channel)
+    known = {esc.id for esc, _ in rc.pending_escalations}
+    rc.pending_escalations += [p for p in still_open(rc.store, rc.run_id) if p[0].id not in known]
+    rc.emit("github.started", f"GitHub bridge on {rc.config.github.repo}: issues, comments and answers")
+    return bridge
 
 
 def _stopped(rc: RunContext, sig: signal.Signals) -> RunResult:
@@ -215,14 +234,20 @@ def answer(repo: Path, escalation_id: int, text: str) -> EscalationRecord:
     if not store_exists(repo):
         raise NotFoundError(f"no pm-agent state in {repo}: there is no escalation #{escalation_id} to answer")
     path = default_store_path(repo)
-    if _github_on(repo):  # the answer's "answered elsewhere" comment is queued with it
-        enable_outbox(path)
+    github = _github_on(repo)
+    if github:  # the answer's "answered elsewhere" comment is queued with it
+        from pm_agent.github.bridge import enable
+
+        enable(path)
     store = open_store(path)
     try:
         return store.answer_escalation(escalation_id, text)
     finally:
         store.close()
-        disable_outbox(path)
+        if github:
+            from pm_agent.github.bridge import disable
+
+            disable(path)
 
 
 def _github_on(repo: Path) -> bool:
