@@ -165,3 +165,26 @@ def test_the_bridge_thread_sends_polls_and_flushes(fake: FakeGitHub, store: Sqli
     assert left == 0
     assert any("answered on GitHub by @" in c.body for c in fake.comment_list)
     assert len(fake.issues) == 2
+
+
+def test_a_bridge_turned_on_after_the_run_began_catches_up(fake: FakeGitHub, tmp_path: Path) -> None:
+    path = tmp_path / "late" / "state.db"
+    with open_store(path) as plain:  # no hook: the run starts without the bridge
+        plan = Plan(plan_id="demo", path="plan.md", tasks=[Task(id="1", title="One"), Task(id="2", title="Two")])
+        run_id = plain.create_run(plan, baseline_sha="a" * 40, working_branch="pm/demo", shared_context={},
+                                  config={}).id  # fmt: skip
+        esc = plain.open_escalation(run_id, "2", source="q", problem="which?", impact="x", options=["a", "b"],
+                                    recommended="a", blocking=True, session_id=None)  # fmt: skip
+    config = GitHubConfig(repo="acme/app", api_url=fake.url, poll_interval_s=0.2)
+    bridge = Bridge(GitHubClient("acme/app", fake.url, fake.token), path, run_id, config, backoff=FAST)
+    bridge.start()
+    assert bridge.stop(flush_s=10) == 0
+    assert sorted(i.title for i in fake.issues.values()) == sorted([f"pm-agent run {run_id}: demo", "task-1: One",
+                                                                     "task-2: Two"])  # fmt: skip
+    two = next(i.number for i in fake.issues.values() if i.title == "task-2: Two")
+    assert [c.issue_number for c in fake.comment_list if f"ESCALATION #{esc.id}" in c.body] == [two]
+    again = Bridge(GitHubClient("acme/app", fake.url, fake.token), path, run_id, config, backoff=FAST)
+    again.start()
+    assert again.stop(flush_s=10) == 0
+    assert len(fake.issues) == 3
+    assert len(fake.comment_list) == 1

@@ -23,9 +23,9 @@ from pm_agent.errors import ConfigError, PmAgentError
 from pm_agent.github.answers import AnswerPoller
 from pm_agent.github.api import GitHubApi, GitHubError
 from pm_agent.github.outbox import Backoff, ReleaseTarget, Sender
-from pm_agent.github.rows import outbox_rows
-from pm_agent.store import SqliteStore, open_store
-from pm_agent.store.outbox import register_hook, unregister_hook
+from pm_agent.github.rows import catch_up_rows, outbox_rows
+from pm_agent.store import EscalationStatus, SqliteStore, open_store
+from pm_agent.store.outbox import Outbox, register_hook, unregister_hook
 
 FLUSH_S = 20.0
 """How long the end of a run waits for the outbox to empty."""
@@ -78,12 +78,19 @@ class Bridge:
         """Open the bridge's own store connection and start the thread."""
         enable(self.db_path)
         self._store = open_store(self.db_path)
+        self._catch_up(self._store)
         self._sender = Sender(
             self.api, self._store, self.run_id, backoff=self.backoff, clock=self.clock, release=self.release
         )
         self._poller = AnswerPoller(self.api, self._store, self.run_id, tuple(self.config.answerers))
         self._thread = threading.Thread(target=self._loop, name="pm-agent-github", daemon=True)
         self._thread.start()
+
+    def _catch_up(self, store: SqliteStore) -> None:
+        """Queue the issues (and open questions) of a run that began without the bridge; no-op keys otherwise."""
+        tasks = [r.task_id for r in store.task_rows(self.run_id)]
+        asked = [(e.id, e.task_id) for e in store.list_escalations(self.run_id, EscalationStatus.OPEN)]
+        Outbox(store.engine, store.now).add(self.run_id, catch_up_rows(self.run_id, tasks, asked))
 
     def _loop(self) -> None:
         while not self._stop.is_set():

@@ -111,3 +111,14 @@ def outbox_rows(event: EventLike) -> list[Row]:
             rows.append(Row(f"release:{run}", RELEASE, {"report_id": report}))
         return rows
     return []
+
+
+def catch_up_rows(run_id: str, task_ids: list[str], open_escalations: list[tuple[int, str | None]]) -> list[Row]:
+    """What a bridge turned on after the run began still owes: the issues and the open escalations' comments.
+
+    The same keys as the events' rows, so for a run that had the bridge from the start this adds nothing."""
+    rows = [Row(run_issue_key(run_id), RUN_ISSUE), *_issues(run_id, task_ids)]
+    for esc, task in open_escalations:
+        task = None if task in INTERNAL_TASKS else task
+        rows.append(Row(f"escalation:{run_id}:{esc}", ESCALATION, {"escalation_id": esc, "task_id": task}))
+    return rows
