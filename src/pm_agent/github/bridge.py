@@ -11,6 +11,7 @@ the run: rows wait in the outbox and go out, in order, when GitHub answers again
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -94,7 +95,10 @@ class Bridge:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            self.step()
+            try:
+                self.step()
+            except Exception as exc:  # a bug or an unmapped library error must not end the thread: the run
+                self._poll_failed(f"bridge error: {type(exc).__name__}: {exc}")  # goes on, the outbox waits
             self._stop.wait(self.tick_s)
 
     def step(self) -> None:
@@ -119,8 +123,10 @@ class Bridge:
             self._poll_failed(str(exc))
 
     def _poll_failed(self, error: str) -> None:
+        """Record a failure as an event, once while it repeats."""
         if error != self.last_error and self._store is not None:
-            self._store.append_event(self.run_id, POLL_FAILED, {"error": error})
+            with contextlib.suppress(PmAgentError):  # the store is busy or gone: last_error still says it
+                self._store.append_event(self.run_id, POLL_FAILED, {"error": error})
         self.last_error = error
 
     def pending(self) -> int:
