@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, timedelta
 
 from pm_agent.errors import StoreError
 from pm_agent.github import render
@@ -57,7 +58,7 @@ class AnswerPoller:
     def poll(self) -> int:
         """One conditional request for new comments; how many answers were taken."""
         state = self.outbox.get_state(self._state_key) or {}
-        since, seen = state.get("since"), set(state.get("seen", []))
+        since, seen = state.get("since") or self._run_start(), set(state.get("seen", []))
         comments = self.api.new_comments(since)
         if not comments:
             return 0
@@ -73,6 +74,11 @@ class AnswerPoller:
             seen.add(comment.id)
             self.outbox.set_state(self._state_key, {"since": since, "seen": sorted(seen)})
         return taken
+
+    def _run_start(self) -> str:
+        """No comment before the run can answer it: the first poll starts there (a minute early, for clock skew)."""
+        start = self.store.get_run(self.run_id).created_at - timedelta(minutes=1)
+        return start.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def _issues(self) -> dict[int, str | None]:
         """Issue number -> task id (None: the run issue), for the issues this run created or took."""
