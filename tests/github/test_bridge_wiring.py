@@ -65,3 +65,23 @@ def test_a_run_without_its_token_stops_before_writing_anything(tmp_path: Path) -
     assert done.returncode != 0
     assert "PM_TEST_GH_TOKEN" in done.stdout + done.stderr, done.stdout + done.stderr
     assert not (repo / ".pm-agent").exists()
+
+
+def test_pm_agent_answer_queues_the_answered_comment_when_the_bridge_is_on(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    config = PmConfig.model_validate({"github": {"repo": "acme/app"}})
+    (repo / "pm-agent.yaml").write_text(render_config(config), encoding="utf-8")
+    path = default_store_path(repo)
+    with open_store(path) as store:  # no hook in this process: only the `pm-agent answer` process writes rows
+        plan = Plan(plan_id="demo", path="plan.md", tasks=[Task(id="1", title="One")])
+        run_id = store.create_run(plan, baseline_sha="a" * 40, working_branch="pm/demo", shared_context={},
+                                  config={}).id  # fmt: skip
+        esc = store.open_escalation(run_id, "1", source="q", problem="which?", impact="x", options=["a", "b"],
+                                    recommended="a", blocking=True, session_id=None)  # fmt: skip
+    done = pm(repo, "answer", str(esc.id), "a")
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open_store(path) as store:
+        rows = Outbox(store.engine, store.now).pending(run_id)
+        assert [(r.key, r.payload) for r in rows] == [
+            (f"answered:{run_id}:{esc.id}", {"escalation_id": esc.id, "task_id": "1"})
+        ]
