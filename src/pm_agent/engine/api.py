@@ -8,6 +8,7 @@ import signal
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pm_agent.agents.base import AgentRunner
 from pm_agent.config import PmConfig, load_config
@@ -20,13 +21,17 @@ from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.runlock import run_lock
 from pm_agent.engine.startup import check_start, repo_root, store_exists
 from pm_agent.engine.stopping import Stopped, run_until_signal
-from pm_agent.errors import InputError, NotFoundError
+from pm_agent.errors import ConfigError, InputError, NotFoundError
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.internal_tasks import is_pm_internal
 from pm_agent.preflight.baseline import PreflightError, remove_stale_preflight
 from pm_agent.reports.escalation import Escalation
 from pm_agent.store import EscalationRecord, EscalationStatus, RunStatus, default_store_path, open_store
 from pm_agent.vcs import Git
+
+if TYPE_CHECKING:  # the bridge's modules are imported only when github.repo is set
+    from pm_agent.github.api import GitHubApi
+    from pm_agent.github.bridge import Bridge
 
 
 @dataclass(frozen=True)
@@ -120,9 +125,14 @@ def run_plan(
     root = repo_root(repo)
     config = overrides.apply(config or load_config(root))
     checked = check_start(root, plan, design, config, allow_dirty=allow_dirty)
+    github = _github_api(config)  # a missing token is an error before anything is written
     state_dir = default_store_path(checked.repo).parent
     fresh = not state_dir.exists()
     with run_lock(checked.repo, "run"):
+        if github is not None:  # from the run's first write on, state changes queue their GitHub actions
+            from pm_agent.github.bridge import enable
+
+            enable(default_store_path(checked.repo))
         try:
             rc = start_run(
                 checked.repo, plan, design, listener=listener, channel=channel, runner=runner, checked=checked
@@ -132,7 +142,7 @@ def run_plan(
                 shutil.rmtree(state_dir, ignore_errors=True)
             raise
         overrides.record(rc.store, rc.run_id)
-        return _drive(rc, poll_s)
+        return _drive(rc, poll_s, github)
 
 
 def resume(
@@ -157,22 +167,60 @@ def resume(
         )
     with run_lock(repo, "resume"):
         rc = resume_run(repo, run_id, listener=listener, channel=channel, runner=runner, reread_config=reread_config)
-        return _drive(rc, poll_s)
+        try:
+            github = _github_api(rc.config)
+        except BaseException:
+            rc.store.close()
+            raise
+        return _drive(rc, poll_s, github)
 
 
-def _drive(rc: RunContext, poll_s: float) -> RunResult:
-    """Drive the run until it ends or SIGINT/SIGTERM stops it; the store is closed either way."""
+def _drive(rc: RunContext, poll_s: float, github: GitHubApi | None = None) -> RunResult:
+    """Drive the run until it ends or SIGINT/SIGTERM stops it (with the GitHub bridge beside it when configured);
+    the bridge is flushed (bounded) and the store closed either way."""
 
     def stopping(sig: signal.Signals) -> None:
         rc.emit("run.stopping", f"{sig.name}: stopping the run; agents and gate commands in flight are ended")
 
+    bridge: Bridge | None = None
     try:
+        if github is not None:
+            bridge = _start_bridge(rc, github)
         result = asyncio.run(run_until_signal(drive_run(rc, poll_s), stopping))
         if isinstance(result, Stopped):
             return _stopped(rc, result.signal)
         return result
     finally:
+        if bridge is not None:
+            left = bridge.stop()
+            if left:
+                rc.emit("github.pending", f"GitHub: {left} action(s) not sent yet; they go out on `pm-agent resume`")
         rc.store.close()
+
+
+def _github_api(config: PmConfig) -> GitHubApi | None:
+    """The GitHub client when `github.repo` is set (ConfigError naming the token's variable when it is unset)."""
+    if config.github.repo is None:
+        return None
+    from pm_agent.github.bridge import github_api
+
+    return github_api(config)
+
+
+def _start_bridge(rc: RunContext, github: GitHubApi) -> Bridge:
+    """Start the bridge thread; escalations then wait for answers from GitHub too, open ones included."""
+    from pm_agent.github.bridge import Bridge
+    from pm_agent.github.channel import WaitForGitHub, still_open
+    from pm_agent.github.outbox import ReleaseTarget
+
+    release = ReleaseTarget(rc.repo, rc.config.github.remote, rc.config.release_manifest_dir)
+    bridge = Bridge(github, rc.db_path, rc.run_id, rc.config.github, release=release)
+    bridge.start()
+    rc.channel = WaitForGitHub(rc.channel)
+    known = {esc.id for esc, _ in rc.pending_escalations}
+    rc.pending_escalations += [p for p in still_open(rc.store, rc.run_id) if p[0].id not in known]
+    rc.emit("github.started", f"GitHub bridge on {rc.config.github.repo}: issues, comments and answers")
+    return bridge
 
 
 def _stopped(rc: RunContext, sig: signal.Signals) -> RunResult:
@@ -192,11 +240,28 @@ def answer(repo: Path, escalation_id: int, text: str) -> EscalationRecord:
         raise InputError("the answer is empty")
     if not store_exists(repo):
         raise NotFoundError(f"no pm-agent state in {repo}: there is no escalation #{escalation_id} to answer")
-    store = open_store(default_store_path(repo))
+    path = default_store_path(repo)
+    github = _github_on(repo)
+    if github:  # the answer's "answered elsewhere" comment is queued with it
+        from pm_agent.github.bridge import enable
+
+        enable(path)
+    store = open_store(path)
     try:
         return store.answer_escalation(escalation_id, text)
     finally:
         store.close()
+        if github:
+            from pm_agent.github.bridge import disable
+
+            disable(path)
+
+
+def _github_on(repo: Path) -> bool:
+    try:
+        return load_config(repo).github.repo is not None
+    except ConfigError:  # a broken pm-agent.yaml must not stop an answer; the run reports it on resume
+        return False
 
 
 def escalations(repo: Path, *, include_closed: bool = False) -> list[EscalationRecord]:

@@ -225,6 +225,23 @@ def open_risks(con: sqlite3.Connection, run_id: str) -> list[tuple[str, str, str
     return [(r[0], r[1], r[2]) for r in con.execute(sql, (run_id,))]
 
 
+def github_backlog(con: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
+    """The GitHub bridge's unsent outbox rows and the newest error among them; None when the run has no outbox."""
+    if con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'").fetchone() is None:
+        return None  # a state file from before the bridge
+    total, pending = con.execute(
+        "SELECT COUNT(*), TOTAL(sent_at IS NULL) FROM outbox WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    if not total:
+        return None
+    error = con.execute(
+        "SELECT last_error FROM outbox WHERE run_id = ? AND sent_at IS NULL AND last_error IS NOT NULL"
+        " ORDER BY id DESC LIMIT 1",
+        (run_id,),
+    ).fetchone()
+    return {"pending": int(pending), "last_error": error[0] if error else None}
+
+
 # ---- one task's history ------------------------------------------------------------------------
 
 

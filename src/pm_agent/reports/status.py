@@ -48,8 +48,8 @@ def status_data(con: sqlite3.Connection, run_id: str | None = None) -> dict[str,
 
     Keys: `run` (the run, or None when there is none), `runs` (all runs, newest first), `tasks` (every task of the
     plan and its remediations, plan order; pm-internal rows left out), `by_status` / `by_state` (task ids grouped),
-    `counts`, `open_escalations`, `cost` (summed over every agent session of the run), `open_risks`. NotFoundError
-    if `run_id` is given and unknown.
+    `counts`, `open_escalations`, `cost` (summed over every agent session of the run), `open_risks`, and `github`
+    (pending outbox rows, last error) for a run with the GitHub bridge. NotFoundError if `run_id` is given and unknown.
     """
     run = sr.find_run(con, run_id)
     data: dict[str, Any] = {
@@ -79,6 +79,9 @@ def status_data(con: sqlite3.Connection, run_id: str | None = None) -> dict[str,
     data["open_escalations"] = sr.open_escalations(con, run["id"])
     data["cost"] = sr.cost(con, run["id"])
     data["open_risks"] = len(sr.open_risks(con, run["id"]))
+    backlog = sr.github_backlog(con, run["id"])
+    if backlog is not None:  # only runs with the GitHub bridge have the key
+        data["github"] = backlog
     return data
 
 
@@ -114,6 +117,10 @@ def render_status(data: dict[str, Any], *, all_tasks: bool = False) -> Renderabl
             where = f"task {esc['task_id']}" if esc["task_id"] else "run"
             blocking = "blocking" if esc["blocking"] else "not blocking"
             parts.append(Text(f"  #{esc['id']} [{where}, {blocking}] {esc['problem']}"))
+    github = data.get("github")
+    if github is not None:
+        error = f", last error: {github['last_error']}" if github["last_error"] else ""
+        parts.append(Text(f"GitHub: {github['pending']} pending{error}"))
     cost = data["cost"]
     parts.append(
         Text(

@@ -20,14 +20,18 @@ from pm_agent.store._fast import Columns, db_json, db_time, insert, require_run,
 from pm_agent.store._fast_queries import GATES, SESSIONS, SIGNALS, TASKS, get_session, get_signal, get_task
 from pm_agent.store._sql import BULKY, SESSION_FIELDS, TASK_FIELDS, db_value, json_payload, merge
 from pm_agent.store.database import FaultHook
+from pm_agent.store.outbox import rows_after_event_sqlite
 from pm_agent.store.records import GateResultRecord, SessionRecord, SessionStatus, SignalRecord, TaskRecord
 
 
 def _event(conn: sqlite3.Connection, run_id: str, task_id: str | None, kind: str, payload: Any, now: datetime) -> int:
     """An event row inside the caller's transaction (its run or task is known to exist), secrets redacted."""
-    values = {"run_id": run_id, "task_id": task_id, "kind": kind, "payload": db_json(redact(payload)),
+    stored = redact(payload)
+    values = {"run_id": run_id, "task_id": task_id, "kind": kind, "payload": db_json(stored),
               "created_at": db_time(now)}  # fmt: skip
-    return insert(conn, "events", values)
+    event_id = insert(conn, "events", values)
+    rows_after_event_sqlite(conn, event_id, run_id, task_id, kind, stored, now)  # the outbox, in this transaction
+    return event_id
 
 
 def append_event(

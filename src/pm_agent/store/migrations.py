@@ -271,10 +271,38 @@ def _m003_gates_escalations_commits(conn: Connection) -> None:
     md.create_all(conn, tables=[md.tables[n] for n in names])
 
 
+def _m004_outbox(conn: Connection) -> None:
+    md = _meta()
+    _stub(md, "runs", "id")
+    Table(
+        "outbox",
+        md,
+        Column("id", Integer, primary_key=True),
+        Column("run_id", Text, ForeignKey("runs.id"), nullable=False),
+        Column("key", Text, nullable=False, unique=True),
+        Column("kind", Text, nullable=False),
+        Column("payload", Text, nullable=False),
+        _when(),
+        Column("sent_at", DateTime(timezone=True)),
+        Column("attempts", Integer, nullable=False),
+        Column("last_error", Text),
+        Index(None, "sent_at"),
+    )
+    Table(
+        "bridge_state",
+        md,
+        Column("key", Text, primary_key=True),
+        Column("value", Text, nullable=False),
+        Column("updated_at", DateTime(timezone=True), nullable=False),
+    )
+    md.create_all(conn, tables=[md.tables["outbox"], md.tables["bridge_state"]])
+
+
 MIGRATIONS: list[Migration] = [
     ("001_runs_tasks_events", _m001_runs_tasks_events),
     ("002_sessions_signals", _m002_sessions_signals),
     ("003_gates_escalations_commits", _m003_gates_escalations_commits),
+    ("004_outbox", _m004_outbox),
 ]
 
 

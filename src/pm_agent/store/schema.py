@@ -247,3 +247,26 @@ reports = Table(
     Column("text", Text, nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
 )
+
+outbox = Table(
+    "outbox",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", Text, ForeignKey("runs.id"), nullable=False),
+    Column("key", Text, nullable=False, unique=True),
+    Column("kind", Text, nullable=False),
+    Column("payload", JsonText, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("sent_at", UtcDateTime),
+    Column("attempts", Integer, nullable=False),
+    Column("last_error", Text),
+    Index(None, "sent_at"),
+)
+
+bridge_state = Table(
+    "bridge_state",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("value", Text, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
