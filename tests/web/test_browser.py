@@ -235,8 +235,8 @@ def card_in(page: Page, group: str, task: str, timeout_s: float) -> None:
     expect(page.locator(f"#col-{group} #card-{task}")).to_be_visible(timeout=timeout_s * 1000)
 
 
-@pytest.fixture
-def screenshots(tmp_path: Path) -> Path:
+@pytest.fixture(name="screenshots")
+def screenshots_folder(tmp_path: Path) -> Path:
     chosen = os.environ.get(SCREENSHOTS_ENV)
     folder = Path(chosen).resolve() if chosen else tmp_path / "screenshots"
     folder.mkdir(parents=True, exist_ok=True)
@@ -247,7 +247,7 @@ def test_board_inbox_and_task_page_during_a_run_with_web(calc: Calc, browser: Br
     calc.team.scripts = scripts(calc.go, ask=True)
     run = calc.start("run", str(calc.plan), "--web", "--no-input")
     try:
-        with_run_web(run, calc, browser)
+        with_run_web(run, calc, browser, screenshots)
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n--- pm-agent run printed:\n{run.output()}") from exc
     finally:
@@ -256,7 +256,7 @@ def test_board_inbox_and_task_page_during_a_run_with_web(calc: Calc, browser: Br
             run.finish(20)
 
 
-def with_run_web(run: Proc, calc: Calc, browser: Browser) -> None:
+def with_run_web(run: Proc, calc: Calc, browser: Browser, screenshots: Path) -> None:
     address = run.wait_for(r"dashboard: (http://127\.0\.0\.1:\d+/\?token=\S+)").group(1)
     page = browser.new_context(viewport={"width": 1500, "height": 900}).new_page()
     open_board(page, address)
