@@ -191,8 +191,10 @@ def publish_release(
     task_branches: Sequence[str] = (),
     branch: str | None = None,
 ) -> Published:
-    """Push the working branch (and kept task branches) to `remote` and open the pull requests; see the module
-    docstring. `branch` overrides the working branch's name (a configured `working_branch`)."""
+    """Push the working branch to `remote` and open (or find) the release pull request; kept task branches are
+    pushed only when the remote lacks their tip, their pull requests reported (opened here only in the rare case
+    the remote's working branch does not contain them yet). See the module docstring. `branch` overrides the
+    working branch's name (a configured `working_branch`)."""
     git = Git(repo_dir)
     work = branch or working_branch(plan_id)
     if not git.branch_exists(work):
