@@ -105,9 +105,19 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
             "known_risks": list(artifact.risks),
         },
         note=("commit.done", f"task-{rec.task_id}: {subject} ({done.commit_sha[:12]})"),
+        # A kept branch landed as one merge commit: the GitHub bridge opens its pull request (github/rows.py).
+        events=(("task.staged", _staged(done, branch, rc.run.working_branch, artifact_path)),)
+        if is_high_blast_radius(task)
+        else (),
         # After the move: nothing may await between recording the commit and storing the move.
         cleanup=WorktreeCleanup(rc.worktree_path(rec.task_id), branch, keep_branch=is_high_blast_radius(task)),
     )
+
+
+def _staged(done: Delivery, branch: str, working_branch: str, artifact_path: str) -> dict[str, Any]:
+    """The `task.staged` event's payload: the kept branch, where it landed, its review artifact."""
+    merge = done.integration.after if done.integration is not None else None
+    return {"branch": branch, "working_branch": working_branch, "merge": merge, "review_artifact": artifact_path}
 
 
 def artifact_note(report: CompleteSignal | None) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from pm_agent.errors import PmAgentError
 from pm_agent.github import render
 from pm_agent.github import rows as R
 from pm_agent.github.api import GitHubApi, GitHubError, Issue
-from pm_agent.github.pulls import kept_task_branches, publish_release
+from pm_agent.github.pulls import kept_task_branches, open_task_pull, publish_release, task_pull_body
 from pm_agent.plan.github_source import issue_number
 from pm_agent.reports.manifest import manifest_path
 from pm_agent.store import SqliteStore
@@ -146,6 +146,8 @@ class Sender:
                 int(row.payload["escalation_id"]), row.key, str(row.payload["author"])))  # fmt: skip
         elif row.kind == R.REPORT:
             self._report(row, retry)
+        elif row.kind == R.TASK_PULL:
+            self._task_pull(row, retry)
         elif row.kind == R.RELEASE:
             self._release(row, retry)
         elif row.kind == R.RUN_DONE:
@@ -292,3 +294,27 @@ class Sender:
         )
         number = self._require(None)
         self._comment(number, row.key, retry, lambda: render.release_comment(done, row.key))
+
+    def _task_pull(self, row: OutboxRecord, retry: bool) -> None:
+        """A kept CRITICAL branch's pull request into the working branch (pulls.open_task_pull), its link (or why
+        there is none, recorded in the bridge state too) on the task's issue."""
+        if self.release is None:
+            raise BridgeError("the task's pull request cannot be opened: the bridge was started without the repository")
+        task_id = str(row.payload["task_id"])
+        record = self.store.get_task(self.run_id, task_id)
+        work = str(row.payload.get("working_branch") or self.store.get_run(self.run_id).working_branch)
+        head = str(row.payload["branch"])
+        artifact = row.payload.get("review_artifact")
+        task = record.task()
+        body = task_pull_body(task.ref, record.title, task.tier_reason, str(artifact) if artifact else None, work)
+        done = open_task_pull(
+            self.api, self.release.repo_dir, self.release.remote, head=head, work=work,
+            title=f"{task.ref}: {record.title} (CRITICAL, into {work})", body=body,
+        )  # fmt: skip
+        pull = done.pull
+        self.outbox.set_state(row.key, pull.number if pull is not None else {"skipped": done.skipped})
+        if pull is not None:
+            text = f"Pull request #{pull.number} ({head} into {work}): {pull.html_url}"
+        else:
+            text = f"No pull request for `{head}` into `{work}`: {done.skipped}."
+        self._comment(self._require(task_id), row.key, retry, lambda: f"{text}\n\n{render.comment_marker(row.key)}")

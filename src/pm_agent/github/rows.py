@@ -6,6 +6,8 @@ one row, and the sender finds on GitHub what a key already did (its marker) befo
 
     run.created, run.tasks_added -> run_issue, task_issue per task (dependencies first)
     task.transition              -> labels (state:<to>); completed -> task_done (comment + close)
+    task.staged                  -> task_pull (a kept CRITICAL branch landed as a merge commit: its pull request
+                                    into the working branch, opened before the working branch contains it)
     escalation.opened            -> escalation (comment on the task's issue, or the run issue)
     escalation.answered          -> answered (tells GitHub which answer was taken)
     run.status completed         -> run_done (the run issue is closed)
@@ -28,6 +30,7 @@ ANSWERED = "answered"
 REPORT = "report"
 REFUSED = "refused"
 RELEASE = "release"
+TASK_PULL = "task_pull"
 RUN_DONE = "run_done"
 
 _REPORTED = ("progress", "handoff")
@@ -70,6 +73,11 @@ def run_issue_key(run_id: str) -> str:
     return f"run-issue:{run_id}"
 
 
+def task_pull_key(run_id: str, task_id: str) -> str:
+    """The outbox key (and bridge-state key) of a kept task branch's pull request."""
+    return f"task-pull:{run_id}:{task_id}"
+
+
 def _issues(run_id: str, task_ids: list[str]) -> list[Row]:
     return [Row(issue_key(run_id, t), TASK_ISSUE, {"task_id": t}) for t in task_ids if t not in INTERNAL_TASKS]
 
@@ -96,6 +104,9 @@ def outbox_rows(event: EventLike) -> list[Row]:
         if to == "completed":
             rows.append(Row(f"done:{run}:{task}", TASK_DONE, {"task_id": task}))
         return rows
+    if event.kind == "task.staged" and task is not None:
+        keep = ("branch", "working_branch", "merge", "review_artifact")
+        return [Row(task_pull_key(run, task), TASK_PULL, {"task_id": task, **{k: payload.get(k) for k in keep}})]
     if event.kind == "escalation.opened":
         esc = int(payload["escalation_id"])
         return [Row(f"escalation:{run}:{esc}", ESCALATION, {"escalation_id": esc, "task_id": task})]

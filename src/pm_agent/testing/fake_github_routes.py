@@ -215,7 +215,8 @@ def _create_pull(fake: FakeGitHub, m: re.Match[str], q: dict[str, str], h: dict[
         return _invalid("invalid", "head", "PullRequest")
     if fake.git_dir is not None and base_sha is None:
         return _invalid("invalid", "base", "PullRequest")
-    if head_sha is not None and head_sha == base_sha:
+    if head_sha is not None and base_sha is not None and (head_sha == base_sha or fake.contains(base_sha, head_sha)):
+        # GitHub's answer when the base already has every commit of the head (as after a merge into it)
         return _invalid(f"No commits between {base} and {head}", "head", "PullRequest")
     if _open_pull(fake, head, base) is not None:
         return _invalid(f"A pull request already exists for {fake.owner}:{head}.", "head", "PullRequest")

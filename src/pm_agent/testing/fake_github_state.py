@@ -104,6 +104,18 @@ class RepoState:
         )
         return done.stdout.strip() or None
 
+    def contains(self, base_sha: str, head_sha: str) -> bool:
+        """Whether commit `base_sha` already contains `head_sha` in `git_dir` (False without one)."""
+        if self.git_dir is None:
+            return False
+        done = subprocess.run(
+            ["git", "merge-base", "--is-ancestor", head_sha, base_sha],
+            cwd=self.git_dir,
+            capture_output=True,
+            check=False,
+        )
+        return done.returncode == 0
+
     def page(
         self,
         path: str,
