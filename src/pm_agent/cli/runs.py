@@ -204,7 +204,7 @@ def escalations_cmd(
 ) -> None:
     """List the escalations waiting for a human (seed 001's format)."""
     from pm_agent.engine.api import escalations
-    from pm_agent.reports.escalation import Escalation, render_escalation
+    from pm_agent.reports.escalation import render_stored
 
     found = call(lambda: escalations(repo_root(repo), include_closed=show_all))
     if as_json:
@@ -214,16 +214,9 @@ def escalations_cmd(
         out.print("No open escalations.")
         return
     for esc in found:
-        body = Escalation(
-            problem=esc.problem,
-            impact=esc.impact,
-            options=esc.options,
-            recommended=esc.recommended,
-            blocking=esc.blocking,
-        )
         where = f"task-{esc.task_id}" if esc.task_id else "the run"
         out.print(
-            f"{render_escalation(body, esc.id)}\n(about {where}; {esc.status.value}"
+            f"{render_stored(esc)}\n(about {where}; {esc.status.value}"
             + (f"; answer: {esc.answer}" if esc.answer else "")
             + ")\n",
             highlight=False,

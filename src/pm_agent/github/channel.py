@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass
 
 from pm_agent.human.channels import EscalationChannel
-from pm_agent.reports.escalation import Escalation, render_escalation
+from pm_agent.reports.escalation import render_stored
 from pm_agent.store import EscalationRecord, EscalationStatus, Store
 
 
@@ -38,7 +38,5 @@ def still_open(store: Store, run_id: str) -> list[tuple[EscalationRecord, str]]:
     found = []
     for esc in store.list_escalations(run_id, EscalationStatus.OPEN):
         if esc.blocking:
-            body = Escalation.model_construct(problem=esc.problem, impact=esc.impact, options=list(esc.options),
-                                              recommended=esc.recommended, blocking=esc.blocking)  # fmt: skip
-            found.append((esc, render_escalation(body, esc.id)))
+            found.append((esc, render_stored(esc)))
     return found

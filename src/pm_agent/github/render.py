@@ -12,7 +12,7 @@ from pathlib import PurePath
 
 from pm_agent.github.pulls import Published
 from pm_agent.plan.models import Task
-from pm_agent.reports.escalation import Escalation, render_escalation
+from pm_agent.reports.escalation import render_stored
 from pm_agent.store.records import EscalationRecord, RunRecord, TaskRecord
 
 MARK = "<!-- pm-agent "
@@ -104,8 +104,6 @@ def run_body(run: RunRecord, tasks: Mapping[str, int]) -> str:
 
 def escalation_comment(esc: EscalationRecord, key: str, run_issue: int | None, on_run_issue: bool) -> str:
     """Seed 001's escalation text and how to answer it."""
-    body = Escalation.model_construct(problem=esc.problem, impact=esc.impact, options=list(esc.options),
-                                      recommended=esc.recommended, blocking=esc.blocking)  # fmt: skip
     how = (
         f"Answer with a comment `/answer {esc.id} <answer>` on this issue"
         if on_run_issue
@@ -116,7 +114,7 @@ def escalation_comment(esc: EscalationRecord, key: str, run_issue: int | None, o
         f"**pm-agent needs an answer** (escalation #{esc.id})",
         "",
         "```",
-        render_escalation(body, esc.id),
+        render_stored(esc),
         "```",
         "",
         f"{how}: one of the options, your own instructions, or {ANSWER_WORDS}. "

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+if TYPE_CHECKING:
+    from pm_agent.store.records import EscalationRecord
 
 
 class Escalation(BaseModel):
@@ -40,3 +45,15 @@ def render_escalation(escalation: Escalation, escalation_id: int | None = None) 
             f"{'Blocking:':<13}{'yes' if escalation.blocking else 'no'}",
         ]
     )
+
+
+def render_stored(esc: EscalationRecord) -> str:
+    """A stored escalation as seed 001's text template, with its id (as it was stored: not validated again)."""
+    body = Escalation.model_construct(
+        problem=esc.problem,
+        impact=esc.impact,
+        options=list(esc.options),
+        recommended=esc.recommended,
+        blocking=esc.blocking,
+    )
+    return render_escalation(body, esc.id)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from pm_agent.reports.escalation import Escalation, render_escalation
+from pm_agent.reports.escalation import render_stored
 from pm_agent.reports.state_reader import read_state
 from pm_agent.store import EscalationRecord, EscalationStatus, EventRecord, RunRecord, Store, TaskRecord
 from pm_agent.web.groups import ACTIVE_GROUPS, GROUPS, group_of
@@ -136,13 +136,6 @@ def answer_words(source: str) -> list[str]:
 
 def escalation_view(esc: EscalationRecord) -> EscalationView:
     """One escalation in seed 001's format, as `pm-agent escalations` prints it."""
-    body = Escalation.model_construct(
-        problem=esc.problem,
-        impact=esc.impact,
-        options=esc.options,
-        recommended=esc.recommended,
-        blocking=esc.blocking,
-    )
     where = f"task-{esc.task_id}" if esc.task_id else "the run"
     return EscalationView(
         id=esc.id,
@@ -150,7 +143,7 @@ def escalation_view(esc: EscalationRecord) -> EscalationView:
         task_id=esc.task_id,
         source=esc.source,
         status=esc.status.value,
-        text=f"{render_escalation(body, esc.id)}\n(about {where})",
+        text=f"{render_stored(esc)}\n(about {where})",
         answer_words=answer_words(esc.source),
         answer=esc.answer,
         created_at=esc.created_at,
