@@ -277,7 +277,6 @@ def demo_cmd(
         )
         out.print("\n" + "\n".join(closing_lines(result)), highlight=False)
     finally:
-        for background in served:
-            out.print(f"dashboard: {background.url}", highlight=False, soft_wrap=True)
+        for background in served:  # its address was printed when it started; in a terminal it stays up
             keep_serving(background)
     raise typer.Exit(result.run.exit_code)
