@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from pm_agent.engine.planfiles import content_sha
 from pm_agent.engine.plansync import PlanSync
 from pm_agent.engine.reconcile import (
     RECONCILED,
     REFUSED,
     OfflineHost,
     apply_answers,
-    content_sha,
     plan_exempt,
     reconcile,
 )

@@ -19,13 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pm_agent.engine.plandiff import PlanDiff
+from pm_agent.engine.planfiles import content_sha, fingerprint
 from pm_agent.engine.reconcile import (
     PLAN_EVENTS,
     Host,
     OfflineHost,
     apply_answers,
-    content_sha,
-    fingerprint,
     open_plan_escalations,
     plan_path,
     preview,

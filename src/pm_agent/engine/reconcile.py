@@ -21,18 +21,17 @@ A change never alters a running or finished task itself. A running pm-agent hold
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from pm_agent.engine.plandiff import ChangeKind, Known, PlanChange, PlanDiff, diff_plan, text_sha
+from pm_agent.engine.planfiles import content_sha
 from pm_agent.engine.storewatch import StoreWatch
 from pm_agent.errors import PlanError
 from pm_agent.lifecycle import IssueState, Workflow, WorkflowContext
 from pm_agent.plan import load_plan
-from pm_agent.plan.folder import markdown_files
 from pm_agent.plan.models import Dependency, Task
 from pm_agent.plan.triage import RepoView, triage_update
 from pm_agent.reports.escalation import Escalation
@@ -111,34 +110,6 @@ def plan_exempt(repo: Path, run: RunRecord) -> tuple[str, ...]:
     except ValueError:
         return ()  # outside the repository: the guard never sees it
     return (f"{rel}/",) if path.is_dir() else (rel,)
-
-
-def _files(path: Path) -> list[Path]:
-    return markdown_files(path) if path.is_dir() else [path]
-
-
-def fingerprint(path: Path) -> tuple[tuple[str, int, int], ...]:
-    """Name, size and mtime of each plan file: cheap, and it moves whenever an editor saves."""
-    out = []
-    for file in _files(path):
-        try:
-            st = file.stat()
-        except OSError:
-            continue
-        out.append((str(file), st.st_size, st.st_mtime_ns))
-    return tuple(out)
-
-
-def content_sha(path: Path) -> str:
-    """The sha of the plan's text (every file of a folder, with its name)."""
-    digest = hashlib.sha256()
-    for file in _files(path):
-        digest.update(str(file).encode())
-        try:
-            digest.update(file.read_bytes())
-        except OSError:
-            digest.update(b"\0missing")
-    return digest.hexdigest()[:16]
 
 
 # ---------------------------------------------------------------- reading the run
