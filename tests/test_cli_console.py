@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import time
 from pathlib import Path
 
@@ -56,3 +57,29 @@ def test_console_listener_prints_one_stamped_line_per_event_and_blocks_for_repor
     assert lines[2:4] == ["PROGRESS — calc", "Completed: 1/2 tasks"]
     assert lines[4].split(" ", 1)[1] == "custom               plain"
     assert all(line.startswith("00:0") for line in (lines[0], lines[1], lines[4])), lines
+
+
+def test_a_terminal_gets_the_same_lines_styled() -> None:
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer, width=200, force_terminal=True, color_system="standard", highlight=False, soft_wrap=True
+    )
+    listener = ConsoleListener(console=console, started=time.monotonic())
+    listener.emit("task.moved", "task-1: received -> ready [sic] :warning:")
+    listener.emit("report.progress", "PROGRESS — calc\nCompleted: 1/2 tasks")
+    text = buffer.getvalue()
+    assert "\x1b[36m" in text  # the task kind in cyan
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", text).splitlines()
+    assert plain[0].split(" ", 1)[1] == "task.moved           task-1: received -> ready [sic] \u26a0"
+    assert plain[1].split(" ", 1)[1] == "report.progress"
+    assert plain[2:] == ["PROGRESS — calc", "Completed: 1/2 tasks"]
+
+
+def test_piped_output_is_written_as_is_without_markup_or_emoji() -> None:
+    buffer = io.StringIO()
+    listener = ConsoleListener(console=Console(file=buffer, width=40), started=time.monotonic())
+    long = "x" * 120 + " [bold]not markup[/] :warning:"
+    listener.emit("gate.failed", long)
+    line = buffer.getvalue()
+    assert line.count("\n") == 1, "a long line is not wrapped"
+    assert line.rstrip("\n").split(" ", 1)[1] == f"{'gate.failed':<20} {long}"
