@@ -146,5 +146,5 @@ def test_plan_edited_during_the_run(target: Callable[[str], Target]) -> None:
     # The user's edits stay in the main checkout: the checkout guard leaves the plan alone.
     assert t.plan.read_text(encoding="utf-8") == V4
     assert not [e for e in store.list_escalations(run_id) if e.source == "checkout-guard"]
-    report = progress_text(store, run_id, rc.run.plan_id)
+    report = progress_text(rc.db_path, run_id, rc.run.plan_id)
     assert "Plan edits: 3 applied, 1 refused (last 1 added)" in report, report

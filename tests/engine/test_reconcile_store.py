@@ -284,13 +284,13 @@ def test_cli_only_shows_while_a_run_holds_the_lock(repo: Path, host: OfflineHost
 
 
 def test_progress_report_shows_plan_edits(repo: Path, host: OfflineHost) -> None:
-    store, run_id = host.store, host.run.id
-    assert "Plan edits" not in progress_text(store, run_id, "calc")
+    run_id, db = host.run.id, default_store_path(repo)
+    assert "Plan edits" not in progress_text(db, run_id, "calc")
     edit(repo, V2)
     reconcile(host)
     edit(repo, V1 + "\n### Task 1: Again\nDuplicate.\n")
     reconcile(host)
-    text = progress_text(store, run_id, "calc")
+    text = progress_text(db, run_id, "calc")
     line = next(x for x in text.splitlines() if x.startswith("Plan edits"))
     assert line.startswith("Plan edits: 1 applied, 1 refused (last refused: ")
     assert "calc.md:" in line
@@ -299,7 +299,7 @@ def test_progress_report_shows_plan_edits(repo: Path, host: OfflineHost) -> None
     assert render_progress(from_file).splitlines() == text.splitlines()
     edit(repo, V2)
     reconcile(host)
-    line = next(x for x in progress_text(store, run_id, "calc").splitlines() if x.startswith("Plan edits"))
+    line = next(x for x in progress_text(db, run_id, "calc").splitlines() if x.startswith("Plan edits"))
     assert line == "Plan edits: 2 applied, 1 refused (last no task changed)"
 
 

@@ -75,8 +75,7 @@ def test_status_counts_the_plans_tasks(repo: tuple[Path, str]) -> None:
 
 def test_the_progress_report_counts_the_plans_tasks(repo: tuple[Path, str]) -> None:
     root, run_id = repo
-    with open_store(default_store_path(root)) as store:
-        text = progress_text(store, run_id, "p")
+    text = progress_text(default_store_path(root), run_id, "p")
     assert "Completed: 2/3 tasks" in text
     assert "Estimated remaining: 0 critical, 1 normal, 0 low" in text
     from_file = read_state(default_store_path(root), lambda con: file_progress_data(con, run_id, "p"))

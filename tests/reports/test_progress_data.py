@@ -9,7 +9,8 @@ import pytest
 
 from pm_agent.lifecycle.states import IssueState
 from pm_agent.plan.models import Dependency, Plan, Task, TaskStatus, Tier
-from pm_agent.reports.progress_data import progress_data, progress_text
+from pm_agent.reports.progress_data import file_progress_data, progress_text
+from pm_agent.reports.state_reader import read_state
 from pm_agent.store import RiskStatus, Severity, SqliteStore, open_store
 
 
@@ -40,7 +41,7 @@ def test_task_state_is_read_from_the_store_as_an_issue_state(store: SqliteStore)
     assert all(type(state) is IssueState for state in states.values())
 
 
-def test_blocked_tasks_and_open_risks_come_from_enums(store: SqliteStore) -> None:
+def test_blocked_tasks_and_open_risks_come_from_enums(store: SqliteStore, tmp_path: Path) -> None:
     run = store.create_run(_plan(), baseline_sha="a" * 40, working_branch="pm/p", shared_context={}, config={})
     store.transition(
         run.id, "1", from_state="received", to_state="waiting_for_human_input", reason="ask", iteration=0,
@@ -53,7 +54,7 @@ def test_blocked_tasks_and_open_risks_come_from_enums(store: SqliteStore) -> Non
     kept = store.add_risk(run.id, description="still open", severity=Severity.CRITICAL)
     closed = store.add_risk(run.id, description="handled", severity=Severity.LOW)
     store.update_risk_status(run.id, closed.id, RiskStatus.MITIGATED)
-    data = progress_data(store, run.id, "p")
+    data = read_state(tmp_path / "state.db", lambda con: file_progress_data(con, run.id, "p"))
     reasons = {t.task_id: (t.status, t.state, t.blocked_reason) for t in data.tasks}
     assert reasons == {
         "1": (TaskStatus.ESCALATED, IssueState.WAITING_FOR_HUMAN_INPUT, "waiting for a human answer"),
@@ -61,6 +62,6 @@ def test_blocked_tasks_and_open_risks_come_from_enums(store: SqliteStore) -> Non
         "3": (TaskStatus.COMPLETED, IssueState.COMPLETED, ""),
     }
     assert [r.risk_id for r in data.risks] == [kept.id]
-    text = progress_text(store, run.id, "p")
+    text = progress_text(tmp_path / "state.db", run.id, "p")
     assert "still open" in text
     assert "handled" not in text

@@ -84,8 +84,7 @@ def test_status_shows_the_summary_and_the_unfinished_tasks(busy: Any, reopen: Re
     assert "Which port?" in text
     assert "run-wide" in text
     assert "Cost so far: $0.6875 over 3 sessions (1037 in / 104 out tokens); 1 live; 2 open risks" in text
-    with reopen(busy.db) as store:
-        assert text.rstrip().endswith(progress_text(store, busy.run_id, "demo"))  # "[normal] looking" intact
+    assert text.rstrip().endswith(progress_text(busy.db, busy.run_id, "demo"))  # "[normal] looking" intact
     every = pm("status", "--all", cwd=busy.repo).stdout
     assert [line.split()[0] for line in every.splitlines() if line[:1].isdigit()] == ["1", "2", "3", "4", "5", "6"]
 
@@ -100,7 +99,7 @@ def test_status_json_keeps_its_keys_and_every_task(busy: Any, reopen: Reopen) ->
     assert data["live"] is None
     with reopen(busy.db) as store:
         assert data["run"] == store.get_run(busy.run_id).model_dump(mode="json")
-        assert data["progress_report"] == progress_text(store, busy.run_id, "demo")
+        assert data["progress_report"] == progress_text(busy.db, busy.run_id, "demo")
     old = json.loads(pm("status", data["runs"][1]["id"], "--json", "-C", str(busy.repo)).stdout)
     assert old["run"]["plan_id"] == "old"
     assert [t["task_id"] for t in old["tasks"]] == ["1", "2"]

@@ -77,6 +77,7 @@ class PmLoop:
         # task's record changes only when its flow ends, an answer moves it, or a repair rewrites it.
         self.table: dict[str, TaskRecord] = {}
         self.tasks: dict[str, Task] = {}
+        self.waiting: set[str] = set()  # tasks waiting for a human answer, kept with the table
         self.cleanups: list[WorktreeCleanup] = []  # finished tasks' worktrees, removed after the next dispatch
         self.cleaning: set[asyncio.Task[None]] = set()
         self.diffing: asyncio.Task[None] | None = None  # the cycle diff being taken, if any
@@ -90,7 +91,7 @@ class PmLoop:
 
     def _load(self) -> None:
         """Read every task from the store (at start, after a repair, when slicing added tasks)."""
-        self.table = {}
+        self.table, self.waiting = {}, set()
         for rec in self.rc.store.list_tasks(self.rc.run_id):
             self._remember(rec)
 
@@ -99,6 +100,10 @@ class PmLoop:
         self.version += 1
         self.table[rec.task_id] = rec
         self.tasks[rec.task_id] = rec.task()
+        if self.rc.workflow.is_waiting(S(rec.state)):
+            self.waiting.add(rec.task_id)
+        else:
+            self.waiting.discard(rec.task_id)
 
     # ---------------------------------------------------------------- readiness
 
@@ -154,7 +159,7 @@ class PmLoop:
             prompt = asyncio.create_task(rc.channel.escalate(rc.store, esc, text))
             self.prompts.add(prompt)
             prompt.add_done_callback(self.prompts.discard)
-        if not any(rc.workflow.is_waiting(S(r.state)) for r in self.table.values()):
+        if not self.waiting:
             return  # no task waits for an answer: nothing to look for
         for esc in rc.store.list_escalations(rc.run_id):
             if esc.status is not EscalationStatus.ANSWERED or esc.task_id is None or esc.task_id in self.flows:
@@ -168,7 +173,7 @@ class PmLoop:
     # ---------------------------------------------------------------- reports
 
     def _report(self, why: str) -> None:
-        text = progress_text(self.rc.store, self.rc.run_id, self.rc.run.plan_id)
+        text = progress_text(self.rc.db_path, self.rc.run_id, self.rc.run.plan_id)
         self.rc.store.add_report(self.rc.run_id, "progress", text)
         self.rc.emit("report.progress", f"{text}\n(trigger: {why})")
         self.clock.reported(time.monotonic())
@@ -202,9 +207,8 @@ class PmLoop:
                 self._dispatch(queue_pos)
             self._clean_up()
             if not self.flows:
-                waiting = {tid for tid, r in self.table.items() if rc.workflow.is_waiting(S(r.state))}
                 answered = any(
-                    e.status is EscalationStatus.ANSWERED and e.task_id in waiting
+                    e.status is EscalationStatus.ANSWERED and e.task_id in self.waiting
                     for e in rc.store.list_escalations(rc.run_id)
                 )
                 # A human may still answer an open prompt; an answer may have landed since _escalations ran.

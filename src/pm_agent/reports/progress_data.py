@@ -1,8 +1,9 @@
-"""The progress report's data (seed 001 format, plus cost and tokens): from the Store, or from the state file.
+"""The progress report's data (seed 001 format, plus cost and tokens), read from the state file.
 
-The engine's periodic report reads a `Store`; `pm-agent status` reads the file with `state_reader` (no SQLAlchemy,
-no pydantic). Both build their lines with `task_lines`, so a task is "blocked" by one rule, and both leave the
-pm-internal rows out (`statefile.is_pm_internal`): the report counts the plan's tasks.
+The engine's periodic report and `pm-agent status` both read the file with `state_reader` (no SQLAlchemy, no
+pydantic: validating every task's contract for each report cost the loop O(tasks) per report), build their lines
+with `task_lines`, so a task is "blocked" by one rule, and leave the pm-internal rows out
+(`internal_tasks.is_pm_internal`): the report counts the plan's tasks.
 """
 
 from __future__ import annotations
@@ -10,14 +11,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from pm_agent.internal_tasks import is_pm_internal
 from pm_agent.reports import state_reader as sr
 from pm_agent.reports.progress import ProgressData, RiskLine, TaskLine, render_progress
-
-if TYPE_CHECKING:
-    from pm_agent.store import Store
 
 # IssueState values (not imported: the lifecycle package is slow to import) a task waits in; a test keeps them valid.
 BLOCKED_STATES: dict[str, str] = {
@@ -62,28 +61,9 @@ def task_lines(rows: Iterable[TaskRow], waiting_on: Mapping[str, Sequence[str]])
     return lines
 
 
-def progress_data(store: Store, run_id: str, plan_name: str) -> ProgressData:
-    """Everything the report shows, read from the store."""
-    tasks = [t for t in store.list_tasks(run_id) if not is_pm_internal(t.task_id)]
-    waiting = {t.task_id: t.task().dependency_ids() for t in tasks if t.state == "received"}
-    lines = task_lines(((t.task_id, t.title, t.tier, t.status, t.state) for t in tasks), waiting)
-    risks = [RiskLine(r.id, r.description, r.severity.value) for r in store.list_risks(run_id) if r.status == "open"]
-    sessions = store.list_sessions(run_id)
-    edits = [(e.kind, e.payload) for e in store.events_of_kind(run_id, (PLAN_RECONCILED, PLAN_REFUSED))]
-    return ProgressData(
-        plan_name=plan_name,
-        tasks=lines,
-        risks=risks,
-        cost_usd=sum(s.cost_usd for s in sessions),
-        input_tokens=sum(s.input_tokens for s in sessions),
-        output_tokens=sum(s.output_tokens for s in sessions),
-        plan_edits=plan_edit_line(edits),
-    )
-
-
-def progress_text(store: Store, run_id: str, plan_name: str) -> str:
-    """The rendered report."""
-    return render_progress(progress_data(store, run_id, plan_name))
+def progress_text(db_path: Path, run_id: str, plan_name: str) -> str:
+    """The rendered report, read from the state file (the engine's periodic report and `status` read alike)."""
+    return sr.read_state(db_path, lambda con: render_progress(file_progress_data(con, run_id, plan_name)))
 
 
 def file_progress_data(
