@@ -100,6 +100,22 @@ def test_a_task_changed_in_the_store_is_caught_named_and_put_back(run: tuple[Tar
     assert rec.iteration_count == rc.store.get_task(rc.run_id, "1").iteration_count
 
 
+def test_a_change_to_the_workflow_context_alone_is_caught_after_earlier_looks(run: tuple[Target, RunContext]) -> None:
+    t, rc = run
+    rc.move(rc.store.get_task(rc.run_id, "1"), IssueState.PLANNING_APPROACH, "test: pm-agent's own move")
+    assert integrity.check_run(rc) == []
+    assert integrity.check_run(rc) == []  # read twice unchanged: the watch answers from what it read before
+    db = default_store_path(t.repo)
+    with sqlite3.connect(db) as conn:
+        (context,) = conn.execute("select workflow_context from tasks where task_id = '1'").fetchone()
+    ctx = json.loads(context)
+    ctx["iteration_count"] = ctx.get("iteration_count", 0) + 5
+    forge(db, "update tasks set workflow_context = ? where task_id = '1'", json.dumps(ctx))
+    findings = integrity.check_run(rc)
+    assert [(f.caught_by, f.task_id) for f in findings] == [("store-watch", "1")]
+    assert "workflow_context changed" in findings[0].problem
+
+
 def test_the_loop_stops_before_dispatching_anything(run: tuple[Target, RunContext]) -> None:
     t, rc = run
     forge_completed(default_store_path(t.repo), "1")  # so that task 2 would look ready

@@ -70,6 +70,9 @@ class StoreWatch:
     verified: set[str] = field(default_factory=set)  # completed tasks whose Refs commit was found
     started: bool = False
     incidents: int = 0  # findings handled so far: a session running across one gets its result refused
+    # Per task, the row last read and its mark: a row read again unchanged is not decoded and re-encoded
+    # (at 200 tasks that was most of a check, and a check follows every task's end).
+    read: dict[str, tuple[tuple[object, ...], Mark]] = field(default_factory=dict)
 
     def saw(self, rec: TaskRecord) -> None:
         """pm-agent itself just wrote this task."""
@@ -82,7 +85,7 @@ class StoreWatch:
         self.started = True
         present = {rec.task_id for rec in records}
         for rec in records:
-            mark = Mark.of(rec)
+            mark = self._mark(rec)
             expected = self.marks.get(rec.task_id)
             if expected is None:
                 found += _adopt(rec, first)
@@ -94,7 +97,17 @@ class StoreWatch:
         for task_id in sorted(self.marks.keys() - present):
             found.append(Finding(STORE_WATCH, task_id, f"task-{task_id} was deleted from the store"))
             del self.marks[task_id]
+            self.read.pop(task_id, None)
         return found
+
+    def _mark(self, rec: TaskRecord | TaskRow) -> Mark:
+        if not isinstance(rec, TaskRow):
+            return Mark.of(rec)
+        key = (rec.state, rec.status, rec.commit_sha, rec.iteration_count, rec.retry_count, rec.workflow_json)
+        memo = self.read.get(rec.task_id)
+        if memo is None or memo[0] != key:
+            memo = self.read[rec.task_id] = (key, Mark.of(rec))
+        return memo[1]
 
 
 def _adopt(rec: TaskRecord | TaskRow, first: bool) -> list[Finding]:

@@ -6,7 +6,6 @@ The SQLAlchemy modules call these too (on `_fast.raw(conn)`), so each read has o
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from datetime import datetime
 from typing import Any
@@ -44,7 +43,7 @@ def task_rows(conn: sqlite3.Connection, run_id: str) -> list[TaskRow]:
         " FROM tasks WHERE run_id = ? ORDER BY plan_order"
     )
     return [
-        TaskRow(r[0], IssueState(r[1]), TaskStatus(r[2]), r[3], r[4], r[5], json.loads(r[6]))
+        TaskRow(r[0], IssueState(r[1]), TaskStatus(r[2]), r[3], r[4], r[5], r[6])
         for r in conn.execute(sql, (run_id,))
     ]
 

@@ -6,6 +6,7 @@ Field names are the column names, so `Record.model_validate(row._mapping)` reads
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -129,7 +130,13 @@ class TaskRow:
     commit_sha: str | None
     iteration_count: int
     retry_count: int
-    workflow_context: dict[str, Any]
+    workflow_json: str  # as stored: decoded only when asked (the store watch compares the text)
+
+    @property
+    def workflow_context(self) -> dict[str, Any]:
+        """The workflow context, decoded."""
+        decoded: dict[str, Any] = json.loads(self.workflow_json)
+        return decoded
 
 
 class TransitionRecord(_Record):
