@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import cache
 from typing import Any, Final
 
 from pm_agent.lifecycle.roles import ALLOWED_SIGNALS, ROLES, Role, resolve_role
@@ -108,13 +109,15 @@ def _example(kind: str, task_id: str, role: Role, criteria: Sequence[str]) -> di
     }
 
 
+@cache
 def _target_roles() -> str:
     parts = []
-    for name in target_role_names():
+    names = target_role_names()
+    for name in names:
         role = resolve_role(name)
         if name != role.value:
             continue
-        seed = [alias for alias in ROLES[role].aliases if alias in target_role_names()]
+        seed = [alias for alias in ROLES[role].aliases if alias in names]
         parts.append(f"{name} ({', '.join(seed)})" if seed else name)
     return ", ".join(parts)
 

@@ -12,6 +12,7 @@ and says what it read differently, or raises `SignalPayloadError` listing each p
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import (
@@ -215,13 +216,19 @@ class SignalPayloadError(SignalError):
         super().__init__(f"Invalid {what} ({count}):\n{lines}")
 
 
-def _agent_roles() -> list[str]:
-    return [role.value for role in ROLES if role in AGENT_ROLES]
+@cache
+def _agent_roles() -> tuple[str, ...]:
+    return tuple(role.value for role in ROLES if role in AGENT_ROLES)
+
+
+@cache
+def _target_role_names() -> tuple[str, ...]:
+    return (*_agent_roles(), *SEED_TARGET_ROLES)
 
 
 def target_role_names() -> list[str]:
     """The names accepted for `targetRole`: pm-agent's role names, then seed 004's."""
-    return [*_agent_roles(), *SEED_TARGET_ROLES]
+    return list(_target_role_names())
 
 
 # Every wire field in the order people read them: what the signal is, then its own fields, then evidence.
