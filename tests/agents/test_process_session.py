@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pm_agent.agents import process
 from pm_agent.agents.base import AgentRunner, AgentSession, EventKind, SessionLimits, SessionRequest, StopReason
 from pm_agent.agents.claude import SIGNAL_TOOL, ClaudeRunner, agent_env, bundled_claude, find_claude
 from pm_agent.agents.command import MCP_CONFIG_ENV, CommandRunner
@@ -122,14 +124,17 @@ async def test_stop_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert not outcome.ok
 
 
-def test_agent_dies_with_its_parent(tmp_path: Path) -> None:
-    """The parent-death signal: kill -9 of pm-agent takes its agents down too."""
+@pytest.mark.parametrize("through", ["setpriv", "preexec_fn"])
+def test_agent_dies_with_its_parent(tmp_path: Path, through: str) -> None:
+    """The parent-death signal: kill -9 of pm-agent takes its agents down too, either way it is set."""
     parent_code = f"""
         import asyncio, os, sys
         from pathlib import Path
-        from pm_agent.agents.process import spawn
+        from pm_agent.agents import process
+        if {through!r} == "preexec_fn":
+            process._SETPRIV = None
         async def main():
-            session = await spawn(["sleep", "300"], cwd=Path({str(tmp_path)!r}), env=dict(os.environ))
+            session = await process.spawn(["sleep", "300"], cwd=Path({str(tmp_path)!r}), env=dict(os.environ))
             print(session.pid, flush=True)
             await asyncio.sleep(300)
         asyncio.run(main())
@@ -139,6 +144,8 @@ def test_agent_dies_with_its_parent(tmp_path: Path) -> None:
         assert parent.stdout is not None
         child = int(parent.stdout.readline())
         assert not _dead(child)
+        cmdline = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        assert cmdline[0].endswith(b"sleep")  # setpriv ran the agent in its own process, not as a child
         parent.kill()
         parent.wait(5)
         deadline = time.monotonic() + 5
@@ -150,6 +157,24 @@ def test_agent_dies_with_its_parent(tmp_path: Path) -> None:
         parent.wait(5)
         if parent.stdout is not None:
             parent.stdout.close()
+
+
+def test_the_death_signal_goes_through_setpriv_only_for_a_program_that_is_there(tmp_path: Path) -> None:
+    env = {"PATH": os.environ["PATH"]}
+    argv, preexec = process._dying_with_parent(["sleep", "1"], tmp_path, env)
+    assert (argv[1:5], argv[5:], preexec) == (["--pdeathsig", "KILL", "--", shutil.which("sleep")], ["1"], None)
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\n", encoding="utf-8")
+    script.chmod(0o755)
+    argv, preexec = process._dying_with_parent(["./agent.sh"], tmp_path, env)
+    assert (argv[4:], preexec) == ([str(script)], None)
+    argv, preexec = process._dying_with_parent(["no-such-agent-binary"], tmp_path, env)
+    assert (argv, callable(preexec)) == (["no-such-agent-binary"], True)
+
+
+async def test_a_missing_agent_program_still_fails_to_start(tmp_path: Path) -> None:
+    with pytest.raises(AgentError, match="cannot start agent 'no-such-agent-binary'"):
+        await spawn(["no-such-agent-binary"], cwd=tmp_path, env={"PATH": os.environ["PATH"]})
 
 
 async def test_a_consumer_that_walks_away_does_not_stall_the_reader(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import shutil
 import signal
 import sys
 import time
@@ -62,6 +63,24 @@ def _child_setup(parent_pid: int) -> Callable[[], None]:
                 os._exit(1)
 
     return setup
+
+
+# util-linux's setpriv sets the parent-death signal and execs the agent in place. A Python preexec_fn
+# does the same but forces a full fork of pm-agent (subprocess can only vfork without one): ~3 ms of
+# pm-agent's CPU and ~25 ms of the event loop's time per agent, measured on a 2-core machine under load.
+_SETPRIV = shutil.which("setpriv") if _PRCTL is not None else None
+
+
+def _dying_with_parent(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> tuple[list[str], Any]:
+    """(argv, preexec_fn) that start `argv` with the parent-death signal: through setpriv when both it and
+    the program are found, else through a preexec_fn (and a missing program fails the spawn as before)."""
+    if _SETPRIV is not None and argv:
+        program = argv[0]
+        found = shutil.which(program, path=env.get("PATH", os.defpath)) if os.sep not in program else None
+        exe = Path(found) if found else cwd / program  # an absolute program stays itself
+        if (found or os.sep in program) and exe.is_file() and os.access(exe, os.X_OK):
+            return [_SETPRIV, "--pdeathsig", "KILL", "--", str(exe), *argv[1:]], None
+    return list(argv), _child_setup(os.getpid())
 
 
 def kill_group(pgid: int, sig: signal.Signals = signal.SIGKILL) -> bool:
@@ -116,16 +135,17 @@ async def spawn(
 ) -> ProcessSession:
     """Start `argv` in `cwd` with exactly `env`; raise AgentError when it cannot start."""
     started_at = datetime.now(UTC)
+    command, preexec = _dying_with_parent(argv, cwd, env)
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv,
+            *command,
             cwd=str(cwd),
             env=dict(env),
             stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
-            preexec_fn=_child_setup(os.getpid()),
+            preexec_fn=preexec,
         )
     except OSError as exc:
         if cleanup is not None:
