@@ -120,7 +120,7 @@ class _Section:
         return self.blocks
 
     def block(self, line: str) -> Block | None:
-        if _text_start(line):
+        if line[:1].isalpha() or _text_start(line):  # the first test alone settles most lines
             return self.paragraph()
         if line.startswith("#"):
             return self.heading(line)
@@ -178,7 +178,9 @@ class _Section:
         index = start + 1
         while index < self.end:
             line = self.lines[index]
-            if _text_start(line):
+            if not line:
+                break  # a blank line ends the paragraph (the commonest end: tested first)
+            if line[:1].isalpha() or _text_start(line):
                 texts.append(line.rstrip(" "))
                 index += 1
                 continue
