@@ -10,7 +10,7 @@ which markdown-it then reads: `read_section` returns None rather than guess.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pm_agent.plan.markdown import _CHECKBOX, Block, Line
 
@@ -101,10 +101,12 @@ def _inline(texts: Sequence[str], start: int, end: int) -> Block | None:
 class _Section:
     """Reads lines[start:end] into blocks; `run` gives None as soon as something is beyond it."""
 
-    def __init__(self, lines: Sequence[str], start: int, end: int) -> None:
+    def __init__(self, lines: Sequence[str], start: int, end: int, stop: Callable[[str], bool] | None = None) -> None:
         self.lines = lines
+        self.start = start
         self.end = end
         self.index = start
+        self.stop = stop  # a line (at a block's start, after the first) that ends the section here
         self.blocks: list[Block] = []
 
     def run(self) -> list[Block] | None:
@@ -113,6 +115,9 @@ class _Section:
             if not line.strip(" "):
                 self.index += 1
                 continue
+            if self.stop is not None and line[:1] == "#" and self.index > self.start and self.stop(line):
+                self.end = self.index
+                break
             read = self.block(line)
             if read is None:
                 return None
@@ -254,3 +259,12 @@ class _Section:
 def read_section(lines: Sequence[str], start: int, end: int) -> list[Block] | None:
     """The block nodes of lines[start:end] as markdown-it gives them, or None when the fast reader cannot tell."""
     return _Section(lines, start, end).run()
+
+
+def read_until(lines: Sequence[str], start: int, stop: Callable[[str], bool]) -> tuple[list[Block], int] | None:
+    """The block nodes from lines[start] up to the first later block-start line `stop` accepts (or the end),
+    and that line's index; None when the fast reader cannot tell, which may be sooner than `read_section`:
+    a list item running straight into the stop line is left to it."""
+    section = _Section(lines, start, len(lines), stop)
+    blocks = section.run()
+    return None if blocks is None else (blocks, section.end)
