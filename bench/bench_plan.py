@@ -13,17 +13,25 @@ the cyclic GC's passes, which grow with the plan, added ~60% (14 s with it, 9 s 
 sections are read by plan/fastmd.py and the others by markdown-it, section by section; one tier pass
 with a quick look for the rules' literal words first; one copy per task; GC paused while loading.
 
-Where the time goes now (CPU time, best of 7, 1,000 tasks, on a 2-core machine at load 10-14, 2026-11-26;
-the whole load 244 ms): splitting and reading the sections' blocks (sections.py, fastmd.py) 66 ms; the
-reader turning blocks into fields and Tasks (parser.py, fields.py, yaml contracts) 80 ms; tier
-classification 64 ms (was 76: the quick look hashed each compiled pattern, ~1 us a time, sixteen times
-a task, and case-insensitive path patterns ran the regex engine's slow path); dependencies 14 ms;
-queue 6 ms; the one copy per task 6 ms; context 5 ms; triage 3 ms. Re-enabling the collector used to
-walk every object the load made at once (10-25 ms); they now move to the old generation unwalked.
-Pydantic validation is small (7.7 ms for 1,000 Tasks; model_construct is no faster); no step compares
-pairs of tasks. What is left is spread over per-line Python work (~1.5 us a line in fastmd, as much
-again in the reader): the 100 ms goal needs a reader that fills fields straight from the lines,
-without the block nodes in between.
+Where the time goes now (CPU time, best of 7, 1,000 tasks, 2026-11-26, this branch against its base
+run alternately on a 2-core machine at load 5-10, where wall times are 2-4x the CPU and useless):
+the whole load 201-232 ms CPU (base 253-263), 10,000 tasks 2,193-2,387 (base 2,645-2,789).
+Splitting and reading the sections' blocks (sections.py, fastmd.py) ~64 ms (was ~73: the fast reader
+finds each section's end itself, the split scan runs only from a section it leaves to markdown-it);
+the reader turning blocks into fields and Tasks (parser.py, fields.py, yaml contracts) ~75 ms; tier
+classification ~39 ms (was ~66: each path pattern tried the path at every position, ~2-5 us a path and
+pattern, six patterns a path; path_filter.py finds the literal words every hit holds and one search
+for them rules most paths out); dependencies ~16 ms; queue 6 ms; the one copy per task 6 ms; context
+5 ms; triage 3 ms.
+Smaller cuts: fastmd skips the code-span split on lines without a backtick and the closer regex on
+fence lines without the marker character, and matches each list line once; `split_range` and
+`_split_refs` return at once for the common value with nothing to split.
+Re-enabling the collector used to walk every object the load made at once (10-25 ms); they now move
+to the old generation unwalked. Pydantic validation is small (7.7 ms for 1,000 Tasks; model_construct
+is no faster); no step compares pairs of tasks. What is left is spread over per-line Python work
+(~1.5 us a line in fastmd, as much again in the reader, ~23,000 lines for 1,000 tasks): the 100 ms
+goal still needs a reader that fills fields straight from the lines, without the block nodes in
+between.
 """
 
 from __future__ import annotations

@@ -66,8 +66,12 @@ def path_pattern(spec: str) -> re.Pattern[str]:
 
 def path_words(path: str) -> str:
     """`src/auth/LoginForm.tsx` -> `src auth Login Form tsx`: a path as words, for the word patterns."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", path)
-    return re.sub(r"[/_.\-\\]+", " ", spaced)
+    spaced = _CAMEL.sub(" ", path) if path.lower() != path else path  # no capital: nothing to split
+    return _PATH_SEPARATORS.sub(" ", spaced)
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_PATH_SEPARATORS = re.compile(r"[/_.\-\\]+")
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,15 @@ markdown-it's nodes or gives up; a section left open at its end sends the rest t
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pm_agent.plan.fastmd import read_section
+from pm_agent.plan.fastmd import read_section, read_until
+from pm_agent.plan.fields import task_heading
 from pm_agent.plan.markdown import Node, lines_of, parse_tree, plain
 from pm_agent.plan.parser import read_plan
 from pm_agent.plan.sections import heading_raw, read_blocks, split_points
@@ -267,3 +269,49 @@ EASY = st.sampled_from(
 @given(st.lists(EASY, min_size=1, max_size=30))
 def test_any_easy_mix_reads_as_the_whole_document(pieces: list[str]) -> None:
     _same_as_whole("".join(pieces))
+
+
+def _is_task_line(line: str) -> bool:
+    text = heading_raw(line)
+    return text is not None and task_heading(text) is not None
+
+
+def test_the_fast_reader_finds_the_section_ends_the_scanner_finds() -> None:
+    # On every fixture plan: where the fast reader reads a section on its own, it stops at the
+    # scanner's next split point with the nodes it gives that section alone.
+    plans = [*sorted((ROOT / "tests" / "plan" / "fixtures").rglob("*.md")), ROOT / "examples" / "sample" / "plan.md"]
+    compared = 0
+    for plan in plans:
+        lines = plan.read_text(encoding="utf-8").split("\n")
+        bounds = [0, *split_points(lines), len(lines)]
+        for start, end in pairwise(bounds):
+            read = read_until(lines, start, _is_task_line)
+            if read is None:
+                continue
+            compared += 1
+            assert read[1] == end, (plan.name, start)
+            alone = read_section(lines, start, end)
+            assert alone is not None
+            assert [_describe(n, lines) for n in read[0]] == [_describe(n, lines) for n in alone], (plan.name, start)
+    assert compared > 50
+
+
+def test_a_fence_holds_a_task_heading_for_the_fast_reader_too() -> None:
+    lines = ["### Task 1: A", "", "```python", "### Task 9: code", "```", "", "### Task 2: B", ""]
+    read = read_until(lines, 0, _is_task_line)
+    assert read is not None
+    assert read[1] == 6
+    assert [n.type for n in read[0]] == ["heading", "fence"]
+
+
+def test_a_section_the_fast_reader_cannot_end_falls_back_to_the_scanner() -> None:
+    # A list item running straight into the next task heading: reading on, the fast reader meets
+    # the heading inside the item and gives up; the scanner's end lets it read the section alone.
+    text = "### Task 1: A\n\n**Files:**\n- Create: `a.py`\n### Task 2: B\n\n- x\n"
+    lines = text.split("\n")
+    assert read_until(lines, 0, _is_task_line) is None
+    assert read_section(lines, 0, 4) is not None
+    blocks = read_blocks(text, lines)
+    assert (blocks.sections, blocks.fast, blocks.whole) == (2, 2, False)
+    _same_as_whole(text)
+    assert [t.expected_files.create for t in read_plan(text).tasks] == [["a.py"], []]

@@ -10,7 +10,7 @@ which markdown-it then reads: `read_section` returns None rather than guess.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pm_agent.plan.markdown import _CHECKBOX, Block, Line
 
@@ -36,6 +36,8 @@ def _text_start(line: str) -> bool:
 
 def _spans(text: str) -> tuple[str, tuple[str, ...]] | None:
     """(plain text, code spans) of inline text with single-backtick code spans, or None."""
+    if "`" not in text:  # most lines: one plain part
+        return None if _HARD_INLINE.search(text) else (text, ())
     parts = text.split("`")
     if len(parts) % 2 == 0:
         return None
@@ -99,10 +101,12 @@ def _inline(texts: Sequence[str], start: int, end: int) -> Block | None:
 class _Section:
     """Reads lines[start:end] into blocks; `run` gives None as soon as something is beyond it."""
 
-    def __init__(self, lines: Sequence[str], start: int, end: int) -> None:
+    def __init__(self, lines: Sequence[str], start: int, end: int, stop: Callable[[str], bool] | None = None) -> None:
         self.lines = lines
+        self.start = start
         self.end = end
         self.index = start
+        self.stop = stop  # a line (at a block's start, after the first) that ends the section here
         self.blocks: list[Block] = []
 
     def run(self) -> list[Block] | None:
@@ -111,6 +115,9 @@ class _Section:
             if not line.strip(" "):
                 self.index += 1
                 continue
+            if self.stop is not None and line[:1] == "#" and self.index > self.start and self.stop(line):
+                self.end = self.index
+                break
             read = self.block(line)
             if read is None:
                 return None
@@ -118,7 +125,7 @@ class _Section:
         return self.blocks
 
     def block(self, line: str) -> Block | None:
-        if _text_start(line):
+        if line[:1].isalpha() or _text_start(line):  # the first test alone settles most lines
             return self.paragraph()
         if line.startswith("#"):
             return self.heading(line)
@@ -155,10 +162,12 @@ class _Section:
             return None
         start = self.index
         content: list[str] = []
+        char = marker[0]
         for index in range(start + 1, self.end):
             text = self.lines[index]
-            closer = _CLOSER.fullmatch(text)
-            if closer is not None and closer.group(1)[0] == marker[0] and len(closer.group(1)) >= len(marker):
+            # Only a line starting (after up to three spaces) with the marker's character can close it.
+            closer = _CLOSER.fullmatch(text) if char in text[:4] else None
+            if closer is not None and closer.group(1)[0] == char and len(closer.group(1)) >= len(marker):
                 self.index = index + 1
                 return Block("fence", (start, index + 1), tag="code", content="".join(content), info=info)
             if indent:
@@ -174,7 +183,9 @@ class _Section:
         index = start + 1
         while index < self.end:
             line = self.lines[index]
-            if _text_start(line):
+            if not line:
+                break  # a blank line ends the paragraph (the commonest end: tested first)
+            if line[:1].isalpha() or _text_start(line):
                 texts.append(line.rstrip(" "))
                 index += 1
                 continue
@@ -201,35 +212,37 @@ class _Section:
         if opened is None:
             return None
         bullet = opened.re is _BULLET
+        items_re = _BULLET if bullet else _ORDERED
         marker = opened.group(1 if bullet else 2)  # `-`, `*`, `+`; `.` or `)` after the number
         kind = "bullet_list" if bullet else "ordered_list"
+        lines, end = self.lines, self.end
         start = self.index
         items: list[Block] = []
         index = start
-        while index < self.end:
-            if _HR.fullmatch(self.lines[index]):
-                break
-            item = _BULLET.fullmatch(self.lines[index]) if bullet else _ORDERED.fullmatch(self.lines[index])
-            if item is None or item.group(1 if bullet else 2) != marker:
-                break
+        # The next item's match, found once: it is both what ends this item and the next item's start.
+        item: re.Match[str] | None = None if _HR.fullmatch(line) else opened
+        while item is not None:
             texts = [item.group(3 if bullet else 4).rstrip(" ")]
             first = index
             index += 1
-            while index < self.end and self.lines[index].strip(" "):
-                text = self.lines[index]
-                if _HR.fullmatch(text) or _FENCE.fullmatch(text) or text.startswith("#"):
-                    return None
-                if _BULLET.fullmatch(text) or _ORDERED.fullmatch(text):
-                    break
-                if _BLOCK_START.match(text) or text.startswith("    "):
-                    return None
+            while index < end and lines[index].strip(" "):
+                text = lines[index]
+                if not text[:1].isalpha():  # a line starting with a letter opens nothing: more text
+                    if _HR.fullmatch(text) or _FENCE.fullmatch(text) or text.startswith("#"):
+                        return None
+                    if _BULLET.fullmatch(text) or _ORDERED.fullmatch(text):
+                        break
+                    if _BLOCK_START.match(text) or text.startswith("    "):
+                        return None
                 texts.append(text.strip(" "))
                 index += 1
             content_end = index
-            while index < self.end and not self.lines[index].strip(" "):
+            while index < end and not lines[index].strip(" "):
                 index += 1
-            follows = index < self.end and self._same_item(self.lines[index], bullet, marker)
-            if index > content_end and index < self.end and not follows and self.lines[index].startswith(" "):
+            item = items_re.fullmatch(lines[index]) if index < end else None
+            if item is not None and item.group(1 if bullet else 2) != marker:
+                item = None
+            if index > content_end and index < end and item is None and lines[index].startswith(" "):
                 return None  # indented text after a blank line: more of the item, or indented code
             inline = _inline(texts, first, content_end)
             if inline is None:
@@ -237,17 +250,21 @@ class _Section:
             # Like markdown-it, an item (and the list) runs on over the blank lines after it.
             paragraph = Block("paragraph", (first, content_end), [inline], tag="p")
             items.append(Block("list_item", (first, index), [paragraph], tag="li"))
-            if not follows:
-                break
+            if item is not None and _HR.fullmatch(lines[index]):
+                item = None  # `* * *` after `*` items: a break, not an item
         self.index = index
         return Block(kind, (start, index), items, tag="ul" if bullet else "ol")
-
-    @staticmethod
-    def _same_item(line: str, bullet: bool, marker: str) -> bool:
-        match = _BULLET.fullmatch(line) if bullet else _ORDERED.fullmatch(line)
-        return match is not None and match.group(1 if bullet else 2) == marker
 
 
 def read_section(lines: Sequence[str], start: int, end: int) -> list[Block] | None:
     """The block nodes of lines[start:end] as markdown-it gives them, or None when the fast reader cannot tell."""
     return _Section(lines, start, end).run()
+
+
+def read_until(lines: Sequence[str], start: int, stop: Callable[[str], bool]) -> tuple[list[Block], int] | None:
+    """The block nodes from lines[start] up to the first later block-start line `stop` accepts (or the end),
+    and that line's index; None when the fast reader cannot tell, which may be sooner than `read_section`:
+    a list item running straight into the stop line is left to it."""
+    section = _Section(lines, start, len(lines), stop)
+    blocks = section.run()
+    return None if blocks is None else (blocks, section.end)

@@ -180,6 +180,8 @@ def parse_refs(value: str) -> list[str]:
 
 def _split_refs(text: str) -> list[str]:
     """Split at `,` `;` `&`, and at `+` and the word `and` before a reference; not inside brackets or code spans."""
+    if not any(char in text for char in ",;&+") and " and " not in text.lower():
+        return [text.strip()] if text.strip() else []  # nothing to split at: one piece (most values)
     pieces: list[str] = []
     depth, code, start, i = 0, False, 0, 0
     lowered = text.lower()
@@ -292,6 +294,8 @@ def parent_dir(path: str) -> str:
 
 def split_range(raw: str) -> tuple[str, str | None]:
     """`src/a.py:123-145` -> ("src/a.py", "123-145"); `src/a.py` -> ("src/a.py", None)."""
+    if ":" not in raw:  # no range to find, and _RANGE's lazy path would try every split of the text
+        return raw.strip(), None
     match = _RANGE.match(raw.strip())
     if match is None:
         return raw.strip(), None

@@ -3,7 +3,10 @@
 A scanner finds the lines that start task sections (`### Task 3: ...` at the left margin, outside code
 fences of backticks or tildes, indented or longer, and outside HTML blocks). Each section is then read
 by the fast reader (fastmd.py) when it uses only what that reader knows, else by markdown-it, and the
-node lists are joined. Every line is parsed once, so the cost is linear in the plan.
+node lists are joined. Every line is parsed once, so the cost is linear in the plan. The fast reader
+finds a section's end itself (the first task heading it meets at a block's start is the scanner's next
+one: it reads fences and gives up on HTML blocks the scanner's way), so the scan runs only from a
+section it leaves to markdown-it.
 
 The nodes are the ones markdown-it gives for the whole document: a section that markdown-it leaves
 open at its end (a fence without its closing line, an HTML block or a table running into the next
@@ -15,13 +18,12 @@ in one piece too.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 from markdown_it.token import Token
 
-from pm_agent.plan.fastmd import read_section
+from pm_agent.plan.fastmd import read_section, read_until
 from pm_agent.plan.fields import task_heading
 from pm_agent.plan.markdown import Node, parse_tokens, tree_of
 
@@ -78,10 +80,15 @@ def _html_end(line: str) -> re.Pattern[str] | None:
 
 def split_points(lines: Sequence[str]) -> list[int]:
     """Indexes of the lines that start task sections: task headings outside fences and HTML blocks."""
-    points: list[int] = []
+    return list(_points(lines, 0))
+
+
+def _points(lines: Sequence[str], start: int) -> Iterator[int]:
+    """The task headings after lines[start] outside fences and HTML blocks; lines[start] opens neither."""
     fence: tuple[str, int] | None = None  # marker character and length of the open fence
     html: re.Pattern[str] | None = None
-    for index, line in enumerate(lines):
+    for index in range(start, len(lines)):
+        line = lines[index]
         # Only lines starting (after up to three spaces) with one of these can open or close anything.
         first = line[:4].lstrip(" ")[:1]
         if fence is not None:
@@ -102,33 +109,43 @@ def split_points(lines: Sequence[str]) -> list[int]:
             fence = (opener.group(1)[0], len(opener.group(1)))
         elif first == "<":
             html = _html_end(line)
-        elif line.startswith("#"):
-            text = heading_raw(line)
-            if text is not None and index > 0 and task_heading(text) is not None:
-                points.append(index)
-    return points
+        elif line.startswith("#") and index > start and _is_task_heading(line):
+            yield index
+
+
+def _is_task_heading(line: str) -> bool:
+    text = heading_raw(line)
+    return text is not None and task_heading(text) is not None
 
 
 def read_blocks(text: str, lines: Sequence[str]) -> Blocks:
     """The document's top-level block nodes, maps counted in lines of the whole text."""
     if "\0" in text or _REFERENCE.search(text):  # markdown-it reads NUL as U+FFFD everywhere
         return Blocks(_parsed(lines, 0, len(lines)), whole=True)
-    bounds = [0, *split_points(lines), len(lines)]
     blocks = Blocks()
-    for number, (start, end) in enumerate(pairwise(bounds)):
-        last = number == len(bounds) - 2
-        nodes: Sequence[Node] | None = read_section(lines, start, end)
+    start = 0
+    while start < len(lines):
+        # The fast reader finds the section's end itself (the next task heading it meets), so the
+        # scan for it runs only from a section the fast reader leaves to markdown-it.
+        read = read_until(lines, start, _is_task_heading)
+        if read is not None:
+            nodes: Sequence[Node] | None = read[0]
+            end = read[1]
+        else:
+            end = next(_points(lines, start), len(lines))
+            nodes = read_section(lines, start, end)
         if nodes is not None:
             blocks.fast += 1
         else:
             tokens = _tokens(lines, start, end)
-            if not last and _open_at_end(tokens, lines, _seen_end(lines, start, end)):
+            if end < len(lines) and _open_at_end(tokens, lines, _seen_end(lines, start, end)):
                 blocks.nodes.extend(_parsed(lines, start, len(lines)))
                 blocks.whole = True
                 break
             nodes = tree_of(tokens).children
         blocks.sections += 1
         blocks.nodes.extend(nodes)
+        start = end
     return blocks
 
 
