@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pm_agent.redaction import _candidates, _finders, _prefilter, _required, _words_pattern, redact_text
+from pm_agent.redaction import _candidates, _finders, _language, _prefilter, _required, _words_pattern, redact_text
 
 _parser: Any = importlib.import_module("re._parser")
 
@@ -55,6 +55,13 @@ SECRETS = [
 TEXTS = [*SECRETS, *(s.upper() for s in SECRETS), *(s.lower() for s in SECRETS), *(f"log: {s} (end)" for s in SECRETS)]
 
 
+@pytest.fixture(autouse=True)
+def _fresh_finders() -> None:
+    """Build the finders and the prefilter in each test: the builders are what these tests check."""
+    _finders.cache_clear()
+    _prefilter.cache_clear()
+
+
 def words(pattern: str, flags: int = 0) -> set[str] | None:
     return _required(_parser.parse(pattern, flags))
 
@@ -71,6 +78,11 @@ def words(pattern: str, flags: int = 0) -> set[str] | None:
         ("[^a]bc", {"bc"}),
         (r"[\"']secret[\"']", {'"secret"', "'secret'", "\"secret'", "'secret\""}),
         ("x+", {"x"}),
+        ("(ghp|gho)_x", {"ghp_x", "gho_x"}),
+        ("(?:ab|cd)ef", {"abef", "cdef"}),
+        (r"(\d+abc\d+)x", {"abc"}),
+        ("x{3}yz", {"yz"}),
+        ("x{2}y", {"xxy"}),
         ("(?:ab)+c", {"ab"}),
         (r"(?:abc|def\d)", {"abc", "def"}),
         (r"\d+:\d+", {":"}),
@@ -94,6 +106,18 @@ def test_a_long_sequence_is_cut_into_runs_that_each_stay_in_every_match() -> Non
     assert all(word.endswith("xyz") for word in found)
     assert 0 < len(found) <= 128
     assert min(map(len, found)) >= 6
+
+
+def test_a_run_cut_at_its_start_is_first_considered_whole() -> None:
+    found = words("abcdefgh" + "[ab]" * 8)
+    assert found is not None
+    assert len(found) == 128
+    assert all(word.startswith("abcdefgh") and len(word) == 15 for word in found)
+
+
+def test_a_sequence_of_128_words_is_a_language_and_one_of_256_is_not() -> None:
+    assert len(_language(_parser.parse("[ab]" * 7 + "c")) or ()) == 128
+    assert _language(_parser.parse("[ab]" * 8)) is None
 
 
 def test_the_trie_pattern_finds_exactly_where_a_word_is() -> None:
@@ -142,3 +166,22 @@ def test_the_keyword_plugin_looks_only_at_lines_with_a_keyword_and_skips_indirec
         'user = "hunter2hunter2"\npassword = "[REDACTED:Secret Keyword]"\nx == conf["a"]; secret = "hunter3hunter3"'
     )
     assert redact_text('API_KEY: "abcd1234efgh"') == 'API_KEY: "[REDACTED:Secret Keyword]"'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('password = "hq7z"', 'password = "[REDACTED:Secret Keyword]"'),  # four characters are enough
+        ('password = "6fa459ea-ee8a-3ca4-894e-db77e160355e"', None),  # a uuid
+        ('password = "abcdefgh"', None),  # a sequence
+        ('password = "$hunter2hunter2"', None),  # a variable
+        ('password = "{{ hunter2hunter2 }}"', None),  # a template
+        (
+            "AKIAIOSFODNN7EXAMPLE and ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+            "[REDACTED:AWS Access Key] and [REDACTED:GitHub Token]",
+        ),
+        ("xoxb-1-abc xoxb-1-abcdef", "[REDACTED:Slack Token] [REDACTED:Slack Token]"),  # the longer one first
+    ],
+)
+def test_what_freshly_built_finders_redact_and_leave(text: str, expected: str | None) -> None:
+    assert redact_text(text) == (text if expected is None else expected)
