@@ -115,6 +115,16 @@ def test_a_run_cut_at_its_start_is_first_considered_whole() -> None:
     assert all(word.startswith("abcdefgh") and len(word) == 15 for word in found)
 
 
+def test_only_a_run_start_is_dropped_so_each_word_stays_a_part_of_the_match() -> None:
+    pattern = "q" + "[ab]" * 7 + "[cd]rstu"
+    text = "qabababacrstu"
+    assert re.fullmatch(pattern, text)
+    found = words(pattern)
+    assert found is not None
+    assert any(word in text for word in found)
+    assert min(map(len, found)) == 11
+
+
 def test_a_sequence_of_128_words_is_a_language_and_one_of_256_is_not() -> None:
     assert len(_language(_parser.parse("[ab]" * 7 + "c")) or ()) == 128
     assert _language(_parser.parse("[ab]" * 8)) is None
