@@ -15,7 +15,6 @@ from pydantic_core import PydanticCustomError
 from pm_agent.environment_config import EnvironmentConfig
 from pm_agent.errors import ConfigError
 from pm_agent.plan.models import Tier
-from pm_agent.preflight.detect import detect_environment
 
 CONFIG_FILE = "pm-agent.yaml"
 
@@ -207,6 +206,9 @@ def load_config(repo: Path) -> PmConfig:
 
 def detect_defaults(repo: Path) -> PmConfig:
     """Defaults with the environment commands `pm-agent init` would write (`preflight.detect`)."""
+    # imported on use: a run with a config file never detects, and detection pulls in the gates' runner
+    from pm_agent.preflight.detect import detect_environment
+
     return PmConfig(environment=detect_environment(repo).environment)
 
 

@@ -19,11 +19,12 @@ something changed, so the stored line stays valid JSON.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from pm_agent import environ as env_cache
 
@@ -126,7 +127,8 @@ def _finders() -> tuple[tuple[str, Finder, re.Pattern[str] | None], ...]:
             continue
         plugin = cls()
         if isinstance(plugin, keyword.KeywordDetector):
-            finders.append((kind, _keyword_finder(plugin), re.compile(keyword.DENYLIST_REGEX, re.IGNORECASE)))
+            denylist = re.compile(keyword.DENYLIST_REGEX, re.IGNORECASE)
+            finders.append((kind, _keyword_finder(plugin, denylist), denylist))
         elif isinstance(plugin, RegexBasedDetector):
             for regex in plugin.denylist:
                 finders.append((kind, _regex_finder(regex), regex))
@@ -138,27 +140,31 @@ def _regex_finder(regex: re.Pattern[str]) -> Finder:
     return lambda line: (m.group(0) for m in regex.finditer(line) if m.group(0))
 
 
-def _keyword_finder(plugin: Any) -> Finder:
+def _keyword_finder(plugin: Any, denylist: re.Pattern[str]) -> Finder:
     from detect_secrets.filters import heuristic
 
     def find(line: str) -> Iterator[str]:
-        if heuristic.is_indirect_reference(line):
+        # Each of the plugin's regexes holds a keyword of `denylist`: a line without one has nothing to find.
+        # The indirect-reference test is the costly part: it only runs on a line the plugin found values in.
+        if not denylist.search(line):
             return
-        for value in plugin.analyze_string(line):
-            if (
-                len(value) >= 4
-                and not heuristic.is_sequential_string(value)
-                and not heuristic.is_potential_uuid(value)
-                and not heuristic.is_templated_secret(value)
-                and not heuristic.is_prefixed_with_dollar_sign(value)
-            ):
-                yield value
+        values = [
+            value
+            for value in plugin.analyze_string(line)
+            if len(value) >= 4
+            and not heuristic.is_sequential_string(value)
+            and not heuristic.is_potential_uuid(value)
+            and not heuristic.is_templated_secret(value)
+            and not heuristic.is_prefixed_with_dollar_sign(value)
+        ]
+        if values and not heuristic.is_indirect_reference(line):
+            yield from values
 
     return find
 
 
 def _plugin_redact(text: str) -> str:
-    active = [(kind, find) for kind, find, quick in _finders() if quick is None or quick.search(text)]
+    active = [(kind, find) for kind, find, quick in _candidates(text) if quick is None or quick.search(text)]
     if not active:
         return text
     lines = text.split("\n")
@@ -168,6 +174,159 @@ def _plugin_redact(text: str) -> str:
                 line = line.replace(value, f"[REDACTED:{kind}]")
         lines[index] = line
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- prefilter
+# Most stored strings hold no secret, yet testing every plugin's regex on each costs ~45 searches a string.
+# For each regex the words one of which is in every match are read from its parse tree (`_required`); one
+# regex of all those words (`_prefilter`) rules most plugins out at once. Only for ASCII text: there
+# `lower()` agrees with re.IGNORECASE, which elsewhere also equates İ, ı, K (Kelvin) and ſ with ASCII letters.
+
+_sre: Any = importlib.import_module("re._constants")
+_sre_parser: Any = importlib.import_module("re._parser")
+_MAX_WORDS = 128  # strings in one word set; beyond it a sequence is cut into shorter runs
+_MIN_WORD = 3  # a finder whose words are shorter is always tested: "AC" or ":" would let nearly all text through
+FinderEntry = tuple[str, Finder, "re.Pattern[str] | None"]
+
+
+def _joined(parts: list[set[str]]) -> set[str]:
+    found = {""}
+    for part in parts:
+        found = {a + b for a in found for b in part}
+    return found
+
+
+def _language(items: Any) -> set[str] | None:
+    """Every string the parsed sequence `items` can match, when they are few; else None."""
+    parts: list[set[str]] = []
+    for op, av in items:
+        options = _item_language(op, av)
+        if options is None:
+            return None
+        parts.append(options)
+        if len(_joined(parts)) > _MAX_WORDS:
+            return None
+    return _joined(parts)
+
+
+def _item_language(op: Any, av: Any) -> set[str] | None:
+    """Every string one parsed item can match, when they are few; a zero-width assertion matches ""."""
+    if op is _sre.LITERAL:
+        return {chr(av)}
+    if op is _sre.IN:
+        return {chr(code) for _, code in av} if all(kind is _sre.LITERAL for kind, _ in av) else None
+    if op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):
+        return {""}
+    if op is _sre.SUBPATTERN:
+        return None if av[1] or av[2] else _language(av[3])
+    if op is _sre.BRANCH:
+        found: set[str] = set()
+        for alternative in av[1]:
+            words = _language(alternative)
+            if words is None:
+                return None
+            found |= words
+        return found if len(found) <= _MAX_WORDS else None
+    if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and av[1] <= 2:
+        inner = _language(av[2])
+        if inner is None:
+            return None
+        return set().union(*(_joined([inner] * count) for count in range(av[0], av[1] + 1)))
+    return None
+
+
+def _required(items: Any) -> set[str] | None:
+    """Strings one of which is in every match of the parsed sequence `items` (the longest such set found)."""
+    best: set[str] = set()
+
+    def consider(found: set[str] | None) -> None:
+        nonlocal best
+        if found and min(map(len, found)) > min(map(len, best), default=0):
+            best = found
+
+    run: list[set[str]] = []
+    for op, av in items:
+        options = _item_language(op, av)
+        if options is None:
+            consider(_joined(run))
+            run = []
+            consider(_required_inside(op, av))
+            continue
+        run.append(options)
+        # A run's start may be dropped (what is left is still in every match), not its middle.
+        while len(run) > 1 and len(_joined(run)) > _MAX_WORDS:
+            consider(_joined(run[:-1]))
+            run.pop(0)
+    consider(_joined(run))
+    return best or None
+
+
+def _required_inside(op: Any, av: Any) -> set[str] | None:
+    if op is _sre.SUBPATTERN and not (av[1] or av[2]):
+        return _required(av[3])
+    if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and av[0] >= 1:
+        return _required(av[2])
+    if op is _sre.BRANCH:
+        found: set[str] = set()
+        for alternative in av[1]:
+            words = _required(alternative)
+            if words is None:
+                return None
+            found |= words
+        return found
+    return None
+
+
+def _words_pattern(words: set[str]) -> str:
+    """A regex matching where any of `words` starts, as a trie (re tries alternatives one by one)."""
+    tree: dict[str, Any] = {}
+    for word in words:
+        node = tree
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        if "" in node:  # a shorter word ends here: its longer continuations add nothing
+            return ""
+        options = [re.escape(char) + emit(child) for char, child in sorted(node.items())]
+        return options[0] if len(options) == 1 else "(?:" + "|".join(options) + ")"
+
+    return emit(tree)
+
+
+class _Prefilter(NamedTuple):
+    gate: re.Pattern[str] | None  # every finder's words: no match rules out all but the ungated finders
+    words: tuple[re.Pattern[str] | None, ...]  # each finder's own words (lower case), as in `_finders()`
+    ungated: tuple[FinderEntry, ...]  # the finders that have no words
+
+
+@functools.cache
+def _prefilter() -> _Prefilter:
+    """The words of every finder that has some, and the finders that have none."""
+    every: set[str] = set()
+    words: list[re.Pattern[str] | None] = []
+    for _, _, quick in _finders():
+        needed = _required(_sre_parser.parse(quick.pattern, quick.flags)) if quick is not None else None
+        if needed is None or min(map(len, needed)) < _MIN_WORD:
+            words.append(None)
+            continue
+        lowered = {word.lower() for word in needed}
+        every |= lowered
+        words.append(re.compile(_words_pattern(lowered)))
+    ungated = tuple(entry for entry, own in zip(_finders(), words, strict=True) if own is None)
+    return _Prefilter(re.compile(_words_pattern(every)) if every else None, tuple(words), ungated)
+
+
+def _candidates(text: str) -> tuple[FinderEntry, ...] | list[FinderEntry]:
+    """The finders that may match `text`, in `_finders()` order: those whose words are in it, and the ungated."""
+    table = _prefilter()
+    if table.gate is None or not text.isascii():
+        return _finders()
+    lowered = text.lower()
+    if not table.gate.search(lowered):
+        return table.ungated
+    return [entry for entry, own in zip(_finders(), table.words, strict=True) if own is None or own.search(lowered)]
 
 
 # ---------------------------------------------------------------- redaction
