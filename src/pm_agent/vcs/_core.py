@@ -13,7 +13,7 @@ from typing import Self
 
 from pm_agent import environ
 from pm_agent.errors import VcsError
-from pm_agent.vcs import _batch
+from pm_agent.vcs import _batch, _spawn
 from pm_agent.vcs.models import GitCommandError, LogEntry, StatusEntry
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -99,20 +99,13 @@ class GitCore:
         """Run git; return the completed process whatever its exit code. Timeouts raise."""
         base = environ.derived(_git_env)
         full_env = {**base, **env} if env else base
-        argv = ["git", "-c", "core.quotepath=off", *args]
         try:
-            return subprocess.run(
-                argv,
+            return _spawn.run_git(
+                ["-c", "core.quotepath=off", *args],
                 cwd=self.path,
-                input=stdin_text,
-                stdin=None if stdin_text is not None else subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
                 env=full_env,
-                timeout=timeout_s if timeout_s is not None else self.timeout_s,
-                check=False,
+                stdin_text=stdin_text,
+                timeout_s=timeout_s if timeout_s is not None else self.timeout_s,
             )
         except subprocess.TimeoutExpired as exc:
             raise GitCommandError(
