@@ -176,3 +176,20 @@ def test_create_branch_idempotent_and_protected(repo: Git, write: Write) -> None
         repo.create_branch("feat/demo/task-1-x", other)
     with pytest.raises(VcsError, match="protected"):
         repo.create_branch("master", sha)
+
+
+def test_identity_is_asked_again_when_the_config_or_environment_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git = Git.init(tmp_path / "r")
+    fallback = ["-c", f"user.name={FALLBACK_NAME}", "-c", f"user.email={FALLBACK_EMAIL}"]
+    assert git.identity_args() == fallback
+    assert Git(git.path).identity_args() == fallback  # kept: a new handle on the same repository
+    git.run("config", "user.name", "Someone")
+    assert git.identity_args() == fallback  # an email is still missing
+    git.run("config", "user.email", "someone@example.com")
+    assert git.identity_args() == []
+    git.run("config", "--unset", "user.email")
+    assert git.identity_args() == fallback
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "env@example.com")
+    assert git.identity_args() == []

@@ -8,9 +8,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from pm_agent import environ
 from pm_agent.errors import VcsError
 from pm_agent.vcs._core import FALLBACK_EMAIL, FALLBACK_NAME, GENERATED_EXCLUDES, NO_HOOKS_ARGS, GitCore
 from pm_agent.vcs.models import GitCommandError
+
+# The fallback identity's `-c` arguments (or none) per state of the config files and environment.
+_IDENTITY: dict[tuple[object, ...], tuple[str, ...]] = {}
 
 
 def read_reflog(log_path: Path) -> list[str]:
@@ -31,15 +35,50 @@ class GitCommits(GitCore):
 
     def identity_args(self) -> list[str]:
         """`-c user.name/-c user.email` for pm-agent's fallback identity when none is configured."""
+        # Asked for every commit pm-agent makes (two per task); the answer only changes with a config file
+        # or the environment, so it is kept per repository until one of those changes (an `include.path`
+        # file edited during a run is not seen).
+        key = self._config_key()
+        found = _IDENTITY.get(key) if key is not None else None
+        if found is not None:
+            return list(found)
         out = self.try_run("config", "--get-regexp", r"^user\.(name|email)$").stdout
         keys = {line.split(" ", 1)[0].lower() for line in out.splitlines() if " " in line}
         configured = all(
             key in keys or os.environ.get(env_key)
             for key, env_key in (("user.name", "GIT_COMMITTER_NAME"), ("user.email", "GIT_COMMITTER_EMAIL"))
         )
-        if configured:
-            return []
-        return ["-c", f"user.name={FALLBACK_NAME}", "-c", f"user.email={FALLBACK_EMAIL}"]
+        args = [] if configured else ["-c", f"user.name={FALLBACK_NAME}", "-c", f"user.email={FALLBACK_EMAIL}"]
+        if key is not None:
+            if len(_IDENTITY) > 256:  # tests make hundreds of repositories
+                _IDENTITY.clear()
+            _IDENTITY[key] = tuple(args)
+        return args
+
+    def _config_key(self) -> tuple[object, ...] | None:
+        """What `git config` reads, as stat stamps, with the environment: None when it cannot be told."""
+        try:
+            files = self.git_paths("config", "config.worktree")
+        except VcsError:
+            return None
+        env = environ.current()
+        home = Path(env.get("HOME") or Path.home())
+        xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+        files += [
+            Path(env.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
+            xdg / "git" / "config",
+            Path(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"),
+        ]
+        # GIT_CONFIG_* and GIT_COMMITTER_* change the answer; HOME and XDG_CONFIG_HOME are in the paths.
+        stamps: list[object] = [tuple(sorted((k, v) for k, v in env.items() if k.startswith("GIT_")))]
+        for path in files:
+            try:
+                info = path.stat()
+            except OSError:
+                stamps.append((str(path), None))
+                continue
+            stamps.append((str(path), info.st_ino, info.st_mtime_ns, info.st_size))
+        return tuple(stamps)
 
     def commit_all(self, message: str, *, author: str | None = None, allow_empty: bool = False) -> str:
         """Stage everything (generated files excluded) and commit it; return the new sha.

@@ -42,6 +42,20 @@ NO_HOOKS_ARGS = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false")
 # git does not lock its worktree metadata: `worktree add` writes .git/worktrees/<name>/ in steps, and a
 # concurrent `worktree list`, `remove` or `prune` reading it half-written fails ("failed to read ...
 # commondir"). pm-agent's slots run in threads of one process, so one lock per repository serialises them.
+# Asked of every task worktree (`git_paths` fetches them together): HEAD, the index (snapshots), the HEAD
+# reflog and the in-progress markers (tampering checks), the config files (the committer identity).
+_USUAL_GIT_PATHS = (
+    "HEAD",
+    "index",
+    "logs/HEAD",
+    "config",
+    "config.worktree",
+    "MERGE_HEAD",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "rebase-merge",
+    "rebase-apply",
+)
 _METADATA_LOCKS: dict[str, threading.RLock] = {}
 _METADATA_LOCKS_GUARD = threading.Lock()
 
@@ -204,6 +218,9 @@ class GitCore:
                     self._git_paths[name] = known
         missing = [name for name in dict.fromkeys(names) if name not in self._git_paths]
         if missing:
+            # The paths pm-agent asks for in every task worktree (HEAD, the index, the reflog, the config,
+            # the in-progress markers) come along with the first question: one git call per worktree.
+            missing += [name for name in _USUAL_GIT_PATHS if name not in self._git_paths and name not in missing]
             args = [arg for name in missing for arg in ("--git-path", name)]
             outs = self.run("rev-parse", *args).splitlines()
             for name, out in zip(missing, outs, strict=True):
