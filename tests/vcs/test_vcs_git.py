@@ -193,3 +193,18 @@ def test_identity_is_asked_again_when_the_config_or_environment_changes(
     assert git.identity_args() == fallback
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "env@example.com")
     assert git.identity_args() == []
+
+
+def test_find_commits_by_trailers_answers_like_one_lookup_per_ref(repo: Git, write: Write) -> None:
+    repo.run("checkout", "-q", "pm/demo/work")
+    shas = {}
+    for n, message in enumerate(["Refs: task-1", "Refs: task-12", "Refs: task-1\nReview: again", "Refs: task-2x"]):
+        write(repo.path, f"f{n}.py", f"x = {n}\n")
+        shas[n] = repo.commit_all(f"feat: {n}\n\n{message}\n")
+    refs = ["task-1", "task-12", "task-2", "task-9", "task-1"]
+    many = repo.find_commits_by_trailers(refs, "pm/demo/work")
+    one_by_one = {ref: repo.find_commit_by_trailer(ref, "pm/demo/work") for ref in refs}
+    assert many == {ref: sha for ref, sha in one_by_one.items() if sha is not None}
+    assert many == {"task-1": shas[2], "task-12": shas[1]}
+    with pytest.raises(GitCommandError):
+        repo.find_commits_by_trailers(["task-1"], "no-such-branch")

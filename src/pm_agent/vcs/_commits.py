@@ -6,6 +6,7 @@ Hooks and signing are off for every commit and tag pm-agent makes; it never amen
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from pm_agent import environ
@@ -117,6 +118,28 @@ class GitCommits(GitCore):
             if sha and any(line.strip() == wanted for line in body.splitlines()):
                 return sha
         return None
+
+    def find_commits_by_trailers(
+        self, refs: Sequence[str], branch: str = "HEAD", *, key: str = "Refs"
+    ) -> dict[str, str]:
+        """`find_commit_by_trailer` for many refs, one `git log` per 200 of them: ref -> newest sha (found only)."""
+        found: dict[str, str] = {}
+        unique = list(dict.fromkeys(refs))
+        for start in range(0, len(unique), 200):
+            wanted = {f"{key}: {ref}": ref for ref in unique[start : start + 200]}
+            greps = [f"--grep={line}" for line in wanted]
+            proc = self.try_run(
+                "log", "--fixed-strings", *greps, "--format=%H%x1f%B%x1e", "--end-of-options", branch, "--"
+            )
+            if proc.returncode != 0:
+                raise GitCommandError(["log", branch], proc.returncode, f"unknown revision {branch!r}", cwd=self.path)
+            for record in proc.stdout.split("\x1e"):
+                sha, _, body = record.strip("\n").partition("\x1f")
+                for line in body.splitlines() if sha else ():
+                    ref = wanted.get(line.strip())
+                    if ref is not None and ref not in found:
+                        found[ref] = sha  # newest first: the first match is the newest
+        return found
 
     def tag(self, name: str, sha: str, message: str | None = None) -> str:
         """Create tag `name` at `sha` (annotated if `message`); idempotent when it already points there."""
