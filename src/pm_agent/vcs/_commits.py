@@ -101,14 +101,18 @@ class GitCommits(GitCore):
         self.run(*args, stdin_text=message)
         return self.head_sha()
 
-    def find_commit_by_trailer(self, ref: str, branch: str = "HEAD", *, key: str = "Refs") -> str | None:
-        """The newest commit on `branch` whose message has the line `<key>: <ref>` exactly, or None.
+    def find_commit_by_trailer(
+        self, ref: str, branch: str = "HEAD", *, key: str = "Refs", also: Sequence[str] = ()
+    ) -> str | None:
+        """The newest commit on `branch` (or on one of the branches `also` names) whose message has the line
+        `<key>: <ref>` exactly, or None.
 
         The commit-idempotency key: look before committing a task (`ref` like "task-7").
         """
         wanted = f"{key}: {ref}"
+        revs = (branch, *also)
         proc = self.try_run(
-            "log", "--fixed-strings", f"--grep={wanted}", "--format=%H%x1f%B%x1e", "--end-of-options", branch, "--"
+            "log", "--fixed-strings", f"--grep={wanted}", "--format=%H%x1f%B%x1e", "--end-of-options", *revs, "--"
         )
         if proc.returncode != 0:
             raise GitCommandError(["log", branch], proc.returncode, f"unknown revision {branch!r}", cwd=self.path)
