@@ -155,6 +155,11 @@ class GitCore:
             kind = "commit" if revision.endswith("^{commit}") else "tree" if revision.endswith("^{tree}") else "?"
             return proc.stdout.strip(), kind  # "?": rev-parse does not say; object_type asks
 
+    def object_id(self, revision: str) -> str | None:
+        """The sha `revision` names as it is (a tag object stays a tag), None if it names none."""
+        found = self._object(revision)
+        return None if found is None else found[0]
+
     def object_type(self, revision: str) -> str | None:
         """The type of the object `revision` names (commit, tree, blob, tag), None if it names none."""
         found = self._object(revision)
