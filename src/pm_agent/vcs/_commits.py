@@ -57,7 +57,7 @@ class GitCommits(GitCore):
         return args
 
     def _config_key(self) -> tuple[object, ...] | None:
-        """What `git config` reads, as stat stamps, with the environment: None when it cannot be told."""
+        """What `git config` reads (the config files' contents, the GIT_* variables): None when it cannot be told."""
         try:
             files = self.git_paths("config", "config.worktree")
         except VcsError:
@@ -73,12 +73,11 @@ class GitCommits(GitCore):
         # GIT_CONFIG_* and GIT_COMMITTER_* change the answer; HOME and XDG_CONFIG_HOME are in the paths.
         stamps: list[object] = [tuple(sorted((k, v) for k, v in env.items() if k.startswith("GIT_")))]
         for path in files:
+            # The content, not the file's stat: `git branch -D` rewrites the config file on every cleanup.
             try:
-                info = path.stat()
+                stamps.append(path.read_bytes())
             except OSError:
-                stamps.append((str(path), None))
-                continue
-            stamps.append((str(path), info.st_ino, info.st_mtime_ns, info.st_size))
+                stamps.append(None)
         return tuple(stamps)
 
     def commit_all(self, message: str, *, author: str | None = None, allow_empty: bool = False) -> str:
