@@ -208,3 +208,24 @@ def test_find_commits_by_trailers_answers_like_one_lookup_per_ref(repo: Git, wri
     assert many == {"task-1": shas[2], "task-12": shas[1]}
     with pytest.raises(GitCommandError):
         repo.find_commits_by_trailers(["task-1"], "no-such-branch")
+
+
+def test_changes_and_text_match_changes_and_diff_text(repo: Git, write: Write) -> None:
+    base = repo.head_sha()
+    long = "".join(f"line {i}\n" for i in range(40))
+    write(repo.path, "long.txt", long)
+    write(repo.path, "gone.txt", "bye\n")
+    repo.run("add", "-A")
+    repo.run("commit", "-q", "-m", "more")
+    base = repo.head_sha()
+    edited = long.replace("line 3\n", "three\n").replace("line 5\n", "-- five\n").replace("line 30\n", "")
+    write(repo.path, "long.txt", edited + "--- not a header\nno newline at the end")
+    (repo.path / "gone.txt").unlink()
+    write(repo.path, "new dir/ünï.py", "x = 1\r\ny = 2\n")
+    (repo.path / "blob.bin").write_bytes(bytes(range(256)))
+    tree = repo.worktree_tree()
+    changes, text = repo.changes_and_text(base, tree)
+    assert changes == repo.changes(base, tree)
+    assert text == repo.diff_text(base, head=tree)
+    assert changes.added["long.txt"][:2] == [(4, "three"), (6, "-- five")]
+    assert changes.status_of("gone.txt") == "D"
