@@ -283,7 +283,7 @@ def commit_task(
     side; `land`, which moves the working branch, runs under the run's integration lock."""
     # One look at both branches first: on a first delivery neither has the commit (one git log, not two).
     landed = task_commit = None
-    if worktree.find_commit_by_trailer(task.ref, working_branch, also=("HEAD",)) is not None:
+    if worktree.find_commit_on_any(task.ref, [working_branch, "HEAD"]) is not None:
         landed = repo.find_commit_by_trailer(task.ref, working_branch)
         if landed is not None:
             return TaskCommit(landed, landed=True)

@@ -100,21 +100,22 @@ class GitCommits(GitCore):
         self.run(*args, stdin_text=message)
         return self.head_sha()
 
-    def find_commit_by_trailer(
-        self, ref: str, branch: str = "HEAD", *, key: str = "Refs", also: Sequence[str] = ()
-    ) -> str | None:
-        """The newest commit on `branch` (or on one of the branches `also` names) whose message has the line
-        `<key>: <ref>` exactly, or None.
+    def find_commit_by_trailer(self, ref: str, branch: str = "HEAD", *, key: str = "Refs") -> str | None:
+        """The newest commit on `branch` whose message has the line `<key>: <ref>` exactly, or None.
 
         The commit-idempotency key: look before committing a task (`ref` like "task-7").
         """
+        return self.find_commit_on_any(ref, [branch], key=key)
+
+    def find_commit_on_any(self, ref: str, branches: Sequence[str], *, key: str = "Refs") -> str | None:
+        """`find_commit_by_trailer` over every branch in `branches` at once (one `git log`)."""
         wanted = f"{key}: {ref}"
-        revs = (branch, *also)
         proc = self.try_run(
-            "log", "--fixed-strings", f"--grep={wanted}", "--format=%H%x1f%B%x1e", "--end-of-options", *revs, "--"
+            "log", "--fixed-strings", f"--grep={wanted}", "--format=%H%x1f%B%x1e", "--end-of-options", *branches, "--"
         )
         if proc.returncode != 0:
-            raise GitCommandError(["log", branch], proc.returncode, f"unknown revision {branch!r}", cwd=self.path)
+            names = ", ".join(repr(b) for b in branches)
+            raise GitCommandError(["log", *branches], proc.returncode, f"unknown revision {names}", cwd=self.path)
         out = proc.stdout
         for record in out.split("\x1e"):
             sha, _, body = record.strip("\n").partition("\x1f")
