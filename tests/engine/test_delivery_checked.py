@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pm_agent.engine.delivery import CHECKED_TREE, Delivery, IntegrityError, deliver
+from pm_agent.engine.delivery import CHECKED_TREE, Delivery, IntegrityError, TaskCommit, commit_task, deliver
 from pm_agent.plan.models import Task
 from pm_agent.vcs import CheckedTree, Git, snapshot
 
@@ -120,3 +120,23 @@ def test_without_a_recorded_gate_run_nothing_is_committed(repo: Git, wt: Git) ->
     missing = run(repo, wt, gone)
     assert missing.refused is not None
     assert "gone from the repository" in missing.refused.reason
+
+
+def test_a_commit_already_on_the_task_branch_is_landed_not_made_again(repo: Git, wt: Git) -> None:
+    # As after a crash between the task's commit and its integration: the task branch has it, the working
+    # branch does not; the one combined look finds it, and the per-branch looks say where.
+    checked = snapshot(wt)
+    made = commit_task(
+        repo, wt, task=TASK, working_branch=WORKING, artifact_path=ARTIFACT, artifact_text="x\n", checked=checked
+    )
+    assert isinstance(made, TaskCommit)
+    assert not made.landed
+    assert repo.rev_parse(WORKING) != made.sha
+    again = commit_task(
+        repo, wt, task=TASK, working_branch=WORKING, artifact_path=ARTIFACT, artifact_text="x\n", checked=checked
+    )
+    assert again == TaskCommit(made.sha)
+    assert repo.rev_parse(BRANCH) == made.sha  # no second commit
+    done = run(repo, wt, checked)
+    assert done.commit_sha == repo.rev_parse(WORKING)
+    assert repo.run("log", "--format=%s", WORKING).splitlines() == ["feat(core): addition", "Initial commit"]

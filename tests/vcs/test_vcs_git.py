@@ -176,3 +176,56 @@ def test_create_branch_idempotent_and_protected(repo: Git, write: Write) -> None
         repo.create_branch("feat/demo/task-1-x", other)
     with pytest.raises(VcsError, match="protected"):
         repo.create_branch("master", sha)
+
+
+def test_identity_is_asked_again_when_the_config_or_environment_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git = Git.init(tmp_path / "r")
+    fallback = ["-c", f"user.name={FALLBACK_NAME}", "-c", f"user.email={FALLBACK_EMAIL}"]
+    assert git.identity_args() == fallback
+    assert Git(git.path).identity_args() == fallback  # kept: a new handle on the same repository
+    git.run("config", "user.name", "Someone")
+    assert git.identity_args() == fallback  # an email is still missing
+    git.run("config", "user.email", "someone@example.com")
+    assert git.identity_args() == []
+    git.run("config", "--unset", "user.email")
+    assert git.identity_args() == fallback
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "env@example.com")
+    assert git.identity_args() == []
+
+
+def test_find_commits_by_trailers_answers_like_one_lookup_per_ref(repo: Git, write: Write) -> None:
+    repo.run("checkout", "-q", "pm/demo/work")
+    shas = {}
+    for n, message in enumerate(["Refs: task-1", "Refs: task-12", "Refs: task-1\nReview: again", "Refs: task-2x"]):
+        write(repo.path, f"f{n}.py", f"x = {n}\n")
+        shas[n] = repo.commit_all(f"feat: {n}\n\n{message}\n")
+    refs = ["task-1", "task-12", "task-2", "task-9", "task-1"]
+    many = repo.find_commits_by_trailers(refs, "pm/demo/work")
+    one_by_one = {ref: repo.find_commit_by_trailer(ref, "pm/demo/work") for ref in refs}
+    assert many == {ref: sha for ref, sha in one_by_one.items() if sha is not None}
+    assert many == {"task-1": shas[2], "task-12": shas[1]}
+    with pytest.raises(GitCommandError):
+        repo.find_commits_by_trailers(["task-1"], "no-such-branch")
+
+
+def test_changes_and_text_match_changes_and_diff_text(repo: Git, write: Write) -> None:
+    base = repo.head_sha()
+    long = "".join(f"line {i}\n" for i in range(40))
+    write(repo.path, "long.txt", long)
+    write(repo.path, "gone.txt", "bye\n")
+    repo.run("add", "-A")
+    repo.run("commit", "-q", "-m", "more")
+    base = repo.head_sha()
+    edited = long.replace("line 3\n", "three\n").replace("line 5\n", "-- five\n").replace("line 30\n", "")
+    write(repo.path, "long.txt", edited + "--- not a header\nno newline at the end")
+    (repo.path / "gone.txt").unlink()
+    write(repo.path, "new dir/ünï.py", "x = 1\r\ny = 2\n")
+    (repo.path / "blob.bin").write_bytes(bytes(range(256)))
+    tree = repo.worktree_tree()
+    changes, text = repo.changes_and_text(base, tree)
+    assert changes == repo.changes(base, tree)
+    assert text == repo.diff_text(base, head=tree)
+    assert changes.added["long.txt"][:2] == [(4, "three"), (6, "-- five")]
+    assert changes.status_of("gone.txt") == "D"

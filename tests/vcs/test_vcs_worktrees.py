@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -93,3 +94,25 @@ def test_git_paths_answer_each_name_in_the_order_asked(repo: Git, tmp_path: Path
     assert first[0].parent.name == "wtp"  # the linked worktree's own admin folder, not the main one
     assert wt.git_paths("logs/HEAD", "index") == [first[1], first[0]]
     assert wt.git_path("MERGE_HEAD").name == "MERGE_HEAD"
+
+
+def test_a_worktree_whose_folder_was_deleted_is_answered_as_before(repo: Git, tmp_path: Path) -> None:
+    # `ensure_worktree` adds without listing when the folder is missing; git's refusal (still registered)
+    # falls back to the listing: the same branch gives the worktree back, another branch is an error.
+    branch = task_branch("demo", "3", "Third")
+    first, fresh = repo.ensure_worktree(tmp_path / "wt3", branch, "pm/demo/work")
+    assert fresh
+    shutil.rmtree(first.path)
+    again, fresh = repo.ensure_worktree(tmp_path / "wt3", branch, "pm/demo/work")
+    assert (again.path, fresh) == (first.path, False)
+    with pytest.raises(VcsError, match="already a worktree on"):
+        repo.ensure_worktree(tmp_path / "wt3", task_branch("demo", "4", "Fourth"), "pm/demo/work")
+
+
+def test_removing_a_worktree_leaves_no_metadata_behind(repo: Git, tmp_path: Path) -> None:
+    wt = repo.worktree_add(tmp_path / "wt5", task_branch("demo", "5", "Fifth"), "pm/demo/work")
+    repo.worktree_remove(wt.path, force=True)
+    assert [Path(w.path).name for w in repo.worktree_list()] == ["repo"]
+    assert not any((repo.path / ".git" / "worktrees").glob("*"))
+    again = repo.worktree_add(tmp_path / "wt5", task_branch("demo", "5", "Fifth"))
+    assert again.current_branch() == "feat/demo/task-5-fifth"

@@ -281,10 +281,13 @@ def commit_task(
 
     It reads the working branch and writes only the task's branch and worktree, so slots run it side by
     side; `land`, which moves the working branch, runs under the run's integration lock."""
-    landed = repo.find_commit_by_trailer(task.ref, working_branch)
-    if landed is not None:
-        return TaskCommit(landed, landed=True)
-    task_commit = worktree.find_commit_by_trailer(task.ref, "HEAD")
+    # One look at both branches first: on a first delivery neither has the commit (one git log, not two).
+    landed = task_commit = None
+    if worktree.find_commit_on_any(task.ref, [working_branch, "HEAD"]) is not None:
+        landed = repo.find_commit_by_trailer(task.ref, working_branch)
+        if landed is not None:
+            return TaskCommit(landed, landed=True)
+        task_commit = worktree.find_commit_by_trailer(task.ref, "HEAD")
     if task_commit is None:
         refusal = integrity_refusal(worktree, checked, ignore={artifact_path})
         if refusal is not None or checked is None:

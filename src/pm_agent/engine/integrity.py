@@ -55,7 +55,7 @@ S = IssueState
 
 
 def _completion(rc: RunContext, records: Sequence[TaskRecord | TaskRow]) -> list[Finding]:
-    found = []
+    todo: list[tuple[TaskRecord, str]] = []
     for row in records:
         if S(row.state) is not S.COMPLETED or row.task_id in rc.watch.verified:
             continue
@@ -64,11 +64,19 @@ def _completion(rc: RunContext, records: Sequence[TaskRecord | TaskRow]) -> list
         if task.presence is Presence.EXISTS and rec.commit_sha is None:
             rc.watch.verified.add(rec.task_id)  # triage found it done before the run: no commit of its own
             continue
-        branch = rc.run.working_branch
-        landed = rc.git.find_commit_by_trailer(task.ref, branch)
+        todo.append((rec, task.ref))
+    if not todo:
+        return []
+    branch = rc.run.working_branch
+    # One `git log` for every task to look for (the final gate looks for all of them), not one per task.
+    landed_by_ref = rc.git.find_commits_by_trailers([ref for _, ref in todo], branch)
+    found = []
+    for rec, ref in todo:
+        landed = landed_by_ref.get(ref)
         if landed is None:
-            problem = f"task-{rec.task_id} is completed in the store but {branch} has no `Refs: {task.ref}` commit"
-        elif rec.commit_sha is not None and not rc.git.is_ancestor(rec.commit_sha, branch):
+            problem = f"task-{rec.task_id} is completed in the store but {branch} has no `Refs: {ref}` commit"
+        elif rec.commit_sha not in (None, landed) and not rc.git.is_ancestor(rec.commit_sha, branch):
+            # The recorded commit is the one found on the branch in the usual case: no merge-base needed.
             problem = f"task-{rec.task_id}'s recorded commit {rec.commit_sha[:12]} is not on {branch}"
         else:
             rc.watch.verified.add(rec.task_id)

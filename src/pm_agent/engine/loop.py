@@ -14,7 +14,9 @@ import time
 from dataclasses import dataclass, field
 
 from pm_agent.engine import integrity
+from pm_agent.engine.delivery import is_high_blast_radius
 from pm_agent.engine.plansync import PlanSync
+from pm_agent.engine.prompt_builder import current_task
 from pm_agent.engine.reconcile import cancelled_ids
 from pm_agent.engine.routing import WorktreeCleanup
 from pm_agent.engine.runctx import RunContext
@@ -139,6 +141,14 @@ class PmLoop:
             self.cleaning.add(job)
             job.add_done_callback(self.cleaning.discard)
 
+    def _leftovers(self) -> None:
+        """Completed tasks' worktrees a stopped pm-agent did not remove: cleaned up after the first dispatch."""
+        for rec in self.table.values():
+            path = self.rc.worktree_path(rec.task_id)
+            if S(rec.state) is S.COMPLETED and path.exists():
+                keep = is_high_blast_radius(current_task(rec))  # as deliver_step decides for a landed task
+                self.cleanups.append(WorktreeCleanup(path, self.rc.task_branch_of(rec), keep_branch=keep))
+
     def _worktree(self, rec: TaskRecord) -> None:
         path = self.rc.worktree_path(rec.task_id)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -196,6 +206,7 @@ class PmLoop:
         rc = self.rc
         queue_pos = {tid: i for i, tid in enumerate(_queue(rc))}
         self._load()
+        self._leftovers()
         while True:
             await self._escalations()
             self._check()

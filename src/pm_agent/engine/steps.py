@@ -109,13 +109,15 @@ def _evidence(results: list[GateResult]) -> str:
     return "\n\n".join(f"[{r.gate}] FAILED\n{r.evidence}" for r in results if not r.passed)
 
 
-def _snapshot(git: Git, base: str) -> tuple[CheckedTree | None, ChangeSet | None]:
-    """The tree the gates will check and its change against `base`; (None, None) if git cannot say."""
+def _snapshot(git: Git, base: str) -> tuple[CheckedTree | None, ChangeSet | None, str]:
+    """The tree the gates will check, its change against `base` and that diff's text; (None, None, "") if git
+    cannot say. The tree never changes: its change set and diff are asked of git once per gate run."""
     try:
         checked = snapshot(git)
-        return checked, git.changes(base, checked.tree)
+        changes, text = git.changes_and_text(base, checked.tree)
+        return checked, changes, text
     except PmAgentError:  # each diff-based gate then fails with the error as its evidence
-        return None, None
+        return None, None, ""
 
 
 def _changed_during_gates(git: Git, checked: CheckedTree) -> GateResult | None:
@@ -156,7 +158,7 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
             rc.store.append_event(rc.run_id, OUT_OF_SCOPE, {"restored": restored}, task_id=rec.task_id)
             rc.emit("tester.out_of_scope", f"task-{rec.task_id}: the tester may only add tests; put back {restored}")
     # Before any gate command runs: the tree they check is the tree delivery commits.
-    checked, changes = await asyncio.to_thread(_snapshot, git, base)
+    checked, changes, checked_diff = await asyncio.to_thread(_snapshot, git, base)
     if checked is not None:
         payload = {"attempt": rec.attempt, "base": base, **checked.as_payload()}
         rc.store.append_event(rc.run_id, CHECKED_TREE_EVENT, payload, task_id=rec.task_id)
@@ -184,7 +186,7 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
         if tester is not None:
             results.append(await asyncio.to_thread(check_tester_tests, task, worktree, tester, checked.tree))
     changes = ctx.change_set()
-    diff = git.diff_text(base, head=checked.tree if checked is not None else None)
+    diff = checked_diff if checked is not None else git.diff_text(base)
     if checked is not None:
         rc.gate_views[rec.task_id] = GateView(base, checked.tree, changes, diff)
     tier, reasons = auto_escalate_tier(changes.names(), diff, task.tier)

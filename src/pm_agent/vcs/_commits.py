@@ -6,11 +6,16 @@ Hooks and signing are off for every commit and tag pm-agent makes; it never amen
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
+from pm_agent import environ
 from pm_agent.errors import VcsError
 from pm_agent.vcs._core import FALLBACK_EMAIL, FALLBACK_NAME, GENERATED_EXCLUDES, NO_HOOKS_ARGS, GitCore
 from pm_agent.vcs.models import GitCommandError
+
+# The fallback identity's `-c` arguments (or none) per state of the config files and environment.
+_IDENTITY: dict[tuple[object, ...], tuple[str, ...]] = {}
 
 
 def read_reflog(log_path: Path) -> list[str]:
@@ -31,15 +36,49 @@ class GitCommits(GitCore):
 
     def identity_args(self) -> list[str]:
         """`-c user.name/-c user.email` for pm-agent's fallback identity when none is configured."""
+        # Asked for every commit pm-agent makes (two per task); the answer only changes with a config file
+        # or the environment, so it is kept per repository until one of those changes (an `include.path`
+        # file edited during a run is not seen).
+        key = self._config_key()
+        found = _IDENTITY.get(key) if key is not None else None
+        if found is not None:
+            return list(found)
         out = self.try_run("config", "--get-regexp", r"^user\.(name|email)$").stdout
         keys = {line.split(" ", 1)[0].lower() for line in out.splitlines() if " " in line}
         configured = all(
             key in keys or os.environ.get(env_key)
             for key, env_key in (("user.name", "GIT_COMMITTER_NAME"), ("user.email", "GIT_COMMITTER_EMAIL"))
         )
-        if configured:
-            return []
-        return ["-c", f"user.name={FALLBACK_NAME}", "-c", f"user.email={FALLBACK_EMAIL}"]
+        args = [] if configured else ["-c", f"user.name={FALLBACK_NAME}", "-c", f"user.email={FALLBACK_EMAIL}"]
+        if key is not None:
+            if len(_IDENTITY) > 256:  # tests make hundreds of repositories
+                _IDENTITY.clear()
+            _IDENTITY[key] = tuple(args)
+        return args
+
+    def _config_key(self) -> tuple[object, ...] | None:
+        """What `git config` reads (the config files' contents, the GIT_* variables): None when it cannot be told."""
+        try:
+            files = self.git_paths("config", "config.worktree")
+        except VcsError:
+            return None
+        env = environ.current()
+        home = Path(env.get("HOME") or Path.home())
+        xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+        files += [
+            Path(env.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
+            xdg / "git" / "config",
+            Path(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"),
+        ]
+        # GIT_CONFIG_* and GIT_COMMITTER_* change the answer; HOME and XDG_CONFIG_HOME are in the paths.
+        stamps: list[object] = [tuple(sorted((k, v) for k, v in env.items() if k.startswith("GIT_")))]
+        for path in files:
+            # The content, not the file's stat: `git branch -D` rewrites the config file on every cleanup.
+            try:
+                stamps.append(path.read_bytes())
+            except OSError:
+                stamps.append(None)
+        return tuple(stamps)
 
     def commit_all(self, message: str, *, author: str | None = None, allow_empty: bool = False) -> str:
         """Stage everything (generated files excluded) and commit it; return the new sha.
@@ -66,18 +105,45 @@ class GitCommits(GitCore):
 
         The commit-idempotency key: look before committing a task (`ref` like "task-7").
         """
+        return self.find_commit_on_any(ref, [branch], key=key)
+
+    def find_commit_on_any(self, ref: str, branches: Sequence[str], *, key: str = "Refs") -> str | None:
+        """`find_commit_by_trailer` over every branch in `branches` at once (one `git log`)."""
         wanted = f"{key}: {ref}"
         proc = self.try_run(
-            "log", "--fixed-strings", f"--grep={wanted}", "--format=%H%x1f%B%x1e", "--end-of-options", branch, "--"
+            "log", "--fixed-strings", f"--grep={wanted}", "--format=%H%x1f%B%x1e", "--end-of-options", *branches, "--"
         )
         if proc.returncode != 0:
-            raise GitCommandError(["log", branch], proc.returncode, f"unknown revision {branch!r}", cwd=self.path)
+            names = ", ".join(repr(b) for b in branches)
+            raise GitCommandError(["log", *branches], proc.returncode, f"unknown revision {names}", cwd=self.path)
         out = proc.stdout
         for record in out.split("\x1e"):
             sha, _, body = record.strip("\n").partition("\x1f")
             if sha and any(line.strip() == wanted for line in body.splitlines()):
                 return sha
         return None
+
+    def find_commits_by_trailers(
+        self, refs: Sequence[str], branch: str = "HEAD", *, key: str = "Refs"
+    ) -> dict[str, str]:
+        """`find_commit_by_trailer` for many refs, one `git log` per 200 of them: ref -> newest sha (found only)."""
+        found: dict[str, str] = {}
+        unique = list(dict.fromkeys(refs))
+        for start in range(0, len(unique), 200):
+            wanted = {f"{key}: {ref}": ref for ref in unique[start : start + 200]}
+            greps = [f"--grep={line}" for line in wanted]
+            proc = self.try_run(
+                "log", "--fixed-strings", *greps, "--format=%H%x1f%B%x1e", "--end-of-options", branch, "--"
+            )
+            if proc.returncode != 0:
+                raise GitCommandError(["log", branch], proc.returncode, f"unknown revision {branch!r}", cwd=self.path)
+            for record in proc.stdout.split("\x1e"):
+                sha, _, body = record.strip("\n").partition("\x1f")
+                for line in body.splitlines() if sha else ():
+                    ref = wanted.get(line.strip())
+                    if ref is not None and ref not in found:
+                        found[ref] = sha  # newest first: the first match is the newest
+        return found
 
     def tag(self, name: str, sha: str, message: str | None = None) -> str:
         """Create tag `name` at `sha` (annotated if `message`); idempotent when it already points there."""

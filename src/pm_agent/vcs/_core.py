@@ -13,7 +13,7 @@ from typing import Self
 
 from pm_agent import environ
 from pm_agent.errors import VcsError
-from pm_agent.vcs import _batch
+from pm_agent.vcs import _batch, _spawn
 from pm_agent.vcs.models import GitCommandError, LogEntry, StatusEntry
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -42,6 +42,20 @@ NO_HOOKS_ARGS = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false")
 # git does not lock its worktree metadata: `worktree add` writes .git/worktrees/<name>/ in steps, and a
 # concurrent `worktree list`, `remove` or `prune` reading it half-written fails ("failed to read ...
 # commondir"). pm-agent's slots run in threads of one process, so one lock per repository serialises them.
+# Asked of every task worktree (`git_paths` fetches them together): HEAD, the index (snapshots), the HEAD
+# reflog and the in-progress markers (tampering checks), the config files (the committer identity).
+_USUAL_GIT_PATHS = (
+    "HEAD",
+    "index",
+    "logs/HEAD",
+    "config",
+    "config.worktree",
+    "MERGE_HEAD",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "rebase-merge",
+    "rebase-apply",
+)
 _METADATA_LOCKS: dict[str, threading.RLock] = {}
 _METADATA_LOCKS_GUARD = threading.Lock()
 
@@ -99,20 +113,13 @@ class GitCore:
         """Run git; return the completed process whatever its exit code. Timeouts raise."""
         base = environ.derived(_git_env)
         full_env = {**base, **env} if env else base
-        argv = ["git", "-c", "core.quotepath=off", *args]
         try:
-            return subprocess.run(
-                argv,
+            return _spawn.run_git(
+                ["-c", "core.quotepath=off", *args],
                 cwd=self.path,
-                input=stdin_text,
-                stdin=None if stdin_text is not None else subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
                 env=full_env,
-                timeout=timeout_s if timeout_s is not None else self.timeout_s,
-                check=False,
+                stdin_text=stdin_text,
+                timeout_s=timeout_s if timeout_s is not None else self.timeout_s,
             )
         except subprocess.TimeoutExpired as exc:
             raise GitCommandError(
@@ -147,6 +154,11 @@ class GitCore:
                 return None
             kind = "commit" if revision.endswith("^{commit}") else "tree" if revision.endswith("^{tree}") else "?"
             return proc.stdout.strip(), kind  # "?": rev-parse does not say; object_type asks
+
+    def object_id(self, revision: str) -> str | None:
+        """The sha `revision` names as it is (a tag object stays a tag), None if it names none."""
+        found = self._object(revision)
+        return None if found is None else found[0]
 
     def object_type(self, revision: str) -> str | None:
         """The type of the object `revision` names (commit, tree, blob, tag), None if it names none."""
@@ -211,6 +223,9 @@ class GitCore:
                     self._git_paths[name] = known
         missing = [name for name in dict.fromkeys(names) if name not in self._git_paths]
         if missing:
+            # The paths pm-agent asks for in every task worktree (HEAD, the index, the reflog, the config,
+            # the in-progress markers) come along with the first question: one git call per worktree.
+            missing += [name for name in _USUAL_GIT_PATHS if name not in self._git_paths and name not in missing]
             args = [arg for name in missing for arg in ("--git-path", name)]
             outs = self.run("rev-parse", *args).splitlines()
             for name, out in zip(missing, outs, strict=True):

@@ -45,17 +45,31 @@ class GitWorktrees(GitCore):
         self.check_writable(branch, "check out")
         target = Path(path).resolve()
         with self.metadata_lock():
-            for info in self.worktree_list():
-                if Path(info.path).resolve() == target:
-                    if info.branch != branch:
-                        raise VcsError(f"{target} is already a worktree on {info.branch or 'a detached HEAD'}")
+            # A folder that is not there is no worktree yet: `worktree add` without listing them first, unless
+            # git refuses because it still has one registered there (its folder deleted behind its back).
+            if target.exists() and (known := self._registered(target, branch)) is not None:
+                return known, False
+            try:
+                if self.branch_exists(branch):
+                    self.run("worktree", "add", "--quiet", str(target), branch)
                     return self._at(target), False
-            if self.branch_exists(branch):
-                self.run("worktree", "add", "--quiet", str(target), branch)
-                return self._at(target), False
-            start_sha = self.rev_parse(start or "HEAD")
-            self.run("worktree", "add", "--quiet", "--no-track", "-b", branch, str(target), start_sha)
+                start_sha = self.rev_parse(start or "HEAD")
+                self.run("worktree", "add", "--quiet", "--no-track", "-b", branch, str(target), start_sha)
+            except VcsError:
+                known = None if target.exists() else self._registered(target, branch)
+                if known is None:
+                    raise
+                return known, False
         return self._at(target), True
+
+    def _registered(self, target: Path, branch: str) -> Self | None:
+        """The worktree git has at `target` if it is on `branch`; VcsError if on another; None if none."""
+        for info in self.worktree_list():
+            if Path(info.path).resolve() == target:
+                if info.branch != branch:
+                    raise VcsError(f"{target} is already a worktree on {info.branch or 'a detached HEAD'}")
+                return self._at(target)
+        return None
 
     def worktree_add_detached(self, path: Path | str, start: str) -> Self:
         """A worktree at `path` with a detached HEAD at `start`."""
@@ -70,8 +84,7 @@ class GitWorktrees(GitCore):
         args = ["worktree", "remove"] + (["--force"] if force else []) + [str(Path(path).resolve())]
         _batch.close_batch(Path(path).resolve())  # its batch process must not outlive the folder it runs in
         with self.metadata_lock():
-            self.run(*args)
-            self.run("worktree", "prune")
+            self.run(*args)  # removes the worktree's metadata too: no `worktree prune` needed after it
 
     def worktree_prune(self) -> None:
         """Forget worktrees whose folders are gone (best effort: a failure leaves only stale metadata)."""

@@ -149,7 +149,8 @@ class CheckoutGuard:
 
     def accept_refs(self, *names: str | None) -> None:
         """pm-agent itself just moved, made or removed these refs (short or full names): remember them."""
-        now = self.refs()
+        # Each named ref is asked of the checkout's batch process (what `for-each-ref` lists as its
+        # objectname: the object the ref points at), not a `for-each-ref` of every ref per delivery.
         for name in names:
             if not name:
                 continue
@@ -157,8 +158,9 @@ class CheckoutGuard:
             for ref in full:
                 if not ref.startswith(self.prefixes):
                     continue
-                if ref in now:
-                    self.known[ref] = now[ref]
+                target = self.git.object_id(ref)
+                if target is not None:
+                    self.known[ref] = target
                 else:
                     self.known.pop(ref, None)
 

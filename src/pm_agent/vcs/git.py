@@ -1,4 +1,4 @@
-"""The git CLI through subprocess, bound to one repository or worktree: `Git`.
+"""The git CLI (started by `_spawn`, posix_spawn), bound to one repository or worktree: `Git`.
 
 Every call has a timeout; every failure raises `GitCommandError` (a `VcsError`) naming the command and
 its stderr. pm-agent never force-pushes, never amends and never writes to a protected branch
