@@ -20,7 +20,7 @@ Splitting and reading the sections' blocks (sections.py, fastmd.py) ~64 ms (was 
 finds each section's end itself, the split scan runs only from a section it leaves to markdown-it);
 the reader turning blocks into fields and Tasks (parser.py, fields.py, yaml contracts) ~75 ms; tier
 classification ~39 ms (was ~66: each path pattern tried the path at every position, ~2-5 us a path and
-pattern, six patterns a path; path_filter.py finds the literal words every hit holds and one search
+pattern, six patterns a path; regex_words.py finds the literal words every hit holds and one search
 for them rules most paths out); dependencies ~16 ms; queue 6 ms; the one copy per task 6 ms; context
 5 ms; triage 3 ms.
 Smaller cuts: fastmd skips the code-span split on lines without a backtick and the closer regex on

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from pm_agent.redaction import _candidates, _finders, _language, _prefilter, _required, _words_pattern, redact_text
+from pm_agent.redaction import _candidates, _finders, _prefilter, redact_text
+from pm_agent.regex_words import _language, _required, words_pattern
 
 _parser: Any = importlib.import_module("re._parser")
 
@@ -131,7 +132,7 @@ def test_a_sequence_of_128_words_is_a_language_and_one_of_256_is_not() -> None:
 
 
 def test_the_trie_pattern_finds_exactly_where_a_word_is() -> None:
-    pattern = re.compile(_words_pattern({"key", "keyword", "pass", "pwd", "a.b"}))
+    pattern = re.compile(words_pattern({"key", "keyword", "pass", "pwd", "a.b"}))
     assert pattern.pattern == r"(?:a\.b|key|p(?:ass|wd))"
     assert [bool(pattern.search(t)) for t in ("my key", "passed", "pw d", "axb", "a.b", "KEY")] == [
         True,

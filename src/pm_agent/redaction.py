@@ -19,7 +19,6 @@ something changed, so the stored line stays valid JSON.
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 import re
 import threading
@@ -27,6 +26,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from pm_agent import environ as env_cache
+from pm_agent.regex_words import required_words, words_pattern
 
 __all__ = [
     "MIN_SECRET_CHARS",
@@ -178,121 +178,12 @@ def _plugin_redact(text: str) -> str:
 
 # ---------------------------------------------------------------- prefilter
 # Most stored strings hold no secret, yet testing every plugin's regex on each costs ~45 searches a string.
-# For each regex the words one of which is in every match are read from its parse tree (`_required`); one
+# For each regex the words one of which is in every match are read from its parse tree (regex_words.py); one
 # regex of all those words (`_prefilter`) rules most plugins out at once. Only for ASCII text: there
 # `lower()` agrees with re.IGNORECASE, which elsewhere also equates İ, ı, K (Kelvin) and ſ with ASCII letters.
 
-_sre: Any = importlib.import_module("re._constants")
-_sre_parser: Any = importlib.import_module("re._parser")
-_MAX_WORDS = 128  # strings in one word set; beyond it a sequence is cut into shorter runs
 _MIN_WORD = 3  # a finder whose words are shorter is always tested: "AC" or ":" would let nearly all text through
 FinderEntry = tuple[str, Finder, "re.Pattern[str] | None"]
-
-
-def _joined(parts: list[set[str]]) -> set[str]:
-    found = {""}
-    for part in parts:
-        found = {a + b for a in found for b in part}
-    return found
-
-
-def _language(items: Any) -> set[str] | None:
-    """Every string the parsed sequence `items` can match, when they are few; else None."""
-    parts: list[set[str]] = []
-    for op, av in items:
-        options = _item_language(op, av)
-        if options is None:
-            return None
-        parts.append(options)
-        if len(_joined(parts)) > _MAX_WORDS:
-            return None
-    return _joined(parts)
-
-
-def _item_language(op: Any, av: Any) -> set[str] | None:
-    """Every string one parsed item can match, when they are few; a zero-width assertion matches ""."""
-    if op is _sre.LITERAL:
-        return {chr(av)}
-    if op is _sre.IN:
-        return {chr(code) for _, code in av} if all(kind is _sre.LITERAL for kind, _ in av) else None
-    if op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):
-        return {""}
-    if op is _sre.SUBPATTERN:
-        return None if av[1] or av[2] else _language(av[3])
-    if op is _sre.BRANCH:
-        found: set[str] = set()
-        for alternative in av[1]:
-            words = _language(alternative)
-            if words is None:
-                return None
-            found |= words
-        return found if len(found) <= _MAX_WORDS else None
-    if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and av[1] <= 2:
-        inner = _language(av[2])
-        if inner is None:
-            return None
-        return set().union(*(_joined([inner] * count) for count in range(av[0], av[1] + 1)))
-    return None
-
-
-def _required(items: Any) -> set[str] | None:
-    """Strings one of which is in every match of the parsed sequence `items` (the longest such set found)."""
-    best: set[str] = set()
-
-    def consider(found: set[str] | None) -> None:
-        nonlocal best
-        if found and min(map(len, found)) > min(map(len, best), default=0):
-            best = found
-
-    run: list[set[str]] = []
-    for op, av in items:
-        options = _item_language(op, av)
-        if options is None:
-            consider(_joined(run))
-            run = []
-            consider(_required_inside(op, av))
-            continue
-        run.append(options)
-        # A run's start may be dropped (what is left is still in every match), not its middle.
-        while len(run) > 1 and len(_joined(run)) > _MAX_WORDS:
-            consider(_joined(run[:-1]))
-            run.pop(0)
-    consider(_joined(run))
-    return best or None
-
-
-def _required_inside(op: Any, av: Any) -> set[str] | None:
-    if op is _sre.SUBPATTERN and not (av[1] or av[2]):
-        return _required(av[3])
-    if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and av[0] >= 1:
-        return _required(av[2])
-    if op is _sre.BRANCH:
-        found: set[str] = set()
-        for alternative in av[1]:
-            words = _required(alternative)
-            if words is None:
-                return None
-            found |= words
-        return found
-    return None
-
-
-def _words_pattern(words: set[str]) -> str:
-    """A regex matching where any of `words` starts, as a trie (re tries alternatives one by one)."""
-    tree: dict[str, Any] = {}
-    for word in words:
-        node = tree
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def emit(node: dict[str, Any]) -> str:
-        if "" in node:  # a shorter word ends here: its longer continuations add nothing
-            return ""
-        options = [re.escape(char) + emit(child) for char, child in sorted(node.items())]
-        return options[0] if len(options) == 1 else "(?:" + "|".join(options) + ")"
-
-    return emit(tree)
 
 
 class _Prefilter(NamedTuple):
@@ -307,15 +198,15 @@ def _prefilter() -> _Prefilter:
     every: set[str] = set()
     words: list[re.Pattern[str] | None] = []
     for _, _, quick in _finders():
-        needed = _required(_sre_parser.parse(quick.pattern, quick.flags)) if quick is not None else None
+        needed = required_words(quick.pattern, quick.flags) if quick is not None else None
         if needed is None or min(map(len, needed)) < _MIN_WORD:
             words.append(None)
             continue
         lowered = {word.lower() for word in needed}
         every |= lowered
-        words.append(re.compile(_words_pattern(lowered)))
+        words.append(re.compile(words_pattern(lowered)))
     ungated = tuple(entry for entry, own in zip(_finders(), words, strict=True) if own is None)
-    return _Prefilter(re.compile(_words_pattern(every)) if every else None, tuple(words), ungated)
+    return _Prefilter(re.compile(words_pattern(every)) if every else None, tuple(words), ungated)
 
 
 def _candidates(text: str) -> tuple[FinderEntry, ...] | list[FinderEntry]:

@@ -7,8 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from pm_agent.plan.models import SecurityFlags, Task, Tier
-from pm_agent.plan.path_filter import pattern_words
 from pm_agent.plan.tier_rules import LOW_PATHS, LOW_RULES, PATH_RULES, TEXT_RULES, Rule, path_words
+from pm_agent.regex_words import required_words, words_pattern
 
 
 @dataclass(frozen=True)
@@ -181,9 +181,9 @@ _TWINS = {id(rule.pattern): _twin(rule.pattern) for rule in (*PATH_RULES, *LOW_P
 
 
 def _words_filter(twin: re.Pattern[str] | None) -> re.Pattern[str] | None:
-    """A search for the words one of which every hit of the twin holds (path_filter.py), or None."""
-    words = pattern_words(twin.pattern) if twin is not None else None
-    return re.compile("|".join(map(re.escape, words))) if words else None
+    """A search for the words one of which every hit of the twin holds (regex_words.py), or None."""
+    words = required_words(twin.pattern, twin.flags) if twin is not None else None
+    return re.compile(words_pattern({word.lower() for word in words})) if words else None
 
 
 # The twins try every position of the path, a few microseconds each; a search for their literal

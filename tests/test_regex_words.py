@@ -1,42 +1,53 @@
-"""The path patterns' word filter (plan/path_filter.py): it rules out only paths the pattern cannot hit."""
+"""The words a regex's matches must hold (regex_words.py), and the path rules' filter built on them
+(plan/tiers.py): a filter may only rule out paths the pattern cannot hit."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pm_agent.plan import tiers
-from pm_agent.plan.path_filter import pattern_words, required_words, split_alternatives
 from pm_agent.plan.tier_rules import LOW_PATHS, PATH_RULES
+from pm_agent.regex_words import required_words, words_pattern
+
+MIGRATIONS = ("migration", "migrations", "alembic")
 
 
 @pytest.mark.parametrize(
     ("source", "words"),
     [
-        (r"(^|/)(migrations?|alembic)/", ("alembic", "migration")),
-        (r"\.sql$", (".sql",)),
-        (r"(^|/)(docker-)?compose[^/]*\.ya?ml$", ("compose",)),
-        (r"\.tf(vars)?$", (".tf",)),
-        (r"(?:ab|cd)e?", ("ab", "cd")),
-        (r"\bSECRET_KEY\b", ("secret_key",)),
-        (r"x{2,}yz", ("yz",)),
-        (r"a+b", ("a",)),  # the run ends at a repeat: `aab` holds `a` but not `ab`
-        (r"(?=foo)bar", ("bar",)),
+        (r"(^|/)(migrations?|alembic)/", {f"{lead}{word}/" for lead in ("", "/") for word in MIGRATIONS}),
+        (r"\.sql$", {".sql"}),
+        (r"\.tf(vars)?$", {".tf", ".tfvars"}),
+        (r"(?:ab|cd)e?", {"ab", "abe", "cd", "cde"}),
+        (r"\bSECRET_KEY\b", {"SECRET_KEY"}),  # as written: the caller lowers them for a case-blind search
+        (r"x{2,}yz", {"yz"}),
+        (r"a+b", {"a"}),  # `aab` holds `a` and `b` but not `ab`; of two one-letter sets the first is kept
+        (r"(?=foo)bar", {"bar"}),
+        (r"[abc]+", {"a", "b", "c"}),
     ],
-)
-def test_the_words_every_hit_holds(source: str, words: tuple[str, ...]) -> None:
-    assert pattern_words(source) == words
+)  # fmt: skip
+def test_the_words_every_match_holds(source: str, words: set[str]) -> None:
+    assert required_words(source) == words
+    pattern = re.compile(source)
+    for sample in ("aab", "xxyz", "cde", "/alembic/x", "db.sql", "main.tfvars", "foobar", "SECRET_KEY=1", "bb"):
+        if pattern.search(sample):
+            assert any(word in sample for word in words), (source, sample)
 
 
-@pytest.mark.parametrize("source", [r"(^|/)x?", r"[abc]+", r".*|x", r"(a|b?)c?", r"\d+"])
-def test_a_pattern_with_an_alternative_of_no_sure_word_is_not_filtered(source: str) -> None:
-    assert pattern_words(source) is None
+@pytest.mark.parametrize("source", [r"(^|/)x?", r".*|x", r"(a|b?)c?", r"\d+"])
+def test_a_pattern_with_a_match_of_no_sure_word_is_not_filtered(source: str) -> None:
+    assert required_words(source) is None
 
 
-def test_alternatives_split_at_the_top_level_only() -> None:
-    assert split_alternatives(r"a|b(c|d)|[|]e|\|f") == ["a", "b(c|d)", "[|]e", r"\|f"]
-    assert required_words("(c|d)") == frozenset({"c", "d"})
+def test_the_words_pattern_finds_where_any_word_starts() -> None:
+    pattern = re.compile(words_pattern({"key", "keyword", "pass", "a.b"}))
+    assert [bool(pattern.search(t)) for t in ("my keyword", "passwd", "a.b", "axb", "ke y")] == [
+        True, True, True, False, False,
+    ]  # fmt: skip
 
 
 def test_every_path_rule_is_filtered() -> None:
