@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -168,7 +169,15 @@ def test_after_the_demo_the_dashboard_stays_up_only_in_a_terminal(waiting_projec
         assert httpx.get(url.group(1).decode(), timeout=5, follow_redirects=True).status_code == 200
         assert proc.poll() is None  # still serving
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=20) == 0
+        # Keep reading while it stops: a child whose terminal buffer is full blocks on its next write.
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            if select.select([leader], [], [], 0.2)[0]:
+                try:
+                    seen += os.read(leader, 4096)
+                except OSError:  # EIO: it exited and closed its end, everything it wrote was read
+                    break
+        assert proc.wait(timeout=5) == 0, seen
         while b"stopped" not in seen:
             ready, _, _ = select.select([leader], [], [], 10)
             assert ready, seen
