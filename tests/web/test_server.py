@@ -147,16 +147,21 @@ print("stopped", flush=True)
 """
 
 
-def test_after_the_demo_the_dashboard_stays_up_only_in_a_terminal(waiting_project: Project) -> None:
+@pytest.mark.parametrize("parent_ignores_sigint", [False, True])
+def test_after_the_demo_the_dashboard_stays_up_only_in_a_terminal(
+    waiting_project: Project, parent_ignores_sigint: bool
+) -> None:
     piped = subprocess.run(
         [sys.executable, "-c", KEEP_SERVING, str(waiting_project.repo)],
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     assert piped.stdout.splitlines()[-1] == "stopped"  # not a terminal: make demo in CI ends
     leader, follower = pty.openpty()
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if parent_ignores_sigint else None
     proc = subprocess.Popen(
-        [sys.executable, "-c", KEEP_SERVING, str(waiting_project.repo)], stdout=follower, stderr=follower
-    )
+        [sys.executable, "-c", KEEP_SERVING, str(waiting_project.repo)], stdout=follower, stderr=follower,
+        preexec_fn=ignore,  # the child inherits an ignored SIGINT, as from a test runner's worker
+    )  # fmt: skip
     os.close(follower)
     try:
         seen = b""

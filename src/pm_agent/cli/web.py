@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,12 +78,19 @@ def dashboard(root: Path, enabled: bool) -> Iterator[None]:
 
 def keep_serving(background: Background) -> None:
     """After a run in a terminal: keep the dashboard up until Ctrl-C (never when output is not a terminal)."""
+    previous = None
     try:
         if sys.stdout.isatty():
+            if threading.current_thread() is threading.main_thread():
+                # Python leaves Ctrl-C ignored when it started ignored (a parent that ignored SIGINT, such as a
+                # test runner's worker); the line below promises that Ctrl-C stops it, so it does.
+                previous = signal.signal(signal.SIGINT, signal.default_int_handler)
             out.print(f"The dashboard stays up for inspection at {background.url} (Ctrl-C stops it).", soft_wrap=True)
             while background.thread.is_alive():
                 background.thread.join(1.0)
     except KeyboardInterrupt:
         pass
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
         background.stop()
