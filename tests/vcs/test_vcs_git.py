@@ -202,12 +202,12 @@ def test_find_commits_by_trailers_answers_like_one_lookup_per_ref(repo: Git, wri
         write(repo.path, f"f{n}.py", f"x = {n}\n")
         shas[n] = repo.commit_all(f"feat: {n}\n\n{message}\n")
     refs = ["task-1", "task-12", "task-2", "task-9", "task-1"]
-    many = repo.find_commits_by_trailers(refs, "pm/demo/work")
+    many = repo.find_commits_by_trailers(refs, ["pm/demo/work"])
     one_by_one = {ref: repo.find_commit_by_trailer(ref, "pm/demo/work") for ref in refs}
     assert many == {ref: sha for ref, sha in one_by_one.items() if sha is not None}
     assert many == {"task-1": shas[2], "task-12": shas[1]}
     with pytest.raises(GitCommandError):
-        repo.find_commits_by_trailers(["task-1"], "no-such-branch")
+        repo.find_commits_by_trailers(["task-1"], ["no-such-branch"])
 
 
 def test_changes_and_text_match_changes_and_diff_text(repo: Git, write: Write) -> None:

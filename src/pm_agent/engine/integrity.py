@@ -69,7 +69,7 @@ def _completion(rc: RunContext, records: Sequence[TaskRecord | TaskRow]) -> list
         return []
     branch = rc.run.working_branch
     # One `git log` for every task to look for (the final gate looks for all of them), not one per task.
-    landed_by_ref = rc.git.find_commits_by_trailers([ref for _, ref in todo], branch)
+    landed_by_ref = rc.git.find_commits_by_trailers([ref for _, ref in todo], [branch])
     found = []
     for rec, ref in todo:
         landed = landed_by_ref.get(ref)

@@ -109,34 +109,24 @@ class GitCommits(GitCore):
 
     def find_commit_on_any(self, ref: str, branches: Sequence[str], *, key: str = "Refs") -> str | None:
         """`find_commit_by_trailer` over every branch in `branches` at once (one `git log`)."""
-        wanted = f"{key}: {ref}"
-        proc = self.try_run(
-            "log", "--fixed-strings", f"--grep={wanted}", "--format=%H%x1f%B%x1e", "--end-of-options", *branches, "--"
-        )
-        if proc.returncode != 0:
-            names = ", ".join(repr(b) for b in branches)
-            raise GitCommandError(["log", *branches], proc.returncode, f"unknown revision {names}", cwd=self.path)
-        out = proc.stdout
-        for record in out.split("\x1e"):
-            sha, _, body = record.strip("\n").partition("\x1f")
-            if sha and any(line.strip() == wanted for line in body.splitlines()):
-                return sha
-        return None
+        return self.find_commits_by_trailers([ref], branches, key=key).get(ref)
 
     def find_commits_by_trailers(
-        self, refs: Sequence[str], branch: str = "HEAD", *, key: str = "Refs"
+        self, refs: Sequence[str], branches: Sequence[str] = ("HEAD",), *, key: str = "Refs"
     ) -> dict[str, str]:
-        """`find_commit_by_trailer` for many refs, one `git log` per 200 of them: ref -> newest sha (found only)."""
+        """The newest commit on `branches` with the line `<key>: <ref>` exactly, for each ref found (one
+        `git log` per 200 refs): ref -> sha."""
         found: dict[str, str] = {}
         unique = list(dict.fromkeys(refs))
         for start in range(0, len(unique), 200):
             wanted = {f"{key}: {ref}": ref for ref in unique[start : start + 200]}
             greps = [f"--grep={line}" for line in wanted]
             proc = self.try_run(
-                "log", "--fixed-strings", *greps, "--format=%H%x1f%B%x1e", "--end-of-options", branch, "--"
+                "log", "--fixed-strings", *greps, "--format=%H%x1f%B%x1e", "--end-of-options", *branches, "--"
             )
             if proc.returncode != 0:
-                raise GitCommandError(["log", branch], proc.returncode, f"unknown revision {branch!r}", cwd=self.path)
+                names = ", ".join(repr(b) for b in branches)
+                raise GitCommandError(["log", *branches], proc.returncode, f"unknown revision {names}", cwd=self.path)
             for record in proc.stdout.split("\x1e"):
                 sha, _, body = record.strip("\n").partition("\x1f")
                 for line in body.splitlines() if sha else ():

@@ -39,9 +39,6 @@ _REPO_LOCATING_VARS = frozenset(
     {"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR", "GIT_PREFIX"}
 )
 NO_HOOKS_ARGS = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false")
-# git does not lock its worktree metadata: `worktree add` writes .git/worktrees/<name>/ in steps, and a
-# concurrent `worktree list`, `remove` or `prune` reading it half-written fails ("failed to read ...
-# commondir"). pm-agent's slots run in threads of one process, so one lock per repository serialises them.
 # Asked of every task worktree (`git_paths` fetches them together): HEAD, the index (snapshots), the HEAD
 # reflog and the in-progress markers (tampering checks), the config files (the committer identity).
 _USUAL_GIT_PATHS = (
@@ -56,6 +53,9 @@ _USUAL_GIT_PATHS = (
     "rebase-merge",
     "rebase-apply",
 )
+# git does not lock its worktree metadata: `worktree add` writes .git/worktrees/<name>/ in steps, and a
+# concurrent `worktree list`, `remove` or `prune` reading it half-written fails ("failed to read ...
+# commondir"). pm-agent's slots run in threads of one process, so one lock per repository serialises them.
 _METADATA_LOCKS: dict[str, threading.RLock] = {}
 _METADATA_LOCKS_GUARD = threading.Lock()
 
