@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 from typing import Any
 
 _sre: Any = importlib.import_module("re._constants")
@@ -48,13 +49,8 @@ def _item_language(op: Any, av: Any) -> set[str] | None:
     if op is _sre.SUBPATTERN:
         return None if av[1] or av[2] else _language(av[3])
     if op is _sre.BRANCH:
-        found: set[str] = set()
-        for alternative in av[1]:
-            words = _language(alternative)
-            if words is None:
-                return None
-            found |= words
-        return found if len(found) <= _MAX_WORDS else None
+        found = _each_branch(av[1], _language)
+        return found if found is not None and len(found) <= _MAX_WORDS else None
     if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and av[1] <= 2:
         inner = _language(av[2])
         if inner is None:
@@ -95,14 +91,19 @@ def _required_inside(op: Any, av: Any) -> set[str] | None:
     if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and av[0] >= 1:
         return _required(av[2])
     if op is _sre.BRANCH:
-        found: set[str] = set()
-        for alternative in av[1]:
-            words = _required(alternative)
-            if words is None:
-                return None
-            found |= words
-        return found
+        return _each_branch(av[1], _required)
     return None
+
+
+def _each_branch(alternatives: Any, read: Callable[[Any], set[str] | None]) -> set[str] | None:
+    """The union of what `read` finds in every alternative of a branch; None if one yields nothing sure."""
+    found: set[str] = set()
+    for alternative in alternatives:
+        words = read(alternative)
+        if words is None:
+            return None
+        found |= words
+    return found
 
 
 def words_pattern(words: set[str]) -> str:
