@@ -35,16 +35,16 @@ class ConsoleListener:
     def emit(self, kind: str, message: str, **data: Any) -> None:
         """Print the event."""
         elapsed = time.monotonic() - self.started
+        stamp = f"{int(elapsed // 60):02d}:{elapsed % 60:04.1f}"
         if not self._styled:
             # Piped or logged: rich's rendering (markup, wrapping, emoji codes) costs more per line than the
             # loop's own bookkeeping and shows nothing without a terminal, so the same text goes out as written.
-            stamp = f"{int(elapsed // 60):02d}:{elapsed % 60:04.1f}"
             head = f"{stamp} {kind}\n" if "\n" in message else f"{stamp} {kind:<20} "
             self.console.file.write(f"{head}{message}\n")
             self.console.file.flush()
             return
         style = _STYLES.get(kind.split(".", 1)[0], "")
-        stamp = f"[dim]{int(elapsed // 60):02d}:{elapsed % 60:04.1f}[/]"
+        stamp = f"[dim]{stamp}[/]"
         if "\n" in message:
             self.console.print(f"{stamp} [{style}]{kind}[/]" if style else f"{stamp} {kind}")
             self.console.print(message, markup=False)
