@@ -131,3 +131,40 @@ def test_real_pytest_run_is_counted(tmp_path: Path, test_cmd: str, test_env: dic
     assert result.test_counts is not None
     assert (result.test_counts.passed, result.test_counts.failed) == (1, 1)
     assert not (tmp_path / ".pytest_cache").exists()
+
+
+@pytest.fixture(params=["pidfd", "polling"])
+def wait_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each run_command test below runs with a pidfd and, as on a kernel without one, by polling."""
+    from pm_agent.gates import ward
+
+    if request.param == "polling":
+
+        def no_pidfd(pid: int) -> int:
+            raise OSError(38, "Function not implemented")
+
+        monkeypatch.setattr(ward.os, "pidfd_open", no_pidfd)
+    else:
+
+        def no_sleep(seconds: float) -> None:
+            raise AssertionError(f"polled with sleep({seconds}) although a pidfd was available")
+
+        monkeypatch.setattr(ward.time, "sleep", no_sleep)
+    return str(request.param)
+
+
+def test_exit_status_and_timeout_either_way(tmp_path: Path, wait_mode: str) -> None:
+    done = run_command("echo hi; exit 4", tmp_path, 10)
+    assert (done.exit_code, done.timed_out, done.output_tail) == (4, False, "hi")
+    late = run_command("echo begun; sleep 30", tmp_path, 0.3, kill_grace_s=0.2)
+    assert late.timed_out
+    assert not late.ok
+    assert "begun" in late.output_tail
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+def test_term_ignoring_group_is_killed_either_way(tmp_path: Path, wait_mode: str) -> None:
+    pid_file = tmp_path / "child.pid"
+    result = run_command(f"trap '' TERM; sleep 30 & echo $! > {pid_file}; wait", tmp_path, 0.3, kill_grace_s=0.2)
+    assert result.timed_out
+    assert _wait_gone(int(pid_file.read_text()))
