@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pm_agent.redaction import _candidates, _finders, _prefilter, redact_text
+from pm_agent.redaction import _candidates, _finders, _memo, _plugin_redact, _plugin_scan, _prefilter, redact_text
 from pm_agent.regex_words import _language, _required, words_pattern
 
 _parser: Any = importlib.import_module("re._parser")
@@ -61,6 +61,7 @@ def _fresh_finders() -> None:
     """Build the finders and the prefilter in each test: the builders are what these tests check."""
     _finders.cache_clear()
     _prefilter.cache_clear()
+    _memo.clear()
 
 
 def words(pattern: str, flags: int = 0) -> set[str] | None:
@@ -196,3 +197,23 @@ def test_the_keyword_plugin_looks_only_at_lines_with_a_keyword_and_skips_indirec
 )
 def test_what_freshly_built_finders_redact_and_leave(text: str, expected: str | None) -> None:
     assert redact_text(text) == (text if expected is None else expected)
+
+
+def test_remembered_answers_are_the_scans_answers_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A string seen before gets what a fresh scan gives; the memo keeps short texts only, and no more than its cap."""
+    from pm_agent import redaction
+
+    for text in TEXTS:
+        scanned = _plugin_scan(text)
+        assert _plugin_redact(text) == scanned  # first time: scanned and remembered
+        assert _plugin_redact(text) == scanned  # then from the memo
+        assert _memo[text] == scanned
+    assert any("[REDACTED:" in v for v in _memo.values())
+    long_text = "x" * (redaction._MEMO_MAX_CHARS + 1) + SECRETS[0]
+    assert "[REDACTED:" in redact_text(long_text)
+    assert long_text not in _memo
+    monkeypatch.setattr(redaction, "_MEMO_MAX_ITEMS", 3)
+    _memo.clear()
+    for i in range(10):
+        redact_text(f"plain text {i}")
+        assert len(_memo) <= 3

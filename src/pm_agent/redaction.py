@@ -163,7 +163,26 @@ def _keyword_finder(plugin: Any, denylist: re.Pattern[str]) -> Finder:
     return find
 
 
+# The same short strings come back all the time (states, reasons, paths, tool names): what the finders make
+# of one is remembered. Bounded: emptied when full; long texts are never kept.
+_MEMO_MAX_CHARS = 512
+_MEMO_MAX_ITEMS = 8192
+_memo: dict[str, str] = {}
+
+
 def _plugin_redact(text: str) -> str:
+    if len(text) > _MEMO_MAX_CHARS:
+        return _plugin_scan(text)
+    done = _memo.get(text)
+    if done is None:
+        done = _plugin_scan(text)
+        if len(_memo) >= _MEMO_MAX_ITEMS:
+            _memo.clear()
+        _memo[text] = done
+    return done
+
+
+def _plugin_scan(text: str) -> str:
     active = [(kind, find) for kind, find, quick in _candidates(text) if quick is None or quick.search(text)]
     if not active:
         return text
