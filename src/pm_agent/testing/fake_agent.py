@@ -1,4 +1,4 @@
-"""A fake agent CLI that prints Claude Code's stream-json and calls signal_back over real MCP.
+"""A fake agent CLI that prints Claude Code's stream-json and calls signal_back over real MCP (stdio).
 
 It takes Claude Code's command line (`-p`, `--output-format`, `--mcp-config=...`, `--resume=...`,
 `--`, the prompt, ...), so `ClaudeRunner(binary=[python, "-m", "pm_agent.testing.fake_agent"])`
@@ -36,7 +36,6 @@ import subprocess
 import sys
 import traceback
 import uuid
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -120,10 +119,9 @@ class FakeAgent:
         self.session_id: str = args.resume or args.session_id or str(uuid.uuid4())
         self.state: dict[str, Any] = {"cost_usd": 0.0, "prompts": []}
         self.turns = 0
-        self.mcp: Any = None
+        self.mcp: StdioClient | None = None
         self.finished = False
         self.exit_code = 1
-        self.stack = AsyncExitStack()
         self.mcp_server = self._mcp_server(args.mcp_config)
 
     def _state_path(self) -> Path:
@@ -168,7 +166,6 @@ class FakeAgent:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(0 if self.finished else self.exit_code)
-            await self.stack.aclose()
         return 0
 
     def _begin(self) -> list[dict[str, Any]] | None:
@@ -217,13 +214,10 @@ class FakeAgent:
         server = self.mcp_server
         if not server:
             return "failed"
-        from mcp import Client, StdioServerParameters
-
-        params = StdioServerParameters(
-            command=server["command"], args=list(server.get("args", [])), env=dict(server.get("env", {}))
-        )
         try:
-            self.mcp = await self.stack.enter_async_context(Client(params))
+            self.mcp = await StdioClient.start(
+                str(server["command"]), [str(a) for a in server.get("args", [])], dict(server.get("env", {}))
+            )
         except Exception as exc:  # reported like Claude Code does: a failed server, the run goes on
             sys.stderr.write(f"fake agent: MCP server failed: {exc}\n")
             return "failed"
@@ -253,9 +247,7 @@ class FakeAgent:
             self._tool("Write", {"file_path": str(target)}, f"File created successfully at: {target}")
         elif "bash" in step:
             command = str(_fill(step["bash"], values))
-            done = subprocess.run(
-                command, shell=True, cwd=self.cwd, capture_output=True, text=True, check=False
-            )
+            done = subprocess.run(command, shell=True, cwd=self.cwd, capture_output=True, text=True, check=False)
             output = (done.stdout + done.stderr).strip()
             self._tool("Bash", {"command": command}, output, done.returncode != 0)
         elif "print" in step:
@@ -281,9 +273,69 @@ class FakeAgent:
         if self.mcp is None:
             self._tool(name, payload, "Error: No such tool available: mcp__pm__signal_back", True)
             return
-        result = await self.mcp.call_tool("signal_back", payload)
-        text = "\n".join(getattr(block, "text", "") for block in result.content)
-        self._tool(name, payload, text, bool(result.is_error))
+        result = await self.mcp.request("tools/call", {"name": "signal_back", "arguments": payload})
+        text = "\n".join(str(block.get("text", "")) for block in result.get("content", []))
+        self._tool(name, payload, text, bool(result.get("isError")))
+
+
+# The environment an MCP stdio client passes its server by default (the `mcp` SDK's, on POSIX), then the
+# server's own variables from the config.
+INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+
+
+class StdioClient:
+    """A tools-only MCP client over stdio: what the fake needs of one, without importing the `mcp` package
+    (about half a second of CPU per session, which made the fake agent the biggest CPU user of a test run).
+    The server is started like the SDK starts it: its own session, stderr shared with ours."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.next_id = 0
+
+    @classmethod
+    async def start(cls, command: str, args: list[str], env: dict[str, str]) -> StdioClient:
+        """Start the server and initialize the session."""
+        inherited = {k: v for k in INHERITED_ENV if (v := os.environ.get(k)) is not None and not v.startswith("()")}
+        proc = await asyncio.create_subprocess_exec(
+            command,
+            *args,
+            env={**inherited, **env},
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        client = cls(proc)
+        params = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "fake-agent", "version": "1"},
+        }
+        await client.request("initialize", params)
+        client._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return client
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode("utf-8") + b"\n")
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Send one request and return its result; an error answer or a closed server raises."""
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        self.next_id += 1
+        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        await self.proc.stdin.drain()
+        while True:
+            line = await self.proc.stdout.readline()
+            if not line:
+                raise ConnectionError(f"the MCP server closed its output (exit code {await self.proc.wait()})")
+            message = json.loads(line)
+            if message.get("id") != self.next_id:
+                continue  # a notification or log message
+            if "error" in message:
+                raise RuntimeError(f"MCP error: {message['error']}")
+            result: dict[str, Any] = message.get("result", {})
+            return result
 
 
 def main(argv: list[str] | None = None) -> int:
