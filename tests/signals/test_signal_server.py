@@ -286,3 +286,39 @@ def test_the_framing_answers_requests_skips_notifications_and_names_what_it_cann
     assert refused["isError"] is True
     assert refused["content"][0]["type"] == "text"
     assert "Signal refused" in refused["content"][0]["text"]
+
+
+def test_at_end_of_input_the_server_answers_everything_then_leaves_without_teardown(
+    world: World, complete: dict[str, Any], tmp_path: Path
+) -> None:
+    """EOF: every reply written and the signal stored, exit 0, and no interpreter teardown (atexit never runs):
+    the agent's stderr, which pm-agent reads to its end, is shared with the server, so its teardown was waited for."""
+    import os
+    import subprocess
+
+    developer = world.session("codeweaver")
+    (server,) = config_for(world, developer)["mcpServers"].values()
+    marker = tmp_path / "torn-down"
+    code = (
+        f"import atexit, pathlib; atexit.register(lambda: pathlib.Path({str(marker)!r}).write_text('x'));"
+        " from pm_agent.signals.server import main; main()"
+    )
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "signal_back", "arguments": complete}},
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input="".join(json.dumps(m) + "\n" for m in messages).encode(),
+        env={**os.environ, **server["env"]},
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2]
+    assert "Signal complete recorded for task 3" in replies[1]["result"]["content"][0]["text"]
+    assert [s.kind for s in world.signals(developer)] == ["complete"]
+    assert not marker.exists()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from collections.abc import Iterable
 from typing import IO, Any
@@ -206,6 +207,12 @@ def main() -> None:
     """Serve signal_back over stdio for the session in the environment."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="pm-agent signals: %(message)s")
     SignalServer(desk_from_env()).serve(sys.stdin.buffer, sys.stdout.buffer)
+    # The client closed stdin: every call is answered and committed. Leave at once: the interpreter's
+    # teardown took ~70 ms, and the agent's stderr, which pm-agent reads to its end, is shared with us.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
