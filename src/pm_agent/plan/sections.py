@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from markdown_it.token import Token
 
+from pm_agent.plan import fastpath
 from pm_agent.plan.fastmd import read_section, read_until
 from pm_agent.plan.fields import task_heading
 from pm_agent.plan.markdown import Node, parse_tokens, tree_of
@@ -127,13 +128,13 @@ def read_blocks(text: str, lines: Sequence[str]) -> Blocks:
     while start < len(lines):
         # The fast reader finds the section's end itself (the next task heading it meets), so the
         # scan for it runs only from a section the fast reader leaves to markdown-it.
-        read = read_until(lines, start, _is_task_heading)
+        read = read_until(lines, start, _is_task_heading) if fastpath.ENABLED else None
         if read is not None:
             nodes: Sequence[Node] | None = read[0]
             end = read[1]
         else:
             end = next(_points(lines, start), len(lines))
-            nodes = read_section(lines, start, end)
+            nodes = read_section(lines, start, end) if fastpath.ENABLED else None
         if nodes is not None:
             blocks.fast += 1
         else:
