@@ -127,3 +127,17 @@ def test_mutated_fixture_plans_load_the_same_both_ways(tmp_path: Path, path: Pat
         mutated.write_text(_mutated(path.read_text(encoding="utf-8"), seed), encoding="utf-8")
         fast, slow = _both_ways(mutated)
         assert fast == slow, (path.name, seed)
+
+
+def test_the_reference_check_finds_what_the_whole_text_search_finds() -> None:
+    # sections._has_reference tries the pattern only at the starts of lines holding a `[`.
+    from pm_agent.plan.sections import _REFERENCE, _has_reference
+
+    rng = random.Random(1)
+    bits = ["[a]: x", "[a", "]", "[", "- [x]: y", " > [q]:", "1. [r", "\n", "\n", "text [a] b", "  - * [a]:", "\t[x]:"]
+    found = 0
+    for _ in range(5000):
+        text = "".join(rng.choice(bits) for _ in range(rng.randint(1, 12)))
+        assert _has_reference(text) == (_REFERENCE.search(text) is not None), text
+        found += _has_reference(text)
+    assert 500 < found < 4500  # both answers were met often

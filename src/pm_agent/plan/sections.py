@@ -121,7 +121,7 @@ def _is_task_heading(line: str) -> bool:
 
 def read_blocks(text: str, lines: Sequence[str]) -> Blocks:
     """The document's top-level block nodes, maps counted in lines of the whole text."""
-    if "\0" in text or _REFERENCE.search(text):  # markdown-it reads NUL as U+FFFD everywhere
+    if "\0" in text or _has_reference(text):  # markdown-it reads NUL as U+FFFD everywhere
         return Blocks(_parsed(lines, 0, len(lines)), whole=True)
     blocks = Blocks()
     start = 0
@@ -148,6 +148,23 @@ def read_blocks(text: str, lines: Sequence[str]) -> Blocks:
         blocks.nodes.extend(nodes)
         start = end
     return blocks
+
+
+def _has_reference(text: str) -> bool:
+    """`_REFERENCE.search(text)`, tried only at the starts of the lines that hold a `[` (a match's `[` is on
+    the line it starts on): the search tries every position of the text, a few ms for a large plan."""
+    if not fastpath.ENABLED:
+        return _REFERENCE.search(text) is not None
+    at = text.find("[")
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        if _REFERENCE.match(text, start) is not None:
+            return True
+        end = text.find("\n", at)
+        if end < 0:
+            return False
+        at = text.find("[", end)
+    return False
 
 
 def _tokens(lines: Sequence[str], start: int, end: int) -> list[Token]:
