@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from pm_agent.plan.models import SecurityFlags, Task, Tier
@@ -136,18 +137,36 @@ def candidate_rules(texts: Sequence[str], rules: Sequence[Rule] = TEXT_RULES) ->
     if not joined.isascii():
         return list(rules)
     lowered = joined.lower()
+    found = _ALL_KEYS.intersection(_WORD_STARTS.findall(lowered))
+    if rules is TEXT_RULES or rules is LOW_RULES:  # the module's own: their keyed choice is kept per key set
+        memo = _CONSIDERED.setdefault(id(rules), {})
+        considered = memo.get(frozenset(found))
+        if considered is None:
+            if len(memo) >= _CONSIDERED_MAX:
+                memo.clear()
+            considered = memo[frozenset(found)] = _considered(rules, found)
+    else:
+        considered = _considered(rules, found)
+    return [rule for rule, needles in considered if needles is None or any(n in lowered for n in needles)]
+
+
+def _considered(rules: Sequence[Rule], found: AbstractSet[str]) -> list[tuple[Rule, tuple[str, ...] | None]]:
+    """The rules that words starting with one of the `found` keys may hit (or that have no keys), with their needles."""
     keyed: set[int] = set()
-    for key in _ALL_KEYS.intersection(_WORD_STARTS.findall(lowered)):
+    for key in found:
         keyed.update(_BY_KEY[key])
-    kept: list[Rule] = []
+    kept: list[tuple[Rule, tuple[str, ...] | None]] = []
     for rule in rules:
         pattern = id(rule.pattern)
         if pattern in _NON_ASCII_ONLY or (pattern not in keyed and _KEYS.get(pattern) is not None):
             continue
-        needles = _NEEDLES.get(pattern)
-        if needles is None or any(n in lowered for n in needles):
-            kept.append(rule)
+        kept.append((rule, _NEEDLES.get(pattern)))
     return kept
+
+
+# TEXT_RULES' and LOW_RULES' `_considered` for each set of keys met: few sets recur over a plan's tasks.
+_CONSIDERED: dict[int, dict[frozenset[str], list[tuple[Rule, tuple[str, ...] | None]]]] = {}
+_CONSIDERED_MAX = 4096
 
 
 def critical_signals(task: Task) -> list[Signal]:
