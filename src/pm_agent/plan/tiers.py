@@ -267,7 +267,9 @@ def infer_security_flags(task: Task) -> tuple[SecurityFlags, list[str]]:
 
 
 def _flags(task: Task, signals: list[Signal]) -> tuple[SecurityFlags, list[str]]:
-    flags = task.security_flags.model_copy()
+    # Copied only when a signal sets a flag: most tasks keep their flags as they are (a copy shares
+    # them too, as every model_copy of the task does).
+    flags, copied = task.security_flags, False
     reasons: list[str] = (
         [f"security flag {name}: set in the task contract" for name, value in flags.model_dump().items() if value]
         if flags.any()
@@ -276,6 +278,8 @@ def _flags(task: Task, signals: list[Signal]) -> tuple[SecurityFlags, list[str]]
     for signal in signals:
         name = signal.rule.flag
         if name is not None and not getattr(flags, name):
+            if not copied:
+                flags, copied = flags.model_copy(), True
             setattr(flags, name, True)
             reasons.append(f"security flag {name}: {signal.describe()}")
     return flags, reasons
