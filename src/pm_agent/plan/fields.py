@@ -102,6 +102,7 @@ def normalize_task_id(raw: str | int) -> str:
     return text
 
 
+@lru_cache(maxsize=8192)  # each id is keyed several times: duplicate check, references, the graph
 def canonical_id(task_id: str) -> str:
     """The key used to match references: `task-` dropped, case-folded, leading zeros dropped (`07` ~ `7`)."""
     folded = normalize_task_id(task_id).casefold()
