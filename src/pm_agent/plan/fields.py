@@ -87,6 +87,7 @@ def step_title(text: str) -> str | None:
     return (match.group("title") or "").strip()
 
 
+@lru_cache(maxsize=4096)  # each task heading is read twice: by the section split and by the reader
 def task_heading(text: str) -> tuple[str, str] | None:
     """`Task 3a: Title` (also `：`, ` — `, ` - ` or `.`) -> ("3a", "Title"); None otherwise."""
     match = _TASK_HEADING.match(text.strip())
