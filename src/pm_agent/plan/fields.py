@@ -310,7 +310,9 @@ def add_file_entry(files: ExpectedFiles, text: str, code: tuple[str, ...]) -> bo
     Only the paths the entry starts with count: in ``Modify: `a.yaml` (drop `X` from `y`)`` the
     code spans after the prose are not files.
     """
-    colon = min((i for i in (text.find(":"), text.find("：")) if i >= 0), default=-1)
+    colon, wide = text.find(":"), text.find("：")
+    if wide >= 0 and (colon < 0 or wide < colon):
+        colon = wide
     kind_text, sep, rest = (text[:colon], ":", text[colon + 1 :]) if colon >= 0 else (text, "", "")
     kind = FILE_KINDS.get(kind_text.strip().lower())
     if not sep or kind is None:
@@ -333,7 +335,9 @@ def _leading_paths(rest: str, code: tuple[str, ...]) -> list[str]:
     position = 0
     for span in code:
         at = rest.find(span, position)
-        if at < 0 or not _PATH_GAP.match(rest[position:at]):
+        gap = rest[position:at]
+        # A gap of spaces (the usual one) is a separator; anything else is asked of _PATH_GAP.
+        if at < 0 or not (gap.isspace() or not gap or _PATH_GAP.match(gap)):
             break
         if span.strip() and (looks_like_path(span) or not _SPACE.search(span.strip())):
             found.append(span)
