@@ -8,6 +8,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 # The label tables live in labels.py; read through this module too (`fields.LIST_FIELDS`).
+from pm_agent.plan import fastpath
 from pm_agent.plan.labels import FILE_KINDS as FILE_KINDS
 from pm_agent.plan.labels import LABELS as LABELS
 from pm_agent.plan.labels import LIST_FIELDS as LIST_FIELDS
@@ -31,6 +32,7 @@ _REF_HEAD = re.compile(
 # A reference inside prose: `needs the schema from Task 2`.
 _REF_INSIDE = re.compile(r"(?:\btasks?|任务)\s*[-_#]?\s*#?(?P<id>\d[A-Za-z0-9._-]*[A-Za-z0-9]|\d)\b", re.IGNORECASE)
 _REF_SEPARATORS = frozenset(",;&")
+_SIMPLE_REF = re.compile(r"Task (\d{1,9})")
 # `and` separates references (`Task 1 and Task 2`, `Tasks 1 and 2`), not prose (`GREEN and committed`).
 _REF_START = re.compile(r"\s*(?:tasks?\b|任务|#|\d)", re.IGNORECASE)
 _NONE = frozenset({"", "none", "nothing", "n/a", "na", "-", "—", "no", "no dependencies", "(none)", "无", "无依赖"})
@@ -125,6 +127,10 @@ def read_refs(value: str) -> list[Ref]:
     Prose is kept, not refused: `Task 1 GREEN passing` -> Ref("1", "GREEN passing"). ValueError
     only when no reference can be read at all.
     """
+    if fastpath.ENABLED:
+        simple = _SIMPLE_REF.fullmatch(value.strip())
+        if simple is not None:  # `Task 12`, the commonest value: what the reading below gives it
+            return [Ref(simple.group(1))]
     text = value.translate(_FULL_WIDTH).strip().rstrip(".。").strip()
     if text.lower() in _NONE or _NONE_WORD.match(text):
         return []  # `None (runs beside Task 1 on purpose)`: the prose does not add references
