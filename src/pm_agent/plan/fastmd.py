@@ -80,7 +80,7 @@ def _line(text: str, offset: int) -> tuple[Line, str] | None:
         if match is None or text[3:4] not in ("", " "):
             return None
         checkbox, rest = True, text[match.end() :]
-    read = _spans(rest)
+    read = _spans(rest) if rest else ("", ())  # nothing after the label (`**Files:**`): no spans to find
     if read is None:
         return None
     plain, code = read
