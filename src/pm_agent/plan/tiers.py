@@ -248,8 +248,13 @@ def low_signal(task: Task) -> Signal | None:
             if match:
                 return Signal(rule, match.group(0).lower(), where)
     paths = task.expected_files.all_paths()
-    kinds = {_low_path_area(path) for path in paths}
-    if paths and None not in kinds:
+    kinds: set[str] = set()
+    for path in paths:
+        kind = _low_path_area(path)
+        if kind is None:
+            return None  # one file neither docs nor config: the rest need not be looked at
+        kinds.add(kind)
+    if paths:
         area = " and ".join(sorted(k for k in kinds if k))
         rule = Rule(Tier.LOW, area, LOW_PATHS[0].pattern)
         return Signal(rule, ", ".join(paths), "every expected file")
