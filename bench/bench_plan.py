@@ -13,25 +13,39 @@ the cyclic GC's passes, which grow with the plan, added ~60% (14 s with it, 9 s 
 sections are read by plan/fastmd.py and the others by markdown-it, section by section; one tier pass
 with a quick look for the rules' literal words first; one copy per task; GC paused while loading.
 
-Where the time goes now (CPU time, best of 7, 1,000 tasks, 2026-11-26, this branch against its base
-run alternately on a 2-core machine at load 5-10, where wall times are 2-4x the CPU and useless):
-the whole load 201-232 ms CPU (base 253-263), 10,000 tasks 2,193-2,387 (base 2,645-2,789).
-Splitting and reading the sections' blocks (sections.py, fastmd.py) ~64 ms (was ~73: the fast reader
-finds each section's end itself, the split scan runs only from a section it leaves to markdown-it);
-the reader turning blocks into fields and Tasks (parser.py, fields.py, yaml contracts) ~75 ms; tier
-classification ~39 ms (was ~66: each path pattern tried the path at every position, ~2-5 us a path and
-pattern, six patterns a path; regex_words.py finds the literal words every hit holds and one search
-for them rules most paths out); dependencies ~16 ms; queue 6 ms; the one copy per task 6 ms; context
-5 ms; triage 3 ms.
-Smaller cuts: fastmd skips the code-span split on lines without a backtick and the closer regex on
-fence lines without the marker character, and matches each list line once; `split_range` and
-`_split_refs` return at once for the common value with nothing to split.
-Re-enabling the collector used to walk every object the load made at once (10-25 ms); they now move
-to the old generation unwalked. Pydantic validation is small (7.7 ms for 1,000 Tasks; model_construct
-is no faster); no step compares pairs of tasks. What is left is spread over per-line Python work
-(~1.5 us a line in fastmd, as much again in the reader, ~23,000 lines for 1,000 tasks): the 100 ms
-goal still needs a reader that fills fields straight from the lines, without the block nodes in
-between.
+Where the time went at 088edd1 (CPU time, best of 7, 1,000 tasks, 2026-11-26, load 5-10):
+the whole load 201-232 ms CPU, 10,000 tasks 2,193-2,387. Splitting and reading the sections' blocks
+(sections.py, fastmd.py) ~64 ms; the reader turning blocks into fields and Tasks ~75 ms; tier
+classification ~39 ms; dependencies ~16 ms; queue 6; the one copy per task 6; context 5; triage 3.
+(Cuts before that: fastmd skips the code-span split on lines without a backtick and the closer regex
+on fence lines without the marker character; `split_range` and `_split_refs` return at once for the
+common value; re-enabling the collector used to walk every object the load made at once, 10-25 ms,
+and they now move to the old generation unwalked.)
+
+Where the time goes now (CPU time, 2026-11-26, run alternately with 088edd1 on a 2-core machine at
+load 3-4; best of 5 per run, three runs each): 1,000 tasks 185-197 ms (base 193-231), 10,000 tasks
+2,086-2,310 (base 2,202-2,268). Still ~2x the goal. Cuts, each measured alone (best of 15-25):
+the link-reference check tried its pattern at every position of the text (6.8 ms): now only at the
+starts of lines holding a `[` (0.4); fastmd tries the fence, break and list patterns only on lines
+starting with their characters and matches each once (read_blocks 64-66 -> 58-59 ms with the
+previous cut); tiers: one search of the CRITICAL path rules' filters together (paths 7.0 -> 4.7 ms),
+candidate_rules keeps per set of keys met which rules they leave in (14 -> 11 ms with the sources),
+the security flags copied only when a signal sets one (3.4 -> 0.9), low_signal stops at the first
+file that is neither docs nor config (8.5 -> 6.5); canonical_id and task_heading cached (every id
+and heading is read two or three times); `Task N` references read by one fullmatch;
+add_file_entry's separator gaps and colon found without regex or generator (12 -> 10 ms).
+The shortcuts are off with `pm_agent.plan.fastpath.ENABLED = False` (markdown-it for every section):
+tests/plan/test_plan_fastpath.py loads every corpus plan both ways and compares.
+
+What is left (1,000 tasks, measured one part at a time): read_blocks ~58 ms (23,000 lines, ~2.5 us a
+line; of it ~21,500 Block and ~8,300 Line objects, ~0.35 us each, ~10 ms); the reader's walk over
+the blocks ~25 ms; the field readers in it (files ~10, yaml contracts ~7, references ~7); Task
+construction ~12 ms (pydantic validation; `model_construct` was slower, and giving the nested
+defaults explicitly did not help); tiers ~30 ms (word keys of each task's texts ~7 ms, path words
+~6, the candidate rules' searches, low signals ~6.5); resolving ~9; queue ~4; context ~3.
+A reader that fills the fields straight from the lines would save the Block objects and the walk's
+dispatch, by these figures ~15-25 ms, not the ~90 ms the goal needs: the goal needs less work per
+task in every stage (or fewer pydantic models per task), not one cut.
 """
 
 from __future__ import annotations

@@ -27,6 +27,9 @@ _HARD_INLINE = re.compile(r"[*_\\&\[\]<|\x00]|[^\S ]")
 _BLOCK_START = re.compile(r" {0,3}(?:[>#<=|]|[-+*](?: |$)|\d{1,9}[.)](?: |$))")
 _SETEXT = re.compile(r" {0,3}(?:=+|-+) *")
 _LABEL_FOLLOWERS = frozenset(("", " ", ":", "："))
+_FENCE_CHARS = frozenset("`~")
+_HR_CHARS = frozenset("-*_")
+_BULLET_CHARS = frozenset("-+*")
 
 
 def _text_start(line: str) -> bool:
@@ -77,7 +80,7 @@ def _line(text: str, offset: int) -> tuple[Line, str] | None:
         if match is None or text[3:4] not in ("", " "):
             return None
         checkbox, rest = True, text[match.end() :]
-    read = _spans(rest)
+    read = _spans(rest) if rest else ("", ())  # nothing after the label (`**Files:**`): no spans to find
     if read is None:
         return None
     plain, code = read
@@ -129,13 +132,21 @@ class _Section:
             return self.paragraph()
         if line.startswith("#"):
             return self.heading(line)
-        if _FENCE.fullmatch(line):
-            return self.fence(line)
-        if _HR.fullmatch(line):
+        # A fence or a break starts (after up to three spaces) with its character, a list item at the
+        # margin with its marker or digit: only those lines are matched against their patterns.
+        first = line.lstrip(" ")[:1]
+        opener = _FENCE.fullmatch(line) if first in _FENCE_CHARS else None
+        if opener is not None:
+            return self.fence(opener)
+        if first in _HR_CHARS and _HR.fullmatch(line):
             self.index += 1
             return Block("hr", (self.index - 1, self.index), tag="hr")
-        if _BULLET.fullmatch(line) or _ORDERED.fullmatch(line):
-            return self.list_(line)
+        head = line[:1]
+        opened = (
+            _BULLET.fullmatch(line) if head in _BULLET_CHARS else _ORDERED.fullmatch(line) if head.isdigit() else None
+        )
+        if opened is not None:
+            return self.list_(line, opened)
         if line.startswith("    ") or _BLOCK_START.match(line):
             return None
         return self.paragraph()
@@ -153,10 +164,7 @@ class _Section:
         inline = Block("inline", at, content=read[0], lines=[Line(None, read[0].strip(), read[1], 0)])
         return Block("heading", at, [inline], tag=f"h{len(match.group(1))}")
 
-    def fence(self, line: str) -> Block | None:
-        opener = _FENCE.fullmatch(line)
-        if opener is None:
-            return None
+    def fence(self, opener: re.Match[str]) -> Block | None:
         indent, marker, info = len(opener.group(1)), opener.group(2), opener.group(3)
         if (marker[0] == "`" and "`" in info) or "\\" in info or "&" in info:
             return None
@@ -207,10 +215,7 @@ class _Section:
         self.index = index
         return Block("paragraph", (start, index), [inline], tag="p")
 
-    def list_(self, line: str) -> Block | None:
-        opened = _BULLET.fullmatch(line) or _ORDERED.fullmatch(line)
-        if opened is None:
-            return None
+    def list_(self, line: str, opened: re.Match[str]) -> Block | None:
         bullet = opened.re is _BULLET
         items_re = _BULLET if bullet else _ORDERED
         marker = opened.group(1 if bullet else 2)  # `-`, `*`, `+`; `.` or `)` after the number

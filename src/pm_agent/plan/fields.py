@@ -8,6 +8,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 # The label tables live in labels.py; read through this module too (`fields.LIST_FIELDS`).
+from pm_agent.plan import fastpath
 from pm_agent.plan.labels import FILE_KINDS as FILE_KINDS
 from pm_agent.plan.labels import LABELS as LABELS
 from pm_agent.plan.labels import LIST_FIELDS as LIST_FIELDS
@@ -31,6 +32,7 @@ _REF_HEAD = re.compile(
 # A reference inside prose: `needs the schema from Task 2`.
 _REF_INSIDE = re.compile(r"(?:\btasks?|任务)\s*[-_#]?\s*#?(?P<id>\d[A-Za-z0-9._-]*[A-Za-z0-9]|\d)\b", re.IGNORECASE)
 _REF_SEPARATORS = frozenset(",;&")
+_SIMPLE_REF = re.compile(r"Task (\d{1,9})")
 # `and` separates references (`Task 1 and Task 2`, `Tasks 1 and 2`), not prose (`GREEN and committed`).
 _REF_START = re.compile(r"\s*(?:tasks?\b|任务|#|\d)", re.IGNORECASE)
 _NONE = frozenset({"", "none", "nothing", "n/a", "na", "-", "—", "no", "no dependencies", "(none)", "无", "无依赖"})
@@ -87,6 +89,7 @@ def step_title(text: str) -> str | None:
     return (match.group("title") or "").strip()
 
 
+@lru_cache(maxsize=4096)  # each task heading is read twice: by the section split and by the reader
 def task_heading(text: str) -> tuple[str, str] | None:
     """`Task 3a: Title` (also `：`, ` — `, ` - ` or `.`) -> ("3a", "Title"); None otherwise."""
     match = _TASK_HEADING.match(text.strip())
@@ -102,6 +105,7 @@ def normalize_task_id(raw: str | int) -> str:
     return text
 
 
+@lru_cache(maxsize=8192)  # each id is keyed several times: duplicate check, references, the graph
 def canonical_id(task_id: str) -> str:
     """The key used to match references: `task-` dropped, case-folded, leading zeros dropped (`07` ~ `7`)."""
     folded = normalize_task_id(task_id).casefold()
@@ -123,6 +127,10 @@ def read_refs(value: str) -> list[Ref]:
     Prose is kept, not refused: `Task 1 GREEN passing` -> Ref("1", "GREEN passing"). ValueError
     only when no reference can be read at all.
     """
+    if fastpath.ENABLED:
+        simple = _SIMPLE_REF.fullmatch(value.strip())
+        if simple is not None:  # `Task 12`, the commonest value: what the reading below gives it
+            return [Ref(simple.group(1))]
     text = value.translate(_FULL_WIDTH).strip().rstrip(".。").strip()
     if text.lower() in _NONE or _NONE_WORD.match(text):
         return []  # `None (runs beside Task 1 on purpose)`: the prose does not add references
@@ -308,7 +316,9 @@ def add_file_entry(files: ExpectedFiles, text: str, code: tuple[str, ...]) -> bo
     Only the paths the entry starts with count: in ``Modify: `a.yaml` (drop `X` from `y`)`` the
     code spans after the prose are not files.
     """
-    colon = min((i for i in (text.find(":"), text.find("：")) if i >= 0), default=-1)
+    colon, wide = text.find(":"), text.find("：")
+    if wide >= 0 and (colon < 0 or wide < colon):
+        colon = wide
     kind_text, sep, rest = (text[:colon], ":", text[colon + 1 :]) if colon >= 0 else (text, "", "")
     kind = FILE_KINDS.get(kind_text.strip().lower())
     if not sep or kind is None:
@@ -331,7 +341,9 @@ def _leading_paths(rest: str, code: tuple[str, ...]) -> list[str]:
     position = 0
     for span in code:
         at = rest.find(span, position)
-        if at < 0 or not _PATH_GAP.match(rest[position:at]):
+        gap = rest[position:at]
+        # A gap of spaces (the usual one) is a separator; anything else is asked of _PATH_GAP.
+        if at < 0 or not (gap.isspace() or not gap or _PATH_GAP.match(gap)):
             break
         if span.strip() and (looks_like_path(span) or not _SPACE.search(span.strip())):
             found.append(span)

@@ -302,7 +302,10 @@ class _Reader:
 
     def list_item(self, draft: Draft, item: Node, lines: list[Line], unread: list[tuple[int, str]]) -> None:
         first = lines[0]
-        text = " ".join(f"{ln.label} {ln.value}" if ln.label else ln.value for ln in lines).strip()
+        if len(lines) == 1:  # most items: one line, no join
+            text = (f"{first.label} {first.value}" if first.label else first.value).strip()
+        else:
+            text = " ".join(f"{ln.label} {ln.value}" if ln.label else ln.value for ln in lines).strip()
         step = fields.step_title(first.label) if first.label else None
         # A checklist under `Acceptance criteria:` (or another list label) is that list, not steps.
         if step is None and first.checkbox and draft.pending in (None, "steps"):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from markdown_it.token import Token
 
+from pm_agent.plan import fastpath
 from pm_agent.plan.fastmd import read_section, read_until
 from pm_agent.plan.fields import task_heading
 from pm_agent.plan.markdown import Node, parse_tokens, tree_of
@@ -120,20 +121,20 @@ def _is_task_heading(line: str) -> bool:
 
 def read_blocks(text: str, lines: Sequence[str]) -> Blocks:
     """The document's top-level block nodes, maps counted in lines of the whole text."""
-    if "\0" in text or _REFERENCE.search(text):  # markdown-it reads NUL as U+FFFD everywhere
+    if "\0" in text or _has_reference(text):  # markdown-it reads NUL as U+FFFD everywhere
         return Blocks(_parsed(lines, 0, len(lines)), whole=True)
     blocks = Blocks()
     start = 0
     while start < len(lines):
         # The fast reader finds the section's end itself (the next task heading it meets), so the
         # scan for it runs only from a section the fast reader leaves to markdown-it.
-        read = read_until(lines, start, _is_task_heading)
+        read = read_until(lines, start, _is_task_heading) if fastpath.ENABLED else None
         if read is not None:
             nodes: Sequence[Node] | None = read[0]
             end = read[1]
         else:
             end = next(_points(lines, start), len(lines))
-            nodes = read_section(lines, start, end)
+            nodes = read_section(lines, start, end) if fastpath.ENABLED else None
         if nodes is not None:
             blocks.fast += 1
         else:
@@ -147,6 +148,23 @@ def read_blocks(text: str, lines: Sequence[str]) -> Blocks:
         blocks.nodes.extend(nodes)
         start = end
     return blocks
+
+
+def _has_reference(text: str) -> bool:
+    """`_REFERENCE.search(text)`, tried only at the starts of the lines that hold a `[` (a match's `[` is on
+    the line it starts on): the search tries every position of the text, a few ms for a large plan."""
+    if not fastpath.ENABLED:
+        return _REFERENCE.search(text) is not None
+    at = text.find("[")
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        if _REFERENCE.match(text, start) is not None:
+            return True
+        end = text.find("\n", at)
+        if end < 0:
+            return False
+        at = text.find("[", end)
+    return False
 
 
 def _tokens(lines: Sequence[str], start: int, end: int) -> list[Token]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from pm_agent.plan.models import SecurityFlags, Task, Tier
@@ -136,18 +137,36 @@ def candidate_rules(texts: Sequence[str], rules: Sequence[Rule] = TEXT_RULES) ->
     if not joined.isascii():
         return list(rules)
     lowered = joined.lower()
+    found = _ALL_KEYS.intersection(_WORD_STARTS.findall(lowered))
+    if rules is TEXT_RULES or rules is LOW_RULES:  # the module's own: their keyed choice is kept per key set
+        memo = _CONSIDERED.setdefault(id(rules), {})
+        considered = memo.get(frozenset(found))
+        if considered is None:
+            if len(memo) >= _CONSIDERED_MAX:
+                memo.clear()
+            considered = memo[frozenset(found)] = _considered(rules, found)
+    else:
+        considered = _considered(rules, found)
+    return [rule for rule, needles in considered if needles is None or any(n in lowered for n in needles)]
+
+
+def _considered(rules: Sequence[Rule], found: AbstractSet[str]) -> list[tuple[Rule, tuple[str, ...] | None]]:
+    """The rules that words starting with one of the `found` keys may hit (or that have no keys), with their needles."""
     keyed: set[int] = set()
-    for key in _ALL_KEYS.intersection(_WORD_STARTS.findall(lowered)):
+    for key in found:
         keyed.update(_BY_KEY[key])
-    kept: list[Rule] = []
+    kept: list[tuple[Rule, tuple[str, ...] | None]] = []
     for rule in rules:
         pattern = id(rule.pattern)
         if pattern in _NON_ASCII_ONLY or (pattern not in keyed and _KEYS.get(pattern) is not None):
             continue
-        needles = _NEEDLES.get(pattern)
-        if needles is None or any(n in lowered for n in needles):
-            kept.append(rule)
+        kept.append((rule, _NEEDLES.get(pattern)))
     return kept
+
+
+# TEXT_RULES' and LOW_RULES' `_considered` for each set of keys met: few sets recur over a plan's tasks.
+_CONSIDERED: dict[int, dict[frozenset[str], list[tuple[Rule, tuple[str, ...] | None]]]] = {}
+_CONSIDERED_MAX = 4096
 
 
 def critical_signals(task: Task) -> list[Signal]:
@@ -161,10 +180,7 @@ def critical_signals(task: Task) -> list[Signal]:
             if match:
                 found.append(Signal(rule, match.group(0).lower(), where))
     for path in task.expected_files.all_paths():
-        lowered = path.lower() if path.isascii() else None
-        for rule in PATH_RULES:
-            if _path_hit(rule, path, lowered):
-                found.append(Signal(rule, path, f"path {path}"))
+        found.extend(_path_signals(path))
     return found
 
 
@@ -191,6 +207,27 @@ def _words_filter(twin: re.Pattern[str] | None) -> re.Pattern[str] | None:
 _PATH_FILTERS = {key: _words_filter(twin) for key, twin in _TWINS.items()}
 
 
+def _union(rules: Sequence[Rule]) -> re.Pattern[str] | None:
+    """One search for every rule's words filter: an ASCII path it misses hits none of the rules; None
+    when a rule has no filter (then each rule is tried)."""
+    filters = [_PATH_FILTERS.get(id(rule.pattern)) for rule in rules]
+    if not filters or any(f is None for f in filters):
+        return None
+    return re.compile("|".join(f"(?:{f.pattern})" for f in filters if f is not None))
+
+
+# Most paths hit no CRITICAL path rule: one search rules all of them out, not one per rule.
+_PATH_RULES_FILTER = _union(PATH_RULES)
+
+
+def _path_signals(path: str) -> list[Signal]:
+    """The CRITICAL path rules' hits on one expected path, in rule order."""
+    lowered = path.lower() if path.isascii() else None
+    if lowered is not None and _PATH_RULES_FILTER is not None and _PATH_RULES_FILTER.search(lowered) is None:
+        return []
+    return [Signal(rule, path, f"path {path}") for rule in PATH_RULES if _path_hit(rule, path, lowered)]
+
+
 def _path_hit(rule: Rule, path: str, lowered: str | None) -> bool:
     """Whether a path rule hits the path (`lowered`: the path lowercased, when it is ASCII)."""
     twin = _TWINS.get(id(rule.pattern)) if lowered is not None else None
@@ -211,8 +248,13 @@ def low_signal(task: Task) -> Signal | None:
             if match:
                 return Signal(rule, match.group(0).lower(), where)
     paths = task.expected_files.all_paths()
-    kinds = {_low_path_area(path) for path in paths}
-    if paths and None not in kinds:
+    kinds: set[str] = set()
+    for path in paths:
+        kind = _low_path_area(path)
+        if kind is None:
+            return None  # one file neither docs nor config: the rest need not be looked at
+        kinds.add(kind)
+    if paths:
         area = " and ".join(sorted(k for k in kinds if k))
         rule = Rule(Tier.LOW, area, LOW_PATHS[0].pattern)
         return Signal(rule, ", ".join(paths), "every expected file")
@@ -230,7 +272,9 @@ def infer_security_flags(task: Task) -> tuple[SecurityFlags, list[str]]:
 
 
 def _flags(task: Task, signals: list[Signal]) -> tuple[SecurityFlags, list[str]]:
-    flags = task.security_flags.model_copy()
+    # Copied only when a signal sets a flag: most tasks keep their flags as they are (a copy shares
+    # them too, as every model_copy of the task does).
+    flags, copied = task.security_flags, False
     reasons: list[str] = (
         [f"security flag {name}: set in the task contract" for name, value in flags.model_dump().items() if value]
         if flags.any()
@@ -239,6 +283,8 @@ def _flags(task: Task, signals: list[Signal]) -> tuple[SecurityFlags, list[str]]
     for signal in signals:
         name = signal.rule.flag
         if name is not None and not getattr(flags, name):
+            if not copied:
+                flags, copied = flags.model_copy(), True
             setattr(flags, name, True)
             reasons.append(f"security flag {name}: {signal.describe()}")
     return flags, reasons
