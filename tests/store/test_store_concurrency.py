@@ -9,7 +9,10 @@ import threading
 import time
 from pathlib import Path
 
-from pm_agent.store import SqliteStore, open_store
+import pytest
+
+from pm_agent.errors import StoreError
+from pm_agent.store import SqliteStore, database, open_store
 from pm_agent.store.database import write_txn, writer
 
 WORKER = """
@@ -112,3 +115,57 @@ def test_readers_are_not_blocked_by_a_writer(store: SqliteStore, run_id: str, db
         assert time.monotonic() - began < 1.0
         assert "uncommitted" not in kinds
     assert store.events(run_id)[-1].kind == "uncommitted"
+
+
+def _free_elsewhere(lock: threading.RLock) -> bool:
+    """Whether another thread could take `lock` now."""
+    answer: list[bool] = []
+
+    def probe() -> None:
+        got = lock.acquire(blocking=False)
+        if got:
+            lock.release()
+        answer.append(got)
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    thread.join(10)
+    return answer == [True]
+
+
+def test_writers_of_one_process_queue_on_one_lock_per_file(store: SqliteStore, run_id: str, db_path: Path) -> None:
+    """In-process writers wait on a Python lock, woken the moment it is free, rather than in SQLite's busy
+    handler, which sleeps 1-25 ms between tries: both kinds of write transaction hold it throughout."""
+    lock = database._lock_of(db_path)
+    assert database._lock_of(db_path.parent / "." / db_path.name) is lock  # one lock per file, however spelled
+    assert _free_elsewhere(lock)
+    with store._fast.write():
+        assert not _free_elsewhere(lock)
+    with write_txn(writer(store.engine)):
+        assert not _free_elsewhere(lock)
+    assert _free_elsewhere(lock)
+    store.append_event(run_id, "after.both", {})
+    assert store.events(run_id)[-1].kind == "after.both"
+
+
+def test_a_writer_held_off_past_the_busy_timeout_fails_like_sqlite(
+    store: SqliteStore, run_id: str, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 200)
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with database.write_lock(db_path):
+            holding.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        with pytest.raises(StoreError, match="database is locked"):
+            store.append_event(run_id, "never.written", {})
+    finally:
+        release.set()
+        holder.join(10)
+    assert "never.written" not in [e.kind for e in store.events(run_id)]

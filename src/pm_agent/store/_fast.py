@@ -30,7 +30,7 @@ from pydantic import BaseModel
 from sqlalchemy import Boolean, Connection, Table
 
 from pm_agent.errors import NotFoundError, StoreError
-from pm_agent.store.database import _PRAGMAS, BUSY_TIMEOUT_MS
+from pm_agent.store.database import _PRAGMAS, BUSY_TIMEOUT_MS, write_lock
 from pm_agent.store.types import JsonText, UtcDateTime, dump_json
 
 R = TypeVar("R", bound=BaseModel)
@@ -153,23 +153,24 @@ class Connections:
     def write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE), committed at the end, rolled back whole on any error."""
         conn = self.get()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise StoreError(f"store write failed: {exc}") from exc
-        try:
-            yield conn
-        except BaseException as exc:
-            conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
+        with write_lock(self.path):  # see store/database.py: in-process writers queue here, not in SQLite
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
                 raise StoreError(f"store write failed: {exc}") from exc
-            raise
-        try:
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            if conn.in_transaction:
+            try:
+                yield conn
+            except BaseException as exc:
                 conn.execute("ROLLBACK")
-            raise StoreError(f"store write failed: {exc}") from exc
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(f"store write failed: {exc}") from exc
+                raise
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise StoreError(f"store write failed: {exc}") from exc
 
 
 def raw(conn: Connection) -> sqlite3.Connection:
