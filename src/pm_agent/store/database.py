@@ -1,7 +1,7 @@
 """Connections: the SQLite setup every connection gets, write transactions, fault points.
 
-Every connection runs `PRAGMA busy_timeout`, `journal_mode=WAL`, `synchronous=FULL` and
-`foreign_keys=ON` in its connect hook (the only SQLite-specific SQL in the store), and SQLAlchemy
+Every connection runs `_connect.PRAGMAS` (`PRAGMA busy_timeout`, `journal_mode=WAL`, `synchronous=FULL` and
+`foreign_keys=ON`) in its connect hook (the only SQLite-specific SQL in the store), and SQLAlchemy
 emits BEGIN itself (the sqlite3 driver's own transaction handling is switched off). Connections of
 the *writer* engine begin with `BEGIN IMMEDIATE`, so a write transaction takes the write lock up
 front and waits up to the busy timeout for it, instead of failing half-way when a reader tries to
@@ -15,7 +15,7 @@ an interrupted transaction is left.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,19 +24,12 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import SQLAlchemyError
 
 from pm_agent.errors import StoreError
+from pm_agent.store._connect import BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS
+from pm_agent.store._connect import PRAGMAS as _PRAGMAS
+from pm_agent.store._connect import FaultHook as FaultHook
 
-BUSY_TIMEOUT_MS = 10_000
 WRITE_OPTION = "pm_agent_write"
 FAULT_OPTION = "pm_agent_fault"
-
-FaultHook = Callable[[str], None]
-
-_PRAGMAS = (
-    f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",  # first: switching to WAL may wait for a lock
-    "PRAGMA journal_mode = WAL",
-    "PRAGMA synchronous = FULL",
-    "PRAGMA foreign_keys = ON",
-)
 
 
 def _on_connect(dbapi_connection: Any, _record: Any) -> None:
