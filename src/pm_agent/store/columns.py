@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["TABLES", "columns_of"]
+__all__ = ["MIGRATIONS", "TABLES", "columns_of"]
+
+# The migrations (`migrations.migration_names()`) of the schema these columns describe, in order.
+MIGRATIONS: Final = ("001_runs_tasks_events", "002_sessions_signals", "003_gates_escalations_commits", "004_outbox")
 
 TABLES: Final[dict[str, str]] = {
     "tasks": (
