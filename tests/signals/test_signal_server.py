@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -288,36 +286,3 @@ def test_the_framing_answers_requests_skips_notifications_and_names_what_it_cann
     assert refused["isError"] is True
     assert refused["content"][0]["type"] == "text"
     assert "Signal refused" in refused["content"][0]["text"]
-
-
-def test_a_whole_server_life_imports_neither_sqlalchemy_nor_the_plan_parser_nor_the_workflow(
-    world: World, complete: dict[str, Any]
-) -> None:
-    """Each agent session starts this process: start-up CPU competes with the agents and pm-agent itself."""
-    developer = world.session()
-    heavy = ("sqlalchemy", "mcp", "pm_agent.plan.parser", "pm_agent.lifecycle.context", "pm_agent.store.sqlite")
-    code = (
-        "import atexit, runpy, sys\n"
-        f"atexit.register(lambda: print(sorted(m for m in {heavy!r} if m in sys.modules), file=sys.stderr))\n"
-        "runpy.run_module('pm_agent.signals.server', run_name='__main__')\n"
-    )
-    messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "signal_back", "arguments": complete}},
-    ]
-    env = {**os.environ, **config_for(world, developer)["mcpServers"]["pm"]["env"]}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        input="".join(json.dumps(m) + "\n" for m in messages),
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    answers = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [a["id"] for a in answers] == [1, 2, 3]
-    assert answers[2]["result"]["isError"] is False, answers[2]
-    assert [s.kind for s in world.signals(developer)] == ["complete"]
-    assert done.stderr.splitlines()[-1] == "[]"
