@@ -16,7 +16,7 @@ from pm_agent.store import SqliteStore, open_store
 from pm_agent.store.columns import MIGRATIONS
 from pm_agent.store.migrations import migration_names
 from pm_agent.store.outbox import Outbox, StoredEvent, register_hook, unregister_hook
-from pm_agent.store.signal_store import SignalStore, open_signal_store
+from pm_agent.store.signal_store import PlainSignalStore, open_signal_store
 from pm_agent.testing.clock import TickClock
 
 NOON = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
@@ -46,7 +46,7 @@ def test_a_signal_writes_the_same_rows_and_events_as_the_full_store(
 ) -> None:
     dumps = []
     for name, opener in (("full", lambda db: open_store(db, clock=lambda: NOON)),
-                         ("light", lambda db: SignalStore(db, clock=lambda: NOON))):  # fmt: skip
+                         ("light", lambda db: PlainSignalStore(db, clock=lambda: NOON))):  # fmt: skip
         db = tmp_path / name / "state.db"
         session_id, token = _world(db, make_plan)
         with opener(db) as store:
@@ -102,7 +102,7 @@ def test_the_outbox_hook_sees_a_signal_in_its_transaction(tmp_path: Path, make_p
 
     register_hook(db, hook)
     try:
-        with SignalStore(db) as store:
+        with PlainSignalStore(db) as store:
             record = _record(store, session_id, 1)
     finally:
         unregister_hook(db)
@@ -130,6 +130,6 @@ def test_a_store_not_at_this_schema_is_left_to_open_store(tmp_path: Path, make_p
     con.commit()
     con.close()
     ready = open_signal_store(db)
-    assert isinstance(ready, SignalStore)
+    assert isinstance(ready, PlainSignalStore)
     ready.close()
     assert isinstance(open_store(db), SqliteStore)

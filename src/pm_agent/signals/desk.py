@@ -51,7 +51,7 @@ LIVE_STATUSES: Final[frozenset[SessionStatus]] = frozenset({SessionStatus.STARTI
 STOP: Final = "Stop now: end your turn without further tool calls."
 
 class SignalStore(Protocol):
-    """What the server needs from the store (`store.signal_store.SignalStore` and `SqliteStore` provide it)."""
+    """What the server needs from the store (`store.signal_store.PlainSignalStore` and `SqliteStore` provide it)."""
 
     def session_by_token(self, token: str) -> SessionRecord | None: ...
 

@@ -3,7 +3,7 @@
 Every agent session starts one signal server process; opening the store through `open_store` cost it the
 import of SQLAlchemy and the migration check's engine, most of its CPU, on a machine where that CPU
 competes with the agents and the orchestrator. `open_signal_store` opens the file with the pragmas every
-connection gets (`_connect.PRAGMAS`) and hands back a `SignalStore`; when the database is not exactly at
+connection gets (`_connect.PRAGMAS`) and hands back a `PlainSignalStore`; when the database is not exactly at
 this pm-agent's schema (or not in WAL mode, or unreadable) it returns None, and the caller opens the store
 the full way, which migrates it or raises the error it always raised. The reads and the write are the same
 functions `SqliteStore` calls (`_fast_queries`, `_fast_signals`), in the same transactions.
@@ -24,15 +24,15 @@ from pm_agent.store._fast import Connections
 from pm_agent.store.columns import MIGRATIONS
 from pm_agent.store.records import SessionRecord, SignalRecord, TaskRecord
 
-__all__ = ["SignalStore", "open_signal_store"]
+__all__ = ["PlainSignalStore", "open_signal_store"]
 
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class SignalStore:
-    """Sessions by token, their signals, a task, and recording a signal (the signal desk's `SignalStore`)."""
+class PlainSignalStore:
+    """The signal desk's `SignalStore` on plain sqlite3: sessions by token, their signals, a task, a new signal."""
 
     def __init__(self, path: Path, *, clock: Callable[[], datetime] | None = None) -> None:
         self._fast = Connections(path)
@@ -105,11 +105,11 @@ def _ready(conn: sqlite3.Connection) -> bool:
     return applied == MIGRATIONS
 
 
-def open_signal_store(path: Path) -> SignalStore | None:
-    """A `SignalStore` on the existing store file `path`, or None when it needs the full `open_store`."""
+def open_signal_store(path: Path) -> PlainSignalStore | None:
+    """A `PlainSignalStore` on the existing store file `path`, or None when it needs the full `open_store`."""
     if not path.is_file():  # sqlite3 would create it
         return None
-    store = SignalStore(path)
+    store = PlainSignalStore(path)
     try:
         with store._fast.read() as conn:
             ready = _ready(conn)
