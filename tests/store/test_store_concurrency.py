@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pm_agent.errors import StoreError
-from pm_agent.store import SqliteStore, database, open_store
+from pm_agent.store import SqliteStore, _connect, database, open_store
 from pm_agent.store.database import write_txn, writer
 
 WORKER = """
@@ -151,7 +151,7 @@ def test_writers_of_one_process_queue_on_one_lock_per_file(store: SqliteStore, r
 def test_a_writer_held_off_past_the_busy_timeout_fails_like_sqlite(
     store: SqliteStore, run_id: str, db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setattr(_connect, "BUSY_TIMEOUT_MS", 200)  # write_lock lives in _connect (no SQLAlchemy)
     holding, release = threading.Event(), threading.Event()
 
     def hold() -> None:

@@ -1,29 +1,41 @@
-"""Plan and design docs in, tasks out: parsing, dependencies, tiers, triage and the shared context."""
+"""Plan and design docs in, tasks out: parsing, dependencies, tiers, triage and the shared context.
+
+The exports load on first use (`pm_agent._lazy`), so importing `pm_agent.plan.models` does not import the parser.
+"""
 
 from __future__ import annotations
 
-from pm_agent.plan.context import build_shared_context
-from pm_agent.plan.deps import check_cycles, execution_queue, resolve, resolve_dependencies
-from pm_agent.plan.design import DesignDoc, parse_design_text
-from pm_agent.plan.fields import Ref, canonical_id, normalize_task_id, parse_refs, plan_id_from_path, read_refs
-from pm_agent.plan.loader import load_plan, read_text
-from pm_agent.plan.models import (
-    Dependency,
-    EnvironmentContract,
-    ExpectedFiles,
-    IOContract,
-    Plan,
-    PlanHeader,
-    Presence,
-    SecurityFlags,
-    SharedContext,
-    Task,
-    TaskStatus,
-    Tier,
-)
-from pm_agent.plan.parser import parse_plan_text
-from pm_agent.plan.tiers import classify_tier, infer_security_flags
-from pm_agent.plan.triage import RepoView, assign_tests, triage, triage_task
+from typing import TYPE_CHECKING
+
+from pm_agent._lazy import lazy_exports
+
+# `triage` is both a submodule and a function: bound here, the package attribute is the function, as it was
+# when every export was imported eagerly (a lazy export would lose to the submodule once that is imported).
+from pm_agent.plan.triage import triage
+
+if TYPE_CHECKING:
+    from pm_agent.plan.context import build_shared_context
+    from pm_agent.plan.deps import check_cycles, execution_queue, resolve, resolve_dependencies
+    from pm_agent.plan.design import DesignDoc, parse_design_text
+    from pm_agent.plan.fields import Ref, canonical_id, normalize_task_id, parse_refs, plan_id_from_path, read_refs
+    from pm_agent.plan.loader import load_plan, read_text
+    from pm_agent.plan.models import (
+        Dependency,
+        EnvironmentContract,
+        ExpectedFiles,
+        IOContract,
+        Plan,
+        PlanHeader,
+        Presence,
+        SecurityFlags,
+        SharedContext,
+        Task,
+        TaskStatus,
+        Tier,
+    )
+    from pm_agent.plan.parser import parse_plan_text
+    from pm_agent.plan.tiers import classify_tier, infer_security_flags
+    from pm_agent.plan.triage import RepoView, assign_tests, triage_task
 
 __all__ = [
     "Dependency",
@@ -61,3 +73,21 @@ __all__ = [
     "triage",
     "triage_task",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "pm_agent.plan.context": "build_shared_context",
+        "pm_agent.plan.deps": "check_cycles execution_queue resolve resolve_dependencies",
+        "pm_agent.plan.design": "DesignDoc parse_design_text",
+        "pm_agent.plan.fields": "Ref canonical_id normalize_task_id parse_refs plan_id_from_path read_refs",
+        "pm_agent.plan.loader": "load_plan read_text",
+        "pm_agent.plan.models": (
+            "Dependency EnvironmentContract ExpectedFiles IOContract Plan PlanHeader Presence "
+            "SecurityFlags SharedContext Task TaskStatus Tier"
+        ),
+        "pm_agent.plan.parser": "parse_plan_text",
+        "pm_agent.plan.tiers": "classify_tier infer_security_flags",
+        "pm_agent.plan.triage": "RepoView assign_tests triage_task",
+    },
+)

@@ -28,8 +28,8 @@ from pm_agent.signals.models import (
 )
 from pm_agent.signals.reading import SignalReading, read_signal, signal_kind
 from pm_agent.signals.tokens import DB_ENV, RUN_ENV, TASK_ENV, TOKEN_ENV
-from pm_agent.store import open_store
 from pm_agent.store.records import SessionRecord, SessionStatus, SignalRecord, TaskRecord
+from pm_agent.store.signal_store import open_signal_store
 
 __all__ = [
     "LIVE_STATUSES",
@@ -51,7 +51,7 @@ LIVE_STATUSES: Final[frozenset[SessionStatus]] = frozenset({SessionStatus.STARTI
 STOP: Final = "Stop now: end your turn without further tool calls."
 
 class SignalStore(Protocol):
-    """What the server needs from the store (pm_agent.store's SqliteStore provides it)."""
+    """What the server needs from the store (`store.signal_store.PlainSignalStore` and `SqliteStore` provide it)."""
 
     def session_by_token(self, token: str) -> SessionRecord | None: ...
 
@@ -342,8 +342,12 @@ def desk_from_env(environ: dict[str, str] | None = None) -> SignalDesk:
     path = Path(db)
     if not path.is_file():
         return SignalDesk(None, token, setup_problem=f"the store {path} does not exist")
-    try:
-        store = open_store(path)
-    except Exception as exc:  # reported on every call, so the agent can say why it cannot signal
-        return SignalDesk(None, token, setup_problem=f"the store {path} cannot be opened: {exc}")
+    store: SignalStore | None = open_signal_store(path)  # plain sqlite3: no SQLAlchemy in this process
+    if store is None:  # not at this pm-agent's schema, or unreadable: the full way migrates it or says why
+        try:
+            from pm_agent.store.sqlite import open_store
+
+            store = open_store(path)
+        except Exception as exc:  # reported on every call, so the agent can say why it cannot signal
+            return SignalDesk(None, token, setup_problem=f"the store {path} cannot be opened: {exc}")
     return SignalDesk(store, token, audit=audit)

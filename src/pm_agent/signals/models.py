@@ -61,6 +61,7 @@ class _Wire(BaseModel):
         validate_by_alias=True,
         validate_by_name=False,
         serialize_by_alias=True,
+        defer_build=True,  # built on first use: a signal server validates one kind and builds only its models
     )
 
 

@@ -10,7 +10,9 @@ can correct itself.
 The transport is MCP's stdio framing (one JSON-RPC 2.0 message per line) written out here rather than
 taken from the `mcp` package: a tools-only server needs `initialize`, `ping`, `tools/list` and
 `tools/call`, and importing `mcp` cost every agent session about a second of CPU before its first
-turn. The tests talk to it with the official MCP client.
+turn. The tests talk to it with the official MCP client. For the same reason the tool's schema is
+assembled from each signal kind's fields written out in `_tool_fields` (checked against the pydantic
+models by a test), so the server builds only the models of the signal it validates.
 
 Run it as `python -m pm_agent.signals.server`.
 """
@@ -21,7 +23,9 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from copy import deepcopy
+from functools import cache
 from typing import IO, Any
 
 from pm_agent import __version__
@@ -32,7 +36,16 @@ from pm_agent.signals.models import SIGNAL_KINDS, SIGNAL_MODELS, WIRE_FIELD_ORDE
 from pm_agent.signals.tokens import SERVER_NAME, TOOL
 from pm_agent.store.records import SessionRecord
 
-__all__ = ["SignalServer", "input_schema", "main", "tool_description", "tool_result"]
+__all__ = [
+    "SignalServer",
+    "input_schema",
+    "kind_fields",
+    "main",
+    "model_kind_fields",
+    "tool_description",
+    "tool_fields_source",
+    "tool_result",
+]
 
 log = logging.getLogger(__name__)
 
@@ -59,23 +72,73 @@ def _inline(schema: Any, defs: dict[str, Any]) -> Any:
     return out
 
 
-def input_schema(kinds: list[str] | None = None) -> dict[str, Any]:
+KindFields = list[tuple[str, dict[str, Any], bool]]
+
+
+def model_kind_fields(kind: str) -> KindFields:
+    """One signal kind's wire fields as the tool schema shows them, from its pydantic model:
+    (name, inlined JSON schema, required) in the model's order."""
+    schema = SIGNAL_MODELS[kind].model_json_schema(by_alias=True)
+    defs = schema.get("$defs", {})
+    required = set(schema.get("required", []))
+    return [(name, _inline(prop, defs), name in required) for name, prop in schema["properties"].items()]
+
+
+def tool_fields_source() -> str:
+    """The text of `pm_agent/signals/_tool_fields.py`: every kind's `model_kind_fields`, written out."""
+    from importlib.metadata import version
+
+    lines = [
+        '"""Each signal kind\'s fields as the signal_back tool schema shows them, written out by',
+        "`server.tool_fields_source()` from the pydantic models (a test compares): generating them cost every",
+        'signal server the build of every signal model before its first answer."""',
+        "# ruff: noqa: E501",
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import Any",
+        "",
+        f"PYDANTIC = {version('pydantic')!r}",
+        "FIELDS: dict[str, list[tuple[str, dict[str, Any], bool]]] = {",
+        *(f"    {kind!r}: {model_kind_fields(kind)!r}," for kind in SIGNAL_KINDS),
+        "}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+@cache
+def _written_fields() -> dict[str, KindFields] | None:
+    """The written-out fields, when they were made with the installed pydantic (its schemas may differ)."""
+    from importlib.metadata import version
+
+    from pm_agent.signals import _tool_fields as written
+
+    return written.FIELDS if version("pydantic") == written.PYDANTIC else None
+
+
+def kind_fields(kind: str) -> KindFields:
+    """`model_kind_fields(kind)`, read from `_tool_fields` when it can be (see `_written_fields`)."""
+    written = _written_fields()
+    return deepcopy(written[kind]) if written is not None else model_kind_fields(kind)
+
+
+def input_schema(
+    kinds: list[str] | None = None, fields: Callable[[str], KindFields] = kind_fields
+) -> dict[str, Any]:
     """The flat JSON schema the model sees: `signal` (an enum) plus every field any signal takes.
 
     Validation proper happens in `parse_signal`; this schema only shows the model what exists and
-    which signal each field belongs to.
+    which signal each field belongs to. `fields` gives each kind's fields (`model_kind_fields` builds
+    them from the models; the default reads them written out).
     """
     kinds = kinds or list(SIGNAL_KINDS)
     properties: dict[str, Any] = {}
     used_by: dict[str, list[str]] = {}
     for kind in kinds:
-        model = SIGNAL_MODELS[kind]
-        schema = model.model_json_schema(by_alias=True)
-        defs = schema.get("$defs", {})
-        required = set(schema.get("required", []))
-        for name, prop in schema["properties"].items():
-            used_by.setdefault(name, []).append(kind + (" (required)" if name in required else ""))
-            properties.setdefault(name, _inline(prop, defs))
+        for name, prop, required in fields(kind):
+            used_by.setdefault(name, []).append(kind + (" (required)" if required else ""))
+            properties.setdefault(name, prop)
     properties["signal"] = {
         "type": "string",
         "enum": kinds,

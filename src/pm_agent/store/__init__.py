@@ -12,40 +12,46 @@ Guarantees:
 - unknown run, task, session, signal, risk or escalation ids raise NotFoundError naming the id;
   refused changes raise StoreError; records come back as frozen pydantic models.
 - several processes (pm-agent, one MCP signal server per agent session) may use one file at once.
+
+The exports load on first use (`pm_agent._lazy`): importing `pm_agent.store.records` or the plain-sqlite3
+modules does not import SQLAlchemy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pm_agent.plan.models import Plan, Task, TaskStatus
-from pm_agent.store.database import FaultHook
-from pm_agent.store.planedit import Cancel
-from pm_agent.store.records import (
-    INITIAL_STATE,
-    CommitRecord,
-    EscalationRecord,
-    EscalationStatus,
-    EventRecord,
-    GateResultRecord,
-    HistoryEntry,
-    ReportRecord,
-    RiskRecord,
-    RiskStatus,
-    RunRecord,
-    RunStatus,
-    SessionEventRecord,
-    SessionRecord,
-    SessionStatus,
-    Severity,
-    SignalRecord,
-    TaskRecord,
-    TaskRow,
-    TransitionRecord,
-)
-from pm_agent.store.sqlite import SqliteStore, default_store_path, open_store
+from pm_agent._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from pm_agent.plan.models import Plan, Task, TaskStatus
+    from pm_agent.store.database import FaultHook
+    from pm_agent.store.planedit import Cancel
+    from pm_agent.store.records import (
+        INITIAL_STATE,
+        CommitRecord,
+        EscalationRecord,
+        EscalationStatus,
+        EventRecord,
+        GateResultRecord,
+        HistoryEntry,
+        ReportRecord,
+        RiskRecord,
+        RiskStatus,
+        RunRecord,
+        RunStatus,
+        SessionEventRecord,
+        SessionRecord,
+        SessionStatus,
+        Severity,
+        SignalRecord,
+        TaskRecord,
+        TaskRow,
+        TransitionRecord,
+    )
+    from pm_agent.store.sqlite import SqliteStore, default_store_path, open_store
 
 __all__ = [
     "INITIAL_STATE",
@@ -157,9 +163,7 @@ class Store(Protocol):
         """A task's transitions by seq."""
 
     # -- events and history
-    def append_event(
-        self, run_id: str, kind: str, payload: Mapping[str, Any], *, task_id: str | None = None
-    ) -> int:
+    def append_event(self, run_id: str, kind: str, payload: Mapping[str, Any], *, task_id: str | None = None) -> int:
         """Append a free-form event (e.g. "dispatch.prompt"); returns its id."""
 
     def events(
@@ -317,9 +321,7 @@ class Store(Protocol):
         """Risks of a run in the order added."""
 
     # -- commits and reports
-    def record_commit(
-        self, run_id: str, task_id: str, *, sha: str, branch: str, message: str
-    ) -> CommitRecord:
+    def record_commit(self, run_id: str, task_id: str, *, sha: str, branch: str, message: str) -> CommitRecord:
         """Record a task's commit and set task.commit_sha and run.current_sha, in one transaction.
         Idempotent on (run, task) for the same sha; another sha is a StoreError."""
 
@@ -335,3 +337,18 @@ class Store(Protocol):
 
 def _conforms(store: SqliteStore) -> Store:
     return store  # mypy checks here that SqliteStore implements Store
+
+
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "pm_agent.store.database": "FaultHook",
+        "pm_agent.store.planedit": "Cancel",
+        "pm_agent.store.records": (
+            "INITIAL_STATE CommitRecord EscalationRecord EscalationStatus EventRecord GateResultRecord "
+            "HistoryEntry ReportRecord RiskRecord RiskStatus RunRecord RunStatus SessionEventRecord "
+            "SessionRecord SessionStatus Severity SignalRecord TaskRecord TaskRow TransitionRecord"
+        ),
+        "pm_agent.store.sqlite": "SqliteStore default_store_path open_store",
+    },
+)

@@ -11,8 +11,9 @@ written by one function whichever path asks.
 
 The columns are read and written exactly as `types.JsonText` and `types.UtcDateTime` (and SQLAlchemy's
 SQLite dialect) do, so a row written here reads back the same through SQLAlchemy and the other way round;
-`schema.py` stays the one description of the tables. Connections get the pragmas of `database._PRAGMAS`;
-writes take `BEGIN IMMEDIATE`.
+`schema.py` stays the one description of the tables; the columns come from its plain-text copy in `columns.py`,
+so this module and its callers do not import SQLAlchemy (the signal server, one process per agent session,
+uses them). Connections get the pragmas of `_connect.PRAGMAS`; writes take `BEGIN IMMEDIATE`.
 """
 
 from __future__ import annotations
@@ -24,14 +25,17 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy import Boolean, Connection, Table
 
 from pm_agent.errors import NotFoundError, StoreError
-from pm_agent.store.database import _PRAGMAS, BUSY_TIMEOUT_MS, write_lock
-from pm_agent.store.types import JsonText, UtcDateTime, dump_json
+from pm_agent.store._connect import BUSY_TIMEOUT_MS, PRAGMAS, write_lock
+from pm_agent.store._json import dump_json
+from pm_agent.store.columns import columns_of
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 R = TypeVar("R", bound=BaseModel)
 Decoder = Callable[[Any], Any]
@@ -74,22 +78,23 @@ def _int_or_none(value: Any) -> int | None:
 class Columns:
     """One table's columns: the SELECT list and how each value is read back."""
 
-    def __init__(self, table: Table) -> None:
-        self.table = table.name
-        self.names = [c.name for c in table.columns]
-        self.select = f"SELECT {', '.join(self.names)} FROM {table.name}"
+    def __init__(self, table: str) -> None:
+        self.table = table
+        columns = columns_of(table)
+        self.names = [name for name, _ in columns]
+        self.select = f"SELECT {', '.join(self.names)} FROM {table}"
         decoders: list[tuple[int, Decoder]] = []
         self.encoders: dict[str, Decoder] = {}
-        for i, column in enumerate(table.columns):
-            if isinstance(column.type, JsonText):
+        for i, (name, kind) in enumerate(columns):
+            if kind == "json":
                 decoders.append((i, _json))
-                self.encoders[column.name] = db_json
-            elif isinstance(column.type, UtcDateTime):
+                self.encoders[name] = db_json
+            elif kind == "time":
                 decoders.append((i, _datetime))
-                self.encoders[column.name] = _db_time_or_none
-            elif isinstance(column.type, Boolean):
+                self.encoders[name] = _db_time_or_none
+            elif kind == "bool":
                 decoders.append((i, _bool))
-                self.encoders[column.name] = _int_or_none
+                self.encoders[name] = _int_or_none
         self.decoders = decoders
 
     def encode(self, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -121,7 +126,7 @@ class Connections:
             conn = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
             )
-            for pragma in _PRAGMAS:
+            for pragma in PRAGMAS:
                 conn.execute(pragma)
             self._local.conn = conn
             with self._lock:

@@ -15,15 +15,14 @@ from pm_agent.lifecycle.states import IssueState
 from pm_agent.plan.models import TaskStatus
 from pm_agent.redaction import redact
 from pm_agent.store._fast import Columns, db_time, insert, require_run, require_task
+from pm_agent.store._json import dump_json
 from pm_agent.store.records import EventRecord, GateResultRecord, SessionRecord, SignalRecord, TaskRecord, TaskRow
-from pm_agent.store.schema import events, gate_results, sessions, signals, tasks
-from pm_agent.store.types import dump_json
 
-TASKS = Columns(tasks)
-SESSIONS = Columns(sessions)
-SIGNALS = Columns(signals)
-EVENTS = Columns(events)
-GATES = Columns(gate_results)
+TASKS = Columns("tasks")
+SESSIONS = Columns("sessions")
+SIGNALS = Columns("signals")
+EVENTS = Columns("events")
+GATES = Columns("gate_results")
 
 
 def get_task(conn: sqlite3.Connection, run_id: str, task_id: str) -> TaskRecord:

@@ -16,11 +16,11 @@ from typing import Any
 from pm_agent.errors import StoreError
 from pm_agent.plan.models import TaskStatus
 from pm_agent.redaction import redact
+from pm_agent.store._connect import FaultHook
 from pm_agent.store._fast import Columns, db_json, db_time, insert, require_run, require_task
 from pm_agent.store._fast_queries import GATES, SESSIONS, SIGNALS, TASKS, get_session, get_signal, get_task
+from pm_agent.store._outbox_hooks import rows_after_event_sqlite
 from pm_agent.store._sql import BULKY, SESSION_FIELDS, TASK_FIELDS, db_value, json_payload, merge
-from pm_agent.store.database import FaultHook
-from pm_agent.store.outbox import rows_after_event_sqlite
 from pm_agent.store.records import GateResultRecord, SessionRecord, SessionStatus, SignalRecord, TaskRecord
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from enum import Enum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from sqlalchemy import Connection, CursorResult, Select
 
 from pm_agent.errors import NotFoundError, StoreError
+
+if TYPE_CHECKING:  # the plain-sqlite3 writers use `merge` and friends without importing SQLAlchemy
+    from sqlalchemy import Connection, CursorResult, Select
 
 R = TypeVar("R", bound=BaseModel)
 

@@ -7,10 +7,11 @@ from datetime import datetime
 from typing import Any
 
 from pm_agent.store import _fast_queries as fq
+from pm_agent.store import _fast_signals as fs
 from pm_agent.store import _fast_writes as fw
 from pm_agent.store import sessions as ss
 from pm_agent.store._sqlite_base import SqliteStoreBase
-from pm_agent.store.database import read_txn, write_txn
+from pm_agent.store.database import read_txn
 from pm_agent.store.records import SessionEventRecord, SessionRecord, SignalRecord
 
 
@@ -44,8 +45,8 @@ class SessionsMixin(SqliteStoreBase):
             )
 
     def session_by_token(self, token: str) -> SessionRecord | None:
-        with read_txn(self.engine) as conn:
-            return ss.session_by_token(conn, token)
+        with self._fast.read() as fast:
+            return fs.session_by_token(fast, token)
 
     def get_session(self, session_id: int) -> SessionRecord:
         with self._fast.read() as fast:
@@ -90,9 +91,9 @@ class SessionsMixin(SqliteStoreBase):
         accepted: bool,
         reason: str = "",
     ) -> SignalRecord:
-        with write_txn(self._writer) as conn:
-            record, _ = ss.record_signal_txn(
-                conn,
+        with self._fast.write() as fast:
+            record, _ = fs.record_signal(
+                fast,
                 run_id=run_id,
                 task_id=task_id,
                 session_id=session_id,
@@ -103,6 +104,7 @@ class SessionsMixin(SqliteStoreBase):
                 accepted=accepted,
                 reason=reason,
                 now=self.now(),
+                fault=self._fault,
             )
             return record
 

@@ -1,7 +1,7 @@
 """Connections: the SQLite setup every connection gets, write transactions, fault points.
 
-Every connection runs `PRAGMA busy_timeout`, `journal_mode=WAL`, `synchronous=FULL` and
-`foreign_keys=ON` in its connect hook (the only SQLite-specific SQL in the store), and SQLAlchemy
+Every connection runs `_connect.PRAGMAS` (`PRAGMA busy_timeout`, `journal_mode=WAL`, `synchronous=FULL` and
+`foreign_keys=ON`) in its connect hook (the only SQLite-specific SQL in the store), and SQLAlchemy
 emits BEGIN itself (the sqlite3 driver's own transaction handling is switched off). Connections of
 the *writer* engine begin with `BEGIN IMMEDIATE`, so a write transaction takes the write lock up
 front and waits up to the busy timeout for it, instead of failing half-way when a reader tries to
@@ -21,8 +21,7 @@ an interrupted transaction is left.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,46 +30,14 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import SQLAlchemyError
 
 from pm_agent.errors import StoreError
+from pm_agent.store._connect import BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS
+from pm_agent.store._connect import PRAGMAS as _PRAGMAS
+from pm_agent.store._connect import FaultHook as FaultHook
+from pm_agent.store._connect import _lock_of as _lock_of  # the tests look a file's lock up here
+from pm_agent.store._connect import write_lock as write_lock
 
-BUSY_TIMEOUT_MS = 10_000
 WRITE_OPTION = "pm_agent_write"
 FAULT_OPTION = "pm_agent_fault"
-
-FaultHook = Callable[[str], None]
-
-_write_locks: dict[str, threading.RLock] = {}
-_write_locks_guard = threading.Lock()
-
-
-def _lock_of(database: str | Path) -> threading.RLock:
-    key = str(database)
-    lock = _write_locks.get(key)
-    if lock is None:
-        with _write_locks_guard:
-            lock = _write_locks.setdefault(str(Path(key).resolve()), threading.RLock())
-            _write_locks[key] = lock
-    return lock
-
-
-@contextmanager
-def write_lock(database: str | Path) -> Iterator[None]:
-    """Hold this process's write lock on `database` (one per file). Waits as long as SQLite would, then fails
-    as SQLite would. Re-entrant, so that a nested write in one thread meets SQLite's answer, as before."""
-    lock = _lock_of(database)
-    if not lock.acquire(timeout=BUSY_TIMEOUT_MS / 1000):
-        raise StoreError(f"store write failed: database is locked (another writer held it {BUSY_TIMEOUT_MS} ms)")
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-_PRAGMAS = (
-    f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",  # first: switching to WAL may wait for a lock
-    "PRAGMA journal_mode = WAL",
-    "PRAGMA synchronous = FULL",
-    "PRAGMA foreign_keys = ON",
-)
 
 
 def _on_connect(dbapi_connection: Any, _record: Any) -> None:

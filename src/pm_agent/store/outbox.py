@@ -1,5 +1,6 @@
 """The outbox: actions for an outside system, written in the transaction of the change that causes them.
-A hook registered for a database file (`register_hook`) turns each event into outbox rows; the one event writer
+A hook registered for a database file (`register_hook`, kept in `_outbox_hooks` with the rest of the hook side,
+which must not import SQLAlchemy) turns each event into outbox rows; the one event writer
 (`_fast_writes._event`, which `events.append_event_txn` calls too) calls `rows_after_event_sqlite` right after its
 insert, so the rows commit or roll back with the state change. A row's `key` is unique: writing it again is a
 no-op, which makes the hook safe to run on a replayed change. A sender reads the unsent rows in order (`Outbox`),
@@ -13,42 +14,21 @@ restarts (issue numbers, the poll's `since` and ETag).
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import Connection, Engine, func, select
 
-from pm_agent.store._fast import db_json, db_time
+from pm_agent.store._outbox_hooks import EventHook as EventHook
+from pm_agent.store._outbox_hooks import RowLike as RowLike
+from pm_agent.store._outbox_hooks import StoredEvent as StoredEvent
+from pm_agent.store._outbox_hooks import register_hook as register_hook
+from pm_agent.store._outbox_hooks import rows_after_event_sqlite as rows_after_event_sqlite
+from pm_agent.store._outbox_hooks import unregister_hook as unregister_hook
 from pm_agent.store.database import read_txn, write_txn, writer
 from pm_agent.store.schema import bridge_state, outbox
-
-
-@dataclass(frozen=True)
-class StoredEvent:
-    """An event as it was just written (payload redacted), handed to the hook."""
-
-    id: int
-    run_id: str
-    task_id: str | None
-    kind: str
-    payload: Mapping[str, Any]
-
-
-class RowLike(Protocol):
-    """One action to perform later; `key` makes writing it twice a no-op."""
-
-    @property
-    def key(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def payload(self) -> Mapping[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -64,47 +44,6 @@ class OutboxRecord:
     sent_at: datetime | None
     attempts: int
     last_error: str | None
-
-
-EventHook = Callable[[StoredEvent], Sequence[RowLike]]
-
-_hooks: dict[str, EventHook] = {}
-_hooks_lock = threading.Lock()
-
-
-def _key(path: Path | str) -> str:
-    return os.path.realpath(path)
-
-
-def register_hook(db_path: Path | str, hook: EventHook) -> None:
-    """From now on, every event written to the database at `db_path` (by this process) also writes `hook`'s rows."""
-    with _hooks_lock:
-        _hooks[_key(db_path)] = hook
-
-
-def unregister_hook(db_path: Path | str) -> None:
-    """Stop writing outbox rows for the database at `db_path` (a no-op if none was registered)."""
-    with _hooks_lock:
-        _hooks.pop(_key(db_path), None)
-
-
-def rows_after_event_sqlite(
-    conn: sqlite3.Connection, event_id: int, run_id: str, task_id: str | None, kind: str, payload: Any, now: datetime
-) -> None:
-    """Inside the plain-sqlite3 writer's transaction: the hook's rows for the event just inserted."""
-    if not _hooks:
-        return
-    # The path of a sqlite3 connection is only known to SQLite itself; asked only when some hook exists.
-    path = conn.execute("PRAGMA database_list").fetchone()[2]
-    hook = _hooks.get(_key(path)) if path else None
-    if hook is None:
-        return
-    for row in hook(StoredEvent(event_id, run_id, task_id, kind, payload)):
-        conn.execute(
-            "INSERT OR IGNORE INTO outbox (run_id, key, kind, payload, created_at, sent_at, attempts, last_error)"
-            " VALUES (?, ?, ?, ?, ?, NULL, 0, NULL)",
-            (run_id, row.key, row.kind, db_json(dict(row.payload)), db_time(now)),
-        )
 
 
 def _insert(conn: Connection, run_id: str, row: RowLike, now: datetime) -> None:

@@ -66,7 +66,8 @@ class Severity(StrEnum):
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Built on first use: a process that reads three kinds of record (the signal server) builds three.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class RunRecord(_Record):

@@ -7,7 +7,8 @@ Session events and signals are idempotent on (session_id, seq): a line or a sign
 (a retried MCP call, a replay after a crash) is stored once, and the second call writes nothing.
 
 Sessions are created, updated and read by the plain-sqlite3 functions of `_fast_queries` and
-`_fast_writes`; the signals (written by the signal server's process) and the cold reads are here.
+`_fast_writes`, signals recorded (and sessions found by token) by those of `_fast_signals`, which the
+signal server's process calls directly; the cold reads are here, in SQLAlchemy Core.
 """
 
 from __future__ import annotations
@@ -18,16 +19,14 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from pm_agent.errors import StoreError
-from pm_agent.redaction import redact
 from pm_agent.store import _fast_queries as fq
+from pm_agent.store import _fast_signals as fs
 from pm_agent.store._fast import raw
-from pm_agent.store._sql import fetch_all, fetch_one, inserted_id
-from pm_agent.store.database import fault_point
-from pm_agent.store.events import append_event_txn
+from pm_agent.store._sql import fetch_all
+from pm_agent.store.database import fault_hook
 from pm_agent.store.records import SessionEventRecord, SessionRecord, SignalRecord
 from pm_agent.store.runs import require_run
-from pm_agent.store.schema import session_events, sessions, signals
+from pm_agent.store.schema import session_events, signals
 
 
 def get_session(conn: Connection, session_id: int) -> SessionRecord:
@@ -37,7 +36,7 @@ def get_session(conn: Connection, session_id: int) -> SessionRecord:
 
 def session_by_token(conn: Connection, token: str) -> SessionRecord | None:
     """The session holding this token, or None (a refused signal, not an error)."""
-    return fetch_one(conn, select(sessions).where(sessions.c.token == token), SessionRecord)
+    return fs.session_by_token(raw(conn), token)
 
 
 def session_events_of(conn: Connection, session_id: int, after_seq: int = 0) -> list[SessionEventRecord]:
@@ -48,11 +47,6 @@ def session_events_of(conn: Connection, session_id: int, after_seq: int = 0) -> 
         .order_by(session_events.c.seq)
     )
     return fetch_all(conn, stmt, SessionEventRecord)
-
-
-def _existing_signal(conn: Connection, session_id: int, seq: int) -> SignalRecord | None:
-    stmt = select(signals).where(signals.c.session_id == session_id, signals.c.seq == seq)
-    return fetch_one(conn, stmt, SignalRecord)
 
 
 def get_signal(conn: Connection, signal_id: int) -> SignalRecord:
@@ -79,42 +73,20 @@ def record_signal_txn(
     The same (session_id, seq) again returns the stored record and writes nothing. Refused signals
     with no valid session (session_id None) are always stored: they are an audit trail.
     """
-    if session_id is not None:
-        existing = _existing_signal(conn, session_id, seq)
-        if existing is not None:
-            return existing, False
-        session = get_session(conn, session_id)
-        if (session.run_id, session.task_id) != (run_id, task_id):
-            raise StoreError(f"session {session_id} belongs to task {session.task_id!r}, not {task_id!r}")
-    require_run(conn, run_id)
-    result = conn.execute(
-        signals.insert().values(
-            run_id=run_id,
-            task_id=task_id,
-            session_id=session_id,
-            attempt=attempt,
-            seq=seq,
-            kind=kind,
-            payload=redact(dict(payload)),
-            accepted=accepted,
-            reason=redact(reason),
-            consumed=False,
-            created_at=now,
-        )
+    return fs.record_signal(
+        raw(conn),
+        run_id=run_id,
+        task_id=task_id,
+        session_id=session_id,
+        attempt=attempt,
+        seq=seq,
+        kind=kind,
+        payload=payload,
+        accepted=accepted,
+        reason=reason,
+        now=now,
+        fault=fault_hook(conn),
     )
-    signal_id = inserted_id(result)
-    fault_point(conn, "signal.inserted")
-    event = {
-        "signal_id": signal_id,
-        "session_id": session_id,
-        "kind": kind,
-        "seq": seq,
-        "attempt": attempt,
-        "accepted": accepted,
-        "reason": reason,  # redacted with the event
-    }
-    append_event_txn(conn, run_id, task_id, "signal.recorded", event, now=now)
-    return get_signal(conn, signal_id), True
 
 
 def signals_for_task(conn: Connection, run_id: str, task_id: str) -> list[SignalRecord]:
