@@ -96,10 +96,29 @@ class GitDiffs(GitCore):
         )
 
     def changes_and_text(self, base: str, head: str | None = None) -> tuple[ChangeSet, str]:
-        """`changes` and `diff_text` of one snapshot in two git calls, not three: the added and removed
-        lines are read from the full diff (context lines do not change which lines a diff adds or removes)."""
+        """`changes` and `diff_text` of one snapshot in one git call: the added and removed lines are read from
+        the full diff (context lines do not change which lines a diff adds or removes)."""
         target = self._target(head)
-        text = self._diff(base, target, "--")
+        # One process: `--raw -z` lists each path with its status letter (what `--name-status` says) before
+        # the patch, which is byte for byte the plain diff's.
+        files, text = _raw_and_patch(self._diff("--raw", "-z", "-p", base, target, "--"))
         lines = parse_unified_diff(text)
-        files = self.diff_name_status(base, target)
         return ChangeSet(base=base, target=target, files=files, added=lines.added, removed=lines.removed), text
+
+
+def _raw_and_patch(out: str) -> tuple[list[FileChange], str]:
+    """A `diff --raw -z -p` output as `diff_name_status`'s changes and the plain patch text.
+
+    Each raw entry is `:<modes> <shas> <status>` NUL `<path>` NUL (renames are off: one path); a NUL ends
+    the list when a patch follows."""
+    files: list[FileChange] = []
+    pos = 0
+    while out.startswith(":", pos):
+        meta_end = out.index("\0", pos)
+        path_end = out.index("\0", meta_end + 1)
+        status = out[pos:meta_end].rsplit(" ", 1)[-1][:1]
+        files.append(FileChange(status=status, path=out[meta_end + 1 : path_end]))
+        pos = path_end + 1
+    if out.startswith("\0", pos):
+        pos += 1
+    return files, out[pos:]
