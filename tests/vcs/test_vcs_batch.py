@@ -33,7 +33,9 @@ def test_one_process_answers_every_question_of_a_worktree(repo: Git) -> None:
     assert _batch._OPEN[repo.path] is batch
 
 
-def test_changes_by_other_processes_are_seen_at_the_next_question(repo: Git, write: WriteFn, commit: CommitFn) -> None:
+def test_changes_by_other_processes_are_seen_at_the_next_question(
+    repo: Git, write: WriteFn, commit: CommitFn
+) -> None:
     before = repo.head_sha()
     write(repo.path, "more.py", "x = 1\n")
     after = commit(Git(repo.path), "more")  # another handle; git itself writes the commit
@@ -43,12 +45,9 @@ def test_changes_by_other_processes_are_seen_at_the_next_question(repo: Git, wri
     subprocess.run(["git", "pack-refs", "--all"], cwd=repo.path, check=True)
     assert repo.rev_parse("pm/demo/work") == after
     assert repo.rev_parse_tree("HEAD") != ""
-    assert (
-        repo.rev_parse_tree("HEAD")
-        == subprocess.run(
-            ["git", "rev-parse", "HEAD^{tree}"], cwd=repo.path, capture_output=True, text=True
-        ).stdout.strip()
-    )
+    assert repo.rev_parse_tree("HEAD") == subprocess.run(
+        ["git", "rev-parse", "HEAD^{tree}"], cwd=repo.path, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def test_an_unknown_revision_is_a_vcs_error(repo: Git) -> None:

@@ -187,6 +187,14 @@ def integrity_refusal(worktree: Git, checked: CheckedTree | None, ignore: Collec
     """None when the worktree is exactly the checked tree on the checked HEAD, else what differs.
 
     Raises `IntegrityError` when HEAD is no longer the commit the gates ran on."""
+    refusal = _refusal_before_drift(worktree, checked)
+    if refusal is not None or checked is None:
+        return refusal
+    return _drift_refusal(worktree, checked, worktree.worktree_tree(), ignore)
+
+
+def _refusal_before_drift(worktree: Git, checked: CheckedTree | None) -> Refusal | None:
+    """`integrity_refusal`'s checks that need no snapshot of the worktree: a checked tree, still there, same HEAD."""
     if checked is None:
         return Refusal("no gate run recorded the tree it checked: nothing is committed before the gates run")
     if not has_tree(worktree, checked.tree):
@@ -198,7 +206,12 @@ def integrity_refusal(worktree: Git, checked: CheckedTree | None, ignore: Collec
             f" {head[:12]}: a commit nobody checked; nothing is committed on top of it (reset the task branch"
             f" to {checked.head[:12]} to let pm-agent deliver)"
         )
-    paths = describe_drift(drift(worktree, checked), ignore)
+    return None
+
+
+def _drift_refusal(worktree: Git, checked: CheckedTree, current: str, ignore: Collection[str]) -> Refusal | None:
+    """The refusal when the worktree's tree `current` differs from the checked tree in a path that counts."""
+    paths = describe_drift(drift(worktree, checked, current), ignore)
     if paths:
         return Refusal("the worktree changed after the gates checked it; these changes were never checked:", paths)
     return None
@@ -289,11 +302,20 @@ def commit_task(
             return TaskCommit(landed, landed=True)
         task_commit = worktree.find_commit_by_trailer(task.ref, "HEAD")
     if task_commit is None:
-        refusal = integrity_refusal(worktree, checked, ignore={artifact_path})
+        refusal = _refusal_before_drift(worktree, checked)
         if refusal is not None or checked is None:
             return Delivery(integration=None, commit_sha=None, task_commit=None, refused=refusal)
-        message = commit_message(task, artifact_path)
-        task_commit = commit_checked(worktree, checked, message=message, files={artifact_path: artifact_text})
+        with worktree.worktree_snapshot() as (current, index_env):
+            refusal = _drift_refusal(worktree, checked, current, {artifact_path})
+            if refusal is not None:
+                return Delivery(integration=None, commit_sha=None, task_commit=None, refused=refusal)
+            message = commit_message(task, artifact_path)
+            # When nothing at all changed since the gates, the snapshot's index holds the checked tree: the
+            # commit's tree is built on it (no second index); an uncounted change (a cache, the agent's copy
+            # of the artifact) is in that index, so a fresh one is read from the checked tree instead.
+            kept = index_env if current == checked.tree else None
+            files = {artifact_path: artifact_text}
+            task_commit = commit_checked(worktree, checked, message=message, files=files, index_env=kept)
         fault_point("after-task-commit")
     return TaskCommit(task_commit)
 

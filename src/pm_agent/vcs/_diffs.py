@@ -37,9 +37,16 @@ class GitDiffs(GitCore):
 
     def worktree_tree(self) -> str:
         """A tree object of the working tree as it is (tracked, untracked, deletions); changes nothing."""
+        with self.worktree_snapshot() as (tree, _):
+            return tree
+
+    @contextmanager
+    def worktree_snapshot(self) -> Iterator[tuple[str, dict[str, str]]]:
+        """`worktree_tree`, and the env of the temporary index that holds exactly that tree, kept while open
+        (so a tree built on it need not read the tree into an index again)."""
         with self._temp_index() as env:
             self.run("add", "-A", "--", ".", *GENERATED_EXCLUDES, env=env)
-            return self.run("write-tree", env=env).strip()
+            yield self.run("write-tree", env=env).strip(), env
 
     def _target(self, head: str | None) -> str:
         return head if head is not None else self.worktree_tree()
