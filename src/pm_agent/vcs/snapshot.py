@@ -18,10 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from pm_agent.errors import VcsError
+from pm_agent.vcs._diffs import KeptSnapshot
 from pm_agent.vcs.git import NO_HOOKS_ARGS, Git
 from pm_agent.vcs.models import FileChange
 
-__all__ = ["CheckedTree", "commit_checked", "drift", "has_tree", "snapshot", "tree_with_files"]
+__all__ = [
+    "CheckedTree",
+    "KeptSnapshot",
+    "commit_checked",
+    "drift",
+    "has_tree",
+    "kept_snapshot",
+    "snapshot",
+    "tree_with_files",
+]
 
 
 @dataclass(frozen=True)
@@ -50,15 +60,27 @@ def snapshot(worktree: Git) -> CheckedTree:
     return CheckedTree(tree=worktree.worktree_tree(), head=head)
 
 
+def kept_snapshot(worktree: Git) -> tuple[CheckedTree, KeptSnapshot]:
+    """`snapshot`, with its temporary index kept (`Git.still_matches`); the caller closes it."""
+    head = worktree.head_sha()
+    kept = worktree.kept_snapshot()
+    return CheckedTree(tree=kept.tree, head=head), kept
+
+
 def has_tree(git: Git, tree: str) -> bool:
     """Whether `tree` names a tree object in the repository (a commit is not one)."""
     return git.object_type(tree) == "tree"
 
 
-def drift(worktree: Git, checked: CheckedTree, current: str | None = None) -> list[FileChange]:
+def drift(
+    worktree: Git, checked: CheckedTree, current: str | None = None, *, kept: KeptSnapshot | None = None
+) -> list[FileChange]:
     """Paths whose content in the worktree differs from the checked tree (A: new since, D: gone since).
 
-    `current`: the worktree's tree taken just now by the caller (`Git.worktree_snapshot`), else one is taken."""
+    `current`: the worktree's tree taken just now by the caller (`Git.worktree_snapshot`), else one is taken;
+    `kept`: the checked tree's kept snapshot, which can tell in one git process that nothing changed."""
+    if current is None and kept is not None and kept.tree == checked.tree and worktree.still_matches(kept):
+        return []
     current = worktree.worktree_tree() if current is None else current
     if current == checked.tree:
         return []
