@@ -8,7 +8,7 @@ import pytest
 
 from pm_agent.engine.delivery import CHECKED_TREE, Delivery, IntegrityError, TaskCommit, commit_task, deliver
 from pm_agent.plan.models import Task
-from pm_agent.vcs import CheckedTree, Git, snapshot, tree_with_files
+from pm_agent.vcs import CheckedTree, Git, kept_snapshot, snapshot, tree_with_files
 
 WORKING = "pm/p/work"
 BRANCH = "feat/p/task-1-addition"
@@ -162,3 +162,35 @@ def test_the_commit_holds_exactly_the_checked_tree_plus_the_artifact(
     assert repo.rev_parse_tree(made.sha) == tree_with_files(repo, checked.tree, {ARTIFACT: text})
     assert repo.run("rev-parse", f"{made.sha}^").strip() == checked.head
     assert [e.path for e in wt.status_porcelain()] == ([".tox/py311/log.txt"] if artifact_on_disk else [])
+
+
+@pytest.mark.parametrize("late", ["", "src/late.py", "src/add.py"])
+def test_the_gates_kept_snapshot_gives_the_same_commit_or_the_same_refusal(repo: Git, wt: Git, late: str) -> None:
+    # Delivery asks the gate run's kept index whether anything changed (one dry run) and builds the commit on
+    # it; a file written since must still refuse the delivery, naming the same paths as without it.
+    checked, kept = kept_snapshot(wt)
+    if late:
+        (wt.path / late).write_text("written after the gates\n")
+    text = "# pm-agent's review of task-1\n"
+    try:
+        made = commit_task(
+            repo,
+            wt,
+            task=TASK,
+            working_branch=WORKING,
+            artifact_path=ARTIFACT,
+            artifact_text=text,
+            checked=checked,
+            kept=kept,
+        )
+    finally:
+        kept.close()
+    if not late:
+        assert isinstance(made, TaskCommit)
+        assert repo.rev_parse_tree(made.sha) == tree_with_files(repo, checked.tree, {ARTIFACT: text})
+        assert wt.status_porcelain() == []
+        return
+    assert isinstance(made, Delivery)
+    assert made.refused is not None
+    assert made.refused.paths == (f"{late} ({'modified' if late == 'src/add.py' else 'new'})",)
+    assert repo.find_commit_by_trailer(TASK.ref, BRANCH) is None

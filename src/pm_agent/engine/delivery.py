@@ -28,6 +28,7 @@ from pm_agent.vcs import (
     FileChange,
     Git,
     IntegrationResult,
+    KeptSnapshot,
     checkpoint_tag,
     commit_checked,
     drift,
@@ -289,8 +290,12 @@ def commit_task(
     artifact_path: str,
     artifact_text: str,
     checked: CheckedTree | None,
+    kept: KeptSnapshot | None = None,
 ) -> TaskCommit | Delivery:
     """Delivery's first half: the task's commit on its own branch (made now unless it exists), or the refusal.
+
+    `kept`: the gate run's kept snapshot (`vcs.kept_snapshot`), which can tell in one git process that the
+    worktree is still the checked tree; it is written to (the caller closes it after).
 
     It reads the working branch and writes only the task's branch and worktree, so slots run it side by
     side; `land`, which moves the working branch, runs under the run's integration lock."""
@@ -305,17 +310,21 @@ def commit_task(
         refusal = _refusal_before_drift(worktree, checked)
         if refusal is not None or checked is None:
             return Delivery(integration=None, commit_sha=None, task_commit=None, refused=refusal)
-        with worktree.worktree_snapshot() as (current, index_env):
-            refusal = _drift_refusal(worktree, checked, current, {artifact_path})
-            if refusal is not None:
-                return Delivery(integration=None, commit_sha=None, task_commit=None, refused=refusal)
-            message = commit_message(task, artifact_path)
-            # When nothing at all changed since the gates, the snapshot's index holds the checked tree: the
-            # commit's tree is built on it (no second index); an uncounted change (a cache, the agent's copy
-            # of the artifact) is in that index, so a fresh one is read from the checked tree instead.
-            kept = index_env if current == checked.tree else None
-            files = {artifact_path: artifact_text}
-            task_commit = commit_checked(worktree, checked, message=message, files=files, index_env=kept)
+        message = commit_message(task, artifact_path)
+        files = {artifact_path: artifact_text}
+        if kept is not None and kept.tree == checked.tree and worktree.still_matches(kept):
+            # The gates' own snapshot index, unchanged and still the worktree: the commit's tree is built on it.
+            task_commit = commit_checked(worktree, checked, message=message, files=files, index_env=kept.env)
+        else:
+            with worktree.worktree_snapshot() as (current, index_env):
+                refusal = _drift_refusal(worktree, checked, current, {artifact_path})
+                if refusal is not None:
+                    return Delivery(integration=None, commit_sha=None, task_commit=None, refused=refusal)
+                # When nothing at all changed since the gates, the snapshot's index holds the checked tree: the
+                # commit's tree is built on it (no second index); an uncounted change (a cache, the agent's copy
+                # of the artifact) is in that index, so a fresh one is read from the checked tree instead.
+                same = index_env if current == checked.tree else None
+                task_commit = commit_checked(worktree, checked, message=message, files=files, index_env=same)
         fault_point("after-task-commit")
     return TaskCommit(task_commit)
 

@@ -19,7 +19,7 @@ from pm_agent.lifecycle import IssueState, Workflow, WorkflowContext
 from pm_agent.plan.models import TaskStatus
 from pm_agent.reports.escalation import Escalation, render_escalation
 from pm_agent.store import EscalationRecord, EscalationStatus, RunRecord, Store, TaskRecord
-from pm_agent.vcs import ChangeSet, Git, task_branch
+from pm_agent.vcs import ChangeSet, Git, KeptSnapshot, task_branch
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,8 @@ class RunContext:
     pending_escalations: list[tuple[EscalationRecord, str]] = field(default_factory=list)
     # Per task, the change its latest gate run checked, so the review step need not ask git again.
     gate_views: dict[str, GateView] = field(default_factory=dict)
+    # Per task, the latest gate run's snapshot with its index, so delivery can tell cheaply that nothing changed.
+    kept_snapshots: dict[str, KeptSnapshot] = field(default_factory=dict)
 
     @property
     def run_id(self) -> str:
@@ -85,6 +87,14 @@ class RunContext:
     def task_base(self, rec: TaskRecord) -> str:
         """The commit the task's branch forked from the working branch: what its change is measured against."""
         return self.git.run("merge-base", self.run.working_branch, f"refs/heads/{self.task_branch_of(rec)}").strip()
+
+    def keep_snapshot(self, task_id: str, kept: KeptSnapshot | None) -> None:
+        """Keep the task's latest snapshot (None: none), closing the one it replaces."""
+        old = self.kept_snapshots.pop(task_id, None)
+        if old is not None and old is not kept:
+            old.close()
+        if kept is not None:
+            self.kept_snapshots[task_id] = kept
 
     def emit(self, kind: str, message: str, **data: Any) -> None:
         """Tell the listeners."""

@@ -190,9 +190,8 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
             results += [moved] if moved is not None else []
             if tester is not None:
                 results.append(await asyncio.to_thread(check_tester_tests, task, worktree, tester, checked.tree))
-    finally:  # the snapshot's index served the check after the gates
-        if kept is not None:
-            kept.close()
+    finally:  # the snapshot's index served the check after the gates; delivery may ask it again
+        rc.keep_snapshot(rec.task_id, kept)
     changes = ctx.change_set()
     diff = checked_diff if checked is not None else git.diff_text(base)
     if checked is not None:
