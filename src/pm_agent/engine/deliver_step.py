@@ -76,6 +76,8 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
                 working_branch=rc.run.working_branch,
                 tag_checkpoint=tag,
             )
+        if done.integration is not None and done.integration.ok:
+            rc.fork_points.landed(done.integration.before, done.integration.after)
         if rc.host.checkout_guard is not None:  # pm-agent's own moves, not an agent's (checkout guard)
             rc.host.checkout_guard.accept_refs(rc.run.working_branch, done.tag)
     if done.refused is not None:
