@@ -10,6 +10,7 @@ import os
 import shutil
 import tempfile
 import time
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,15 +49,15 @@ class GitDiffs(GitCore):
     def kept_snapshot(self) -> KeptSnapshot:
         """`worktree_tree`, its temporary index kept until `KeptSnapshot.close`: `still_matches` can then tell
         in one git process, not two, that the worktree still has that tree."""
-        tmp = tempfile.TemporaryDirectory(prefix="pm-agent-index-")
+        tmp = Path(tempfile.mkdtemp(prefix="pm-agent-index-"))
         since_ns = time.time_ns() - 1_000_000_000  # a second's margin for the file system's coarser clock
         try:
-            env = {"GIT_INDEX_FILE": str(Path(tmp.name) / "index")}
+            env = {"GIT_INDEX_FILE": str(tmp / "index")}
             stamp = self._copy_index(env)
             self.run("add", "-A", "--", ".", *GENERATED_EXCLUDES, env=env)
             tree = self.run("write-tree", env=env).strip()
         except BaseException:
-            tmp.cleanup()
+            shutil.rmtree(tmp, ignore_errors=True)
             raise
         return KeptSnapshot(tree, env, stamp, since_ns, tmp)
 
@@ -182,24 +183,25 @@ def _stamp(path: Path) -> tuple[int, ...] | None:
 
 
 class KeptSnapshot:
-    """A snapshot of the worktree (`tree`) with its temporary index (`env`) kept; `close` removes it."""
+    """A snapshot of the worktree (`tree`) with its temporary index (`env`) kept; `close` removes it.
+
+    One left open (a task that stopped between its gates and its delivery) is removed when it is collected
+    or at exit, silently: keeping it was only an optimisation."""
 
     def __init__(
-        self,
-        tree: str,
-        env: dict[str, str],
-        stamp: tuple[int, ...] | None,
-        since_ns: int,
-        tmp: tempfile.TemporaryDirectory[str],
+        self, tree: str, env: dict[str, str], stamp: tuple[int, ...] | None, since_ns: int, tmp: Path
     ) -> None:
         self.tree = tree
         self.env = env
         self.stamp = stamp  # the worktree's real index when copied (None: it cannot be told unchanged)
         self.since_ns = since_ns  # before the snapshot began
-        self._tmp = tmp
-        self.closed = False
+        self._remove = weakref.finalize(self, shutil.rmtree, tmp, ignore_errors=True)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the temporary index is gone."""
+        return not self._remove.alive
 
     def close(self) -> None:
         """Remove the temporary index."""
-        self.closed = True
-        self._tmp.cleanup()
+        self._remove()
