@@ -8,7 +8,7 @@ import pytest
 
 from pm_agent.engine.delivery import CHECKED_TREE, Delivery, IntegrityError, TaskCommit, commit_task, deliver
 from pm_agent.plan.models import Task
-from pm_agent.vcs import CheckedTree, Git, snapshot
+from pm_agent.vcs import CheckedTree, Git, kept_snapshot, snapshot, tree_with_files
 
 WORKING = "pm/p/work"
 BRANCH = "feat/p/task-1-addition"
@@ -82,9 +82,7 @@ def test_a_file_written_after_the_gates_is_refused_and_nothing_is_committed(repo
     assert repo.find_commit_by_trailer(TASK.ref, BRANCH) is None
 
 
-def test_caches_and_a_forged_review_artifact_do_not_block_delivery_and_are_not_committed(
-    repo: Git, wt: Git
-) -> None:
+def test_caches_and_a_forged_review_artifact_do_not_block_delivery_and_are_not_committed(repo: Git, wt: Git) -> None:
     checked = snapshot(wt)
     for cache in (".tox/py311/log.txt", "src/__pycache__/add.cpython-311.pyc", ".pytest_cache/README.md"):
         (wt.path / cache).parent.mkdir(parents=True, exist_ok=True)
@@ -140,3 +138,59 @@ def test_a_commit_already_on_the_task_branch_is_landed_not_made_again(repo: Git,
     done = run(repo, wt, checked)
     assert done.commit_sha == repo.rev_parse(WORKING)
     assert repo.run("log", "--format=%s", WORKING).splitlines() == ["feat(core): addition", "Initial commit"]
+
+
+@pytest.mark.parametrize("artifact_on_disk", [False, True])
+def test_the_commit_holds_exactly_the_checked_tree_plus_the_artifact(
+    repo: Git, wt: Git, artifact_on_disk: bool
+) -> None:
+    # With nothing changed since the gates, the commit's tree is built on delivery's own snapshot index; with
+    # uncounted changes (the agent's copy of the artifact, a cache) on a fresh one: the same tree either way.
+    (wt.path / "notes.txt").write_text("untracked, checked\n")
+    (wt.path / "README.md").unlink()
+    checked = snapshot(wt)
+    if artifact_on_disk:
+        (wt.path / ARTIFACT).parent.mkdir(parents=True)
+        (wt.path / ARTIFACT).write_text("# approved by myself\n")
+        (wt.path / ".tox" / "py311").mkdir(parents=True)
+        (wt.path / ".tox" / "py311" / "log.txt").write_text("a cache delivery does not count\n")
+    text = "# pm-agent's review of task-1\n"
+    made = commit_task(
+        repo, wt, task=TASK, working_branch=WORKING, artifact_path=ARTIFACT, artifact_text=text, checked=checked
+    )
+    assert isinstance(made, TaskCommit)
+    assert repo.rev_parse_tree(made.sha) == tree_with_files(repo, checked.tree, {ARTIFACT: text})
+    assert repo.run("rev-parse", f"{made.sha}^").strip() == checked.head
+    assert [e.path for e in wt.status_porcelain()] == ([".tox/py311/log.txt"] if artifact_on_disk else [])
+
+
+@pytest.mark.parametrize("late", ["", "src/late.py", "src/add.py"])
+def test_the_gates_kept_snapshot_gives_the_same_commit_or_the_same_refusal(repo: Git, wt: Git, late: str) -> None:
+    # Delivery asks the gate run's kept index whether anything changed (one dry run) and builds the commit on
+    # it; a file written since must still refuse the delivery, naming the same paths as without it.
+    checked, kept = kept_snapshot(wt)
+    if late:
+        (wt.path / late).write_text("written after the gates\n")
+    text = "# pm-agent's review of task-1\n"
+    try:
+        made = commit_task(
+            repo,
+            wt,
+            task=TASK,
+            working_branch=WORKING,
+            artifact_path=ARTIFACT,
+            artifact_text=text,
+            checked=checked,
+            kept=kept,
+        )
+    finally:
+        kept.close()
+    if not late:
+        assert isinstance(made, TaskCommit)
+        assert repo.rev_parse_tree(made.sha) == tree_with_files(repo, checked.tree, {ARTIFACT: text})
+        assert wt.status_porcelain() == []
+        return
+    assert isinstance(made, Delivery)
+    assert made.refused is not None
+    assert made.refused.paths == (f"{late} ({'modified' if late == 'src/add.py' else 'new'})",)
+    assert repo.find_commit_by_trailer(TASK.ref, BRANCH) is None

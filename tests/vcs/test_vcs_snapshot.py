@@ -136,3 +136,26 @@ def test_a_same_size_edit_in_the_index_timestamp_tick_is_in_the_snapshot(wt: Git
     assert "yo {name}" in wt.run("diff")  # git itself sees the edit (the entry is racily clean)
     checked = snapshot(wt)
     assert "yo {name}" in wt.run("show", f"{checked.tree}:app.py")
+
+
+def test_a_tree_built_on_the_snapshots_index_is_the_one_a_fresh_index_builds(wt: Git, write: Write) -> None:
+    # Delivery builds the commit's tree on the index its last snapshot wrote, instead of reading the checked
+    # tree into a new one: the tree (and so the commit) must be the same object either way.
+    write(wt.path, "app.py", "changed\n")
+    write(wt.path, "new/deep/file.py", "NEW = 1\n")
+    write(wt.path, "docs/reviews/task-1-review.md", "the agent's own version\n")
+    write(wt.path, "intent.py", "added with -N\n")
+    wt.run("add", "-N", "intent.py")
+    (wt.path / "README.md").unlink()
+    checked = snapshot(wt)
+    with wt.worktree_snapshot() as (tree, env):
+        assert tree == checked.tree
+        on_snapshot = tree_with_files(wt, checked.tree, ARTIFACT, index_env=env)
+    fresh = tree_with_files(wt, checked.tree, ARTIFACT)
+    assert on_snapshot == fresh
+    assert files_at(wt, fresh)["docs/reviews/task-1-review.md"] == "# review of task-1\n"
+
+    with wt.worktree_snapshot() as (tree, env):
+        sha = commit_checked(wt, checked, message="feat: x\n\nRefs: task-1\n", files=ARTIFACT, index_env=env)
+    assert wt.rev_parse_tree(sha) == fresh
+    assert wt.status_porcelain() == []

@@ -45,17 +45,23 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
     tag = task.tier is Tier.CRITICAL and rc.config.checkpoint_tags
     branch = rc.task_branch_of(rec)
     checked = latest_checked_tree(history)
+    kept = rc.kept_snapshots.pop(rec.task_id, None)
     # The task's own commit first, beside the other slots; only landing it on the working branch takes the lock.
-    made = await asyncio.to_thread(
-        commit_task,
-        rc.git,
-        worktree,
-        task=task,
-        working_branch=rc.run.working_branch,
-        artifact_path=artifact_path,
-        artifact_text=render_review(artifact),
-        checked=checked,
-    )
+    try:
+        made = await asyncio.to_thread(
+            commit_task,
+            rc.git,
+            worktree,
+            task=task,
+            working_branch=rc.run.working_branch,
+            artifact_path=artifact_path,
+            artifact_text=render_review(artifact),
+            checked=checked,
+            kept=kept,
+        )
+    finally:  # its index now holds the commit's tree, not the checked one
+        if kept is not None:
+            kept.close()
     async with rc.integrate_lock:
         if isinstance(made, Delivery):
             done = made
@@ -70,6 +76,8 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
                 working_branch=rc.run.working_branch,
                 tag_checkpoint=tag,
             )
+        if done.integration is not None and done.integration.ok:
+            rc.fork_points.landed(done.integration.before, done.integration.after)
         if rc.host.checkout_guard is not None:  # pm-agent's own moves, not an agent's (checkout guard)
             rc.host.checkout_guard.accept_refs(rc.run.working_branch, done.tag)
     if done.refused is not None:

@@ -28,6 +28,7 @@ from pm_agent.vcs import (
     FileChange,
     Git,
     IntegrationResult,
+    KeptSnapshot,
     checkpoint_tag,
     commit_checked,
     drift,
@@ -187,6 +188,14 @@ def integrity_refusal(worktree: Git, checked: CheckedTree | None, ignore: Collec
     """None when the worktree is exactly the checked tree on the checked HEAD, else what differs.
 
     Raises `IntegrityError` when HEAD is no longer the commit the gates ran on."""
+    refusal = _refusal_before_drift(worktree, checked)
+    if refusal is not None or checked is None:
+        return refusal
+    return _drift_refusal(worktree, checked, worktree.worktree_tree(), ignore)
+
+
+def _refusal_before_drift(worktree: Git, checked: CheckedTree | None) -> Refusal | None:
+    """`integrity_refusal`'s checks that need no snapshot of the worktree: a checked tree, still there, same HEAD."""
     if checked is None:
         return Refusal("no gate run recorded the tree it checked: nothing is committed before the gates run")
     if not has_tree(worktree, checked.tree):
@@ -198,7 +207,12 @@ def integrity_refusal(worktree: Git, checked: CheckedTree | None, ignore: Collec
             f" {head[:12]}: a commit nobody checked; nothing is committed on top of it (reset the task branch"
             f" to {checked.head[:12]} to let pm-agent deliver)"
         )
-    paths = describe_drift(drift(worktree, checked), ignore)
+    return None
+
+
+def _drift_refusal(worktree: Git, checked: CheckedTree, current: str, ignore: Collection[str]) -> Refusal | None:
+    """The refusal when the worktree's tree `current` differs from the checked tree in a path that counts."""
+    paths = describe_drift(drift(worktree, checked, current), ignore)
     if paths:
         return Refusal("the worktree changed after the gates checked it; these changes were never checked:", paths)
     return None
@@ -276,8 +290,12 @@ def commit_task(
     artifact_path: str,
     artifact_text: str,
     checked: CheckedTree | None,
+    kept: KeptSnapshot | None = None,
 ) -> TaskCommit | Delivery:
     """Delivery's first half: the task's commit on its own branch (made now unless it exists), or the refusal.
+
+    `kept`: the gate run's kept snapshot (`vcs.kept_snapshot`), which can tell in one git process that the
+    worktree is still the checked tree; it is written to (the caller closes it after).
 
     It reads the working branch and writes only the task's branch and worktree, so slots run it side by
     side; `land`, which moves the working branch, runs under the run's integration lock."""
@@ -289,11 +307,24 @@ def commit_task(
             return TaskCommit(landed, landed=True)
         task_commit = worktree.find_commit_by_trailer(task.ref, "HEAD")
     if task_commit is None:
-        refusal = integrity_refusal(worktree, checked, ignore={artifact_path})
+        refusal = _refusal_before_drift(worktree, checked)
         if refusal is not None or checked is None:
             return Delivery(integration=None, commit_sha=None, task_commit=None, refused=refusal)
         message = commit_message(task, artifact_path)
-        task_commit = commit_checked(worktree, checked, message=message, files={artifact_path: artifact_text})
+        files = {artifact_path: artifact_text}
+        if kept is not None and kept.tree == checked.tree and worktree.still_matches(kept):
+            # The gates' own snapshot index, unchanged and still the worktree: the commit's tree is built on it.
+            task_commit = commit_checked(worktree, checked, message=message, files=files, index_env=kept.env)
+        else:
+            with worktree.worktree_snapshot() as (current, index_env):
+                refusal = _drift_refusal(worktree, checked, current, {artifact_path})
+                if refusal is not None:
+                    return Delivery(integration=None, commit_sha=None, task_commit=None, refused=refusal)
+                # When nothing at all changed since the gates, the snapshot's index holds the checked tree: the
+                # commit's tree is built on it (no second index); an uncounted change (a cache, the agent's copy
+                # of the artifact) is in that index, so a fresh one is read from the checked tree instead.
+                same = index_env if current == checked.tree else None
+                task_commit = commit_checked(worktree, checked, message=message, files=files, index_env=same)
         fault_point("after-task-commit")
     return TaskCommit(task_commit)
 

@@ -13,13 +13,14 @@ from pm_agent.config import PmConfig
 from pm_agent.engine.events import Listener
 from pm_agent.engine.history import TaskHistory
 from pm_agent.engine.storewatch import StoreWatch
+from pm_agent.errors import VcsError
 from pm_agent.gates import Baseline
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import IssueState, Workflow, WorkflowContext
 from pm_agent.plan.models import TaskStatus
 from pm_agent.reports.escalation import Escalation, render_escalation
 from pm_agent.store import EscalationRecord, EscalationStatus, RunRecord, Store, TaskRecord
-from pm_agent.vcs import ChangeSet, Git, task_branch
+from pm_agent.vcs import ChangeSet, Git, KeptSnapshot, task_branch
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,37 @@ class GateView:
     tree: str
     changes: ChangeSet
     diff: str
+
+
+class ForkPoints:
+    """`git merge-base <working> <task branch>` with what pm-agent knows of the working branch's history.
+
+    It keeps the working branch's tip as last seen or moved by pm-agent, and commits known to be that tip's
+    ancestors (earlier tips it moved forward from). A task branch still at one of them (the agent made no
+    commit: the usual case) is an ancestor of the working branch, so it is the merge base itself, told from
+    two lookups in the batch process. Anything else asks git. Ancestry is a property of the commit, so the
+    answer holds however the branch got to that tip."""
+
+    def __init__(self) -> None:
+        self._state: tuple[str, frozenset[str]] = ("", frozenset())  # one tuple: read and replaced atomically
+
+    def merge_base(self, git: Git, working: str, branch: str) -> str:
+        """What `git merge-base working branch` prints."""
+        try:
+            tip, head = git.rev_parse(working), git.rev_parse(branch)
+        except VcsError:
+            tip = head = ""
+        known_tip, known = self._state
+        if tip and tip == known_tip and head in known:
+            return head
+        if tip and tip != known_tip:
+            self._state = (tip, frozenset({tip}))
+        return git.run("merge-base", working, branch).strip()
+
+    def landed(self, before: str, after: str) -> None:
+        """pm-agent moved the working branch from `before` to `after`, a descendant (under the integration lock)."""
+        known_tip, known = self._state
+        self._state = (after, (known if before == known_tip else frozenset({before})) | {after})
 
 
 @dataclass
@@ -54,6 +86,9 @@ class RunContext:
     pending_escalations: list[tuple[EscalationRecord, str]] = field(default_factory=list)
     # Per task, the change its latest gate run checked, so the review step need not ask git again.
     gate_views: dict[str, GateView] = field(default_factory=dict)
+    # Per task, the latest gate run's snapshot with its index, so delivery can tell cheaply that nothing changed.
+    kept_snapshots: dict[str, KeptSnapshot] = field(default_factory=dict)
+    fork_points: ForkPoints = field(default_factory=lambda: ForkPoints())  # task_base without a git process
 
     @property
     def run_id(self) -> str:
@@ -84,7 +119,15 @@ class RunContext:
 
     def task_base(self, rec: TaskRecord) -> str:
         """The commit the task's branch forked from the working branch: what its change is measured against."""
-        return self.git.run("merge-base", self.run.working_branch, f"refs/heads/{self.task_branch_of(rec)}").strip()
+        return self.fork_points.merge_base(self.git, self.run.working_branch, f"refs/heads/{self.task_branch_of(rec)}")
+
+    def keep_snapshot(self, task_id: str, kept: KeptSnapshot | None) -> None:
+        """Keep the task's latest snapshot (None: none), closing the one it replaces."""
+        old = self.kept_snapshots.pop(task_id, None)
+        if old is not None and old is not kept:
+            old.close()
+        if kept is not None:
+            self.kept_snapshots[task_id] = kept
 
     def emit(self, kind: str, message: str, **data: Any) -> None:
         """Tell the listeners."""

@@ -44,7 +44,7 @@ from pm_agent.plan.models import EnvironmentContract, Tier
 from pm_agent.reports.escalation import Escalation
 from pm_agent.signals import CompleteSignal, signal_payload
 from pm_agent.store import TaskRecord
-from pm_agent.vcs import ChangeSet, CheckedTree, Git, drift, snapshot
+from pm_agent.vcs import ChangeSet, CheckedTree, Git, KeptSnapshot, drift, kept_snapshot
 
 S = IssueState
 CHECKED_TREE_EVENT = "gates.checked_tree"  # the tree a gate run checked; delivery commits exactly it
@@ -109,21 +109,25 @@ def _evidence(results: list[GateResult]) -> str:
     return "\n\n".join(f"[{r.gate}] FAILED\n{r.evidence}" for r in results if not r.passed)
 
 
-def _snapshot(git: Git, base: str) -> tuple[CheckedTree | None, ChangeSet | None, str]:
-    """The tree the gates will check, its change against `base` and that diff's text; (None, None, "") if git
-    cannot say. The tree never changes: its change set and diff are asked of git once per gate run."""
+def _snapshot(git: Git, base: str) -> tuple[CheckedTree | None, ChangeSet | None, str, KeptSnapshot | None]:
+    """The tree the gates will check (its snapshot's index kept for the check after them), its change against
+    `base` and that diff's text; (None, None, "", None) if git cannot say. The tree never changes: its change
+    set and diff are asked of git once per gate run."""
+    kept = None
     try:
-        checked = snapshot(git)
+        checked, kept = kept_snapshot(git)
         changes, text = git.changes_and_text(base, checked.tree)
-        return checked, changes, text
+        return checked, changes, text, kept
     except PmAgentError:  # each diff-based gate then fails with the error as its evidence
-        return None, None, ""
+        if kept is not None:
+            kept.close()
+        return None, None, "", None
 
 
-def _changed_during_gates(git: Git, checked: CheckedTree) -> GateResult | None:
+def _changed_during_gates(git: Git, checked: CheckedTree, kept: KeptSnapshot | None = None) -> GateResult | None:
     """A failed `checked-tree` result when the worktree or HEAD changed while the gate commands ran."""
     head = git.head_sha()
-    paths = describe_drift(drift(git, checked))
+    paths = describe_drift(drift(git, checked, kept=kept))
     if not paths and head == checked.head:
         return None
     lines = ["the worktree changed while the gates ran; their results do not hold for these changes:"]
@@ -158,33 +162,36 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
             rc.store.append_event(rc.run_id, OUT_OF_SCOPE, {"restored": restored}, task_id=rec.task_id)
             rc.emit("tester.out_of_scope", f"task-{rec.task_id}: the tester may only add tests; put back {restored}")
     # Before any gate command runs: the tree they check is the tree delivery commits.
-    checked, changes, checked_diff = await asyncio.to_thread(_snapshot, git, base)
-    if checked is not None:
-        payload = {"attempt": rec.attempt, "base": base, **checked.as_payload()}
-        rc.store.append_event(rc.run_id, CHECKED_TREE_EVENT, payload, task_id=rec.task_id)
-        if after_tester:
-            rc.store.append_event(rc.run_id, TESTER_TREE, {"tree": checked.tree}, task_id=rec.task_id)
-    ctx = make_context(
-        task,
-        worktree,
-        base,
-        await asyncio.to_thread(_report_payload, history),
-        environment=environment(rc, rec),
-        changes=changes,
-        timeout_s=rc.config.environment.gate_timeout_s,
-        env=allowed_env(rc.config.environment.pass_env),
-        known_task_ids={t.task_id for t in rc.store.task_rows(rc.run_id)},
-        extra_allowed=[rc.config.review_artifacts_dir.rstrip("/") + "/"],
-        env_baseline=rc.env_baseline,
-        previous_counts=previous_test_counts(history),
-    )
-    rc.emit("gate.running", f"task-{rec.task_id}: running {len(MINIMUM_GATES) + len(INTEGRITY_CHECKS)} gates")
-    results = await asyncio.to_thread(run_gates, ctx, [*MINIMUM_GATES, *INTEGRITY_CHECKS])
-    if checked is not None:
-        moved = await asyncio.to_thread(_changed_during_gates, git, checked)
-        results += [moved] if moved is not None else []
-        if tester is not None:
-            results.append(await asyncio.to_thread(check_tester_tests, task, worktree, tester, checked.tree))
+    checked, changes, checked_diff, kept = await asyncio.to_thread(_snapshot, git, base)
+    try:
+        if checked is not None:
+            payload = {"attempt": rec.attempt, "base": base, **checked.as_payload()}
+            rc.store.append_event(rc.run_id, CHECKED_TREE_EVENT, payload, task_id=rec.task_id)
+            if after_tester:
+                rc.store.append_event(rc.run_id, TESTER_TREE, {"tree": checked.tree}, task_id=rec.task_id)
+        ctx = make_context(
+            task,
+            worktree,
+            base,
+            await asyncio.to_thread(_report_payload, history),
+            environment=environment(rc, rec),
+            changes=changes,
+            timeout_s=rc.config.environment.gate_timeout_s,
+            env=allowed_env(rc.config.environment.pass_env),
+            known_task_ids={t.task_id for t in rc.store.task_rows(rc.run_id)},
+            extra_allowed=[rc.config.review_artifacts_dir.rstrip("/") + "/"],
+            env_baseline=rc.env_baseline,
+            previous_counts=previous_test_counts(history),
+        )
+        rc.emit("gate.running", f"task-{rec.task_id}: running {len(MINIMUM_GATES) + len(INTEGRITY_CHECKS)} gates")
+        results = await asyncio.to_thread(run_gates, ctx, [*MINIMUM_GATES, *INTEGRITY_CHECKS])
+        if checked is not None:
+            moved = await asyncio.to_thread(_changed_during_gates, git, checked, kept)
+            results += [moved] if moved is not None else []
+            if tester is not None:
+                results.append(await asyncio.to_thread(check_tester_tests, task, worktree, tester, checked.tree))
+    finally:  # the snapshot's index served the check after the gates; delivery may ask it again
+        rc.keep_snapshot(rec.task_id, kept)
     changes = ctx.change_set()
     diff = checked_diff if checked is not None else git.diff_text(base)
     if checked is not None:

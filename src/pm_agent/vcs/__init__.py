@@ -18,7 +18,16 @@ from pm_agent.vcs.git import (
 )
 from pm_agent.vcs.integrate import IntegrationResult, IntegrationStatus, integrate
 from pm_agent.vcs.naming import checkpoint_tag, is_protected_branch, slugify, task_branch, working_branch
-from pm_agent.vcs.snapshot import CheckedTree, commit_checked, drift, has_tree, snapshot, tree_with_files
+from pm_agent.vcs.snapshot import (
+    CheckedTree,
+    KeptSnapshot,
+    commit_checked,
+    drift,
+    has_tree,
+    kept_snapshot,
+    snapshot,
+    tree_with_files,
+)
 from pm_agent.vcs.tampering import (
     SessionBaseline,
     detect_agent_vcs_tampering,
@@ -39,6 +48,7 @@ __all__ = [
     "GitCommandError",
     "IntegrationResult",
     "IntegrationStatus",
+    "KeptSnapshot",
     "LogEntry",
     "SessionBaseline",
     "StatusEntry",
@@ -51,6 +61,7 @@ __all__ = [
     "has_tree",
     "integrate",
     "is_protected_branch",
+    "kept_snapshot",
     "parse_unified_diff",
     "record_session_baseline",
     "slugify",

@@ -84,11 +84,16 @@ class GitCore:
 
     def metadata_lock(self) -> threading.RLock:
         """The lock held while worktrees and branches of this repository (shared by all its worktrees) change."""
+        common = str(self.common_dir())
+        with _METADATA_LOCKS_GUARD:
+            return _METADATA_LOCKS.setdefault(common, threading.RLock())
+
+    def common_dir(self) -> Path:
+        """The git directory the repository's worktrees share (asked of git once per handle)."""
         if self._common_dir is None:
             out = self.run("rev-parse", "--path-format=absolute", "--git-common-dir")
             self._common_dir = str(Path(out.strip()).resolve())
-        with _METADATA_LOCKS_GUARD:
-            return _METADATA_LOCKS.setdefault(self._common_dir, threading.RLock())
+        return Path(self._common_dir)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.path)!r})"

@@ -6,9 +6,12 @@ neither the agent's index nor HEAD changes.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+import time
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,22 +27,68 @@ class GitDiffs(GitCore):
     def _temp_index(self) -> Iterator[dict[str, str]]:
         """An env pointing GIT_INDEX_FILE at a copy of this worktree's index."""
         with tempfile.TemporaryDirectory(prefix="pm-agent-index-") as tmp:
-            index = Path(tmp) / "index"
-            real = self.git_path("index")
-            env = {"GIT_INDEX_FILE": str(index)}
-            if real.exists():
-                # copy2 keeps the index's mtime: git re-reads the entries not older than it ("racily clean"),
-                # and a fresh mtime would hide a same-size edit made in the tick of the last index write.
-                shutil.copy2(real, index)
-            elif self.try_run("rev-parse", "--verify", "--quiet", "HEAD").returncode == 0:
-                self.run("read-tree", "HEAD", env=env)
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self._copy_index(env)
             yield env
+
+    def _copy_index(self, env: Mapping[str, str]) -> tuple[int, ...] | None:
+        """Fill the index `env` names from this worktree's index (from HEAD when it has none); returns the
+        real index's stat when it was copied and did not change meanwhile, else None."""
+        index = Path(env["GIT_INDEX_FILE"])
+        real = self.git_path("index")
+        before = _stamp(real)
+        if before is not None:
+            # copy2 keeps the index's mtime: git re-reads the entries not older than it ("racily clean"),
+            # and a fresh mtime would hide a same-size edit made in the tick of the last index write.
+            shutil.copy2(real, index)
+            return before if _stamp(real) == before else None
+        if self.try_run("rev-parse", "--verify", "--quiet", "HEAD").returncode == 0:
+            self.run("read-tree", "HEAD", env=env)
+        return None
+
+    def kept_snapshot(self) -> KeptSnapshot:
+        """`worktree_tree`, its temporary index kept until `KeptSnapshot.close`: `still_matches` can then tell
+        in one git process, not two, that the worktree still has that tree."""
+        tmp = Path(tempfile.mkdtemp(prefix="pm-agent-index-"))
+        since_ns = time.time_ns() - 1_000_000_000  # a second's margin for the file system's coarser clock
+        try:
+            env = {"GIT_INDEX_FILE": str(tmp / "index")}
+            stamp = self._copy_index(env)
+            self.run("add", "-A", "--", ".", *GENERATED_EXCLUDES, env=env)
+            tree = self.run("write-tree", env=env).strip()
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return KeptSnapshot(tree, env, stamp, since_ns, tmp)
+
+    def still_matches(self, kept: KeptSnapshot) -> bool:
+        """True when the worktree surely still has `kept.tree`, False when it may not (ask `worktree_tree`).
+
+        `worktree_tree` is `add -A` on a copy of the worktree's index, then `write-tree`. While that index
+        has not changed, the kept index is such a copy with `add -A` already done, so `add -A` would now
+        change it exactly where the worktree no longer has `kept.tree`: a dry run listing nothing says so."""
+        if kept.stamp is None or kept.closed or _stamp(self.git_path("index")) != kept.stamp:
+            return False
+        # git trusts an entry whose file stat is unchanged, unless the file's mtime is not older than the index
+        # file's ("racily clean": then it compares content). Dated back to just before the snapshot began, the
+        # kept index makes git compare every file written since (during the snapshot too, where a same-size
+        # write in the same second would leave the stat as recorded); older files kept their stat or changed.
+        os.utime(kept.env["GIT_INDEX_FILE"], ns=(kept.since_ns, kept.since_ns))
+        proc = self.try_run("add", "-A", "--dry-run", "--", ".", *GENERATED_EXCLUDES, env=kept.env)
+        return proc.returncode == 0 and not proc.stdout.strip()
 
     def worktree_tree(self) -> str:
         """A tree object of the working tree as it is (tracked, untracked, deletions); changes nothing."""
+        with self.worktree_snapshot() as (tree, _):
+            return tree
+
+    @contextmanager
+    def worktree_snapshot(self) -> Iterator[tuple[str, dict[str, str]]]:
+        """`worktree_tree`, and the env of the temporary index that holds exactly that tree, kept while open
+        (so a tree built on it need not read the tree into an index again)."""
         with self._temp_index() as env:
             self.run("add", "-A", "--", ".", *GENERATED_EXCLUDES, env=env)
-            return self.run("write-tree", env=env).strip()
+            yield self.run("write-tree", env=env).strip(), env
 
     def _target(self, head: str | None) -> str:
         return head if head is not None else self.worktree_tree()
@@ -96,10 +145,63 @@ class GitDiffs(GitCore):
         )
 
     def changes_and_text(self, base: str, head: str | None = None) -> tuple[ChangeSet, str]:
-        """`changes` and `diff_text` of one snapshot in two git calls, not three: the added and removed
-        lines are read from the full diff (context lines do not change which lines a diff adds or removes)."""
+        """`changes` and `diff_text` of one snapshot in one git call: the added and removed lines are read from
+        the full diff (context lines do not change which lines a diff adds or removes)."""
         target = self._target(head)
-        text = self._diff(base, target, "--")
+        # One process: `--raw -z` lists each path with its status letter (what `--name-status` says) before
+        # the patch, which is byte for byte the plain diff's.
+        files, text = _raw_and_patch(self._diff("--raw", "-z", "-p", base, target, "--"))
         lines = parse_unified_diff(text)
-        files = self.diff_name_status(base, target)
         return ChangeSet(base=base, target=target, files=files, added=lines.added, removed=lines.removed), text
+
+
+def _raw_and_patch(out: str) -> tuple[list[FileChange], str]:
+    """A `diff --raw -z -p` output as `diff_name_status`'s changes and the plain patch text.
+
+    Each raw entry is `:<modes> <shas> <status>` NUL `<path>` NUL (renames are off: one path); a NUL ends
+    the list when a patch follows."""
+    files: list[FileChange] = []
+    pos = 0
+    while out.startswith(":", pos):
+        meta_end = out.index("\0", pos)
+        path_end = out.index("\0", meta_end + 1)
+        status = out[pos:meta_end].rsplit(" ", 1)[-1][:1]
+        files.append(FileChange(status=status, path=out[meta_end + 1 : path_end]))
+        pos = path_end + 1
+    if out.startswith("\0", pos):
+        pos += 1
+    return files, out[pos:]
+
+
+def _stamp(path: Path) -> tuple[int, ...] | None:
+    """What tells a file changed (git replaces its index through a rename: a new inode and ctime); None if missing."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class KeptSnapshot:
+    """A snapshot of the worktree (`tree`) with its temporary index (`env`) kept; `close` removes it.
+
+    One left open (a task that stopped between its gates and its delivery) is removed when it is collected
+    or at exit, silently: keeping it was only an optimisation."""
+
+    def __init__(
+        self, tree: str, env: dict[str, str], stamp: tuple[int, ...] | None, since_ns: int, tmp: Path
+    ) -> None:
+        self.tree = tree
+        self.env = env
+        self.stamp = stamp  # the worktree's real index when copied (None: it cannot be told unchanged)
+        self.since_ns = since_ns  # before the snapshot began
+        self._remove = weakref.finalize(self, shutil.rmtree, tmp, ignore_errors=True)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the temporary index is gone."""
+        return not self._remove.alive
+
+    def close(self) -> None:
+        """Remove the temporary index."""
+        self._remove()

@@ -91,6 +91,23 @@ class GitWorktrees(GitCore):
         with self.metadata_lock():
             self.try_run("worktree", "prune")
 
+    def branch_holder(self, branch: str) -> WorktreeInfo | None:
+        """The worktree (not bare) that has `branch` checked out, None when none has: `worktree_list`'s answer.
+
+        `worktree list` reads each worktree's HEAD file; so does this, without a git process, when every
+        HEAD is a plain branch ref or sha naming another branch. Anything else asks `worktree list`."""
+        with self.metadata_lock():  # the same lock `worktree add` holds while it writes the metadata
+            common = self.common_dir()
+            try:
+                heads = [common / "HEAD", *(p / "HEAD" for p in (common / "worktrees").iterdir())]
+            except FileNotFoundError:
+                heads = [common / "HEAD"]
+            except OSError:
+                heads = []
+            if heads and all(_other_head(head, branch) for head in heads):
+                return None
+        return next((w for w in self.worktree_list() if w.branch == branch and not w.bare), None)
+
     def worktree_list(self) -> list[WorktreeInfo]:
         """Every worktree of the repository, the main one first."""
         with self.metadata_lock():
@@ -116,3 +133,15 @@ class GitWorktrees(GitCore):
                 )
             )
         return infos
+
+
+def _other_head(head_file: Path, branch: str) -> bool:
+    """Whether the HEAD file surely names something other than `branch`: another branch or a detached sha."""
+    try:
+        text = head_file.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    if text.startswith("ref: refs/heads/"):
+        name = text.removeprefix("ref: refs/heads/")
+        return name not in (branch, ".invalid")  # `.invalid`: a reftable repository's placeholder
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)

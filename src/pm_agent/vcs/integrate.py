@@ -121,7 +121,7 @@ def _pick_in_memory(git: Git, onto: str, commit: str) -> str | None:
 
 def _advance(git: Git, into_branch: str, before: str, new: str, reason: str) -> None:
     """Move `into_branch` from `before` to its descendant `new` without force."""
-    holder = next((w for w in git.worktree_list() if w.branch == into_branch and not w.bare), None)
+    holder = git.branch_holder(into_branch)
     if holder is None:
         git.run("update-ref", "-m", reason, f"refs/heads/{into_branch}", new, before)
         return

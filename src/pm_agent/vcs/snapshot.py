@@ -18,10 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from pm_agent.errors import VcsError
+from pm_agent.vcs._diffs import KeptSnapshot
 from pm_agent.vcs.git import NO_HOOKS_ARGS, Git
 from pm_agent.vcs.models import FileChange
 
-__all__ = ["CheckedTree", "commit_checked", "drift", "has_tree", "snapshot", "tree_with_files"]
+__all__ = [
+    "CheckedTree",
+    "KeptSnapshot",
+    "commit_checked",
+    "drift",
+    "has_tree",
+    "kept_snapshot",
+    "snapshot",
+    "tree_with_files",
+]
 
 
 @dataclass(frozen=True)
@@ -50,24 +60,45 @@ def snapshot(worktree: Git) -> CheckedTree:
     return CheckedTree(tree=worktree.worktree_tree(), head=head)
 
 
+def kept_snapshot(worktree: Git) -> tuple[CheckedTree, KeptSnapshot]:
+    """`snapshot`, with its temporary index kept (`Git.still_matches`); the caller closes it."""
+    head = worktree.head_sha()
+    kept = worktree.kept_snapshot()
+    return CheckedTree(tree=kept.tree, head=head), kept
+
+
 def has_tree(git: Git, tree: str) -> bool:
     """Whether `tree` names a tree object in the repository (a commit is not one)."""
     return git.object_type(tree) == "tree"
 
 
-def drift(worktree: Git, checked: CheckedTree) -> list[FileChange]:
-    """Paths whose content in the worktree differs from the checked tree (A: new since, D: gone since)."""
-    current = worktree.worktree_tree()
+def drift(
+    worktree: Git, checked: CheckedTree, current: str | None = None, *, kept: KeptSnapshot | None = None
+) -> list[FileChange]:
+    """Paths whose content in the worktree differs from the checked tree (A: new since, D: gone since).
+
+    `current`: the worktree's tree taken just now by the caller (`Git.worktree_snapshot`), else one is taken;
+    `kept`: the checked tree's kept snapshot, which can tell in one git process that nothing changed."""
+    if current is None and kept is not None and kept.tree == checked.tree and worktree.still_matches(kept):
+        return []
+    current = worktree.worktree_tree() if current is None else current
     if current == checked.tree:
         return []
     return worktree.diff_name_status(checked.tree, current)
 
 
-def tree_with_files(git: Git, tree: str, files: Mapping[str, str]) -> str:
-    """`tree` with `files` (path → text) written into it, as a new tree object; nothing else changes."""
+def tree_with_files(
+    git: Git, tree: str, files: Mapping[str, str], *, index_env: Mapping[str, str] | None = None
+) -> str:
+    """`tree` with `files` (path → text) written into it, as a new tree object; nothing else changes.
+
+    `index_env`: a temporary index that holds exactly `tree` (`Git.worktree_snapshot`'s when its tree is
+    `tree`), written to instead of reading `tree` into a new one. A tree object depends only on the index's
+    entries, and an index whose `write-tree` is `tree` has `tree`'s entries: the result is the same tree."""
     with tempfile.TemporaryDirectory(prefix="pm-agent-index-") as tmp:
-        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        git.run("read-tree", tree, env=env)
+        env = dict(index_env) if index_env is not None else {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        if index_env is None:
+            git.run("read-tree", tree, env=env)
         for path, text in files.items():
             # --no-filters: pm-agent's own text goes in as written; no repository filter driver runs.
             blob = git.run("hash-object", "-w", "--no-filters", "--stdin", stdin_text=text).strip()
@@ -75,18 +106,26 @@ def tree_with_files(git: Git, tree: str, files: Mapping[str, str]) -> str:
         return git.run("write-tree", env=env).strip()
 
 
-def commit_checked(worktree: Git, checked: CheckedTree, *, message: str, files: Mapping[str, str]) -> str:
+def commit_checked(
+    worktree: Git,
+    checked: CheckedTree,
+    *,
+    message: str,
+    files: Mapping[str, str],
+    index_env: Mapping[str, str] | None = None,
+) -> str:
     """Commit the checked tree plus `files` on the worktree's branch, whose tip must still be `checked.head`.
 
     The branch moves by compare-and-set (`update-ref <new> <old>`), so a commit made behind pm-agent's
     back in the meantime makes this fail instead of being dropped. Afterwards the worktree's index is
     the commit's and `files` are written to disk, so the worktree shows no change. Returns the sha.
+    `index_env`: a temporary index holding exactly `checked.tree` (see `tree_with_files`).
     """
     branch = worktree.current_branch()
     if branch is None:
         raise VcsError(f"refusing to commit on a detached HEAD in {worktree.path}")
     worktree.check_writable(branch, "commit to")
-    tree = tree_with_files(worktree, checked.tree, files)
+    tree = tree_with_files(worktree, checked.tree, files, index_env=index_env)
     identity = worktree.identity_args()
     commit_args = ("commit-tree", tree, "-p", checked.head, "-F", "-")
     sha = worktree.run(*NO_HOOKS_ARGS, *identity, *commit_args, stdin_text=message).strip()

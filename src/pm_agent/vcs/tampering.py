@@ -72,10 +72,12 @@ def detect_agent_vcs_tampering(
             reasons.append(f"committed: HEAD is {count} commit(s) ahead of {expected_head[:12]} (now {head[:12]})")
         else:
             reasons.append(f"moved HEAD / rewrote history: HEAD is {head[:12]}, expected {expected_head[:12]}")
-    if expected_branch is not None:
+    if expected_branch is not None and branch != expected_branch:
+        # Only a worktree that left the branch can have moved it unseen (HEAD moving it is caught above): the
+        # usual session, still on its branch, costs no git process here.
         found = git.try_run("rev-parse", "--verify", "--quiet", f"refs/heads/{expected_branch}^{{commit}}")
         tip = found.stdout.strip() if found.returncode == 0 else None  # None: the branch is gone
-        if tip is not None and tip != expected_head and branch != expected_branch:
+        if tip is not None and tip != expected_head:
             reasons.append(f"branch {expected_branch!r} moved to {tip[:12]}")
     reflog, *in_progress = git.git_paths("logs/HEAD", *_IN_PROGRESS)  # one git call for every path
     if head_reflog_entries is not None:
