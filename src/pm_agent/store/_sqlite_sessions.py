@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from pm_agent.store import _fast_queries as fq
-from pm_agent.store import _fast_signals as fs
 from pm_agent.store import _fast_writes as fw
 from pm_agent.store import sessions as ss
 from pm_agent.store._sqlite_base import SqliteStoreBase
 from pm_agent.store.database import read_txn
 from pm_agent.store.records import SessionEventRecord, SessionRecord, SignalRecord
+from pm_agent.store.signal_store import SignalCalls
 
 
-class SessionsMixin(SqliteStoreBase):
+class SessionsMixin(SignalCalls, SqliteStoreBase):
     """Sessions and signals, one transaction per write."""
 
     # -- sessions
@@ -43,10 +42,6 @@ class SessionsMixin(SqliteStoreBase):
                 resumed_from=resumed_from,
                 now=self.now(),
             )
-
-    def session_by_token(self, token: str) -> SessionRecord | None:
-        with self._fast.read() as fast:
-            return fs.session_by_token(fast, token)
 
     def get_session(self, session_id: int) -> SessionRecord:
         with self._fast.read() as fast:
@@ -78,40 +73,6 @@ class SessionsMixin(SqliteStoreBase):
             return ss.session_events_of(conn, session_id, after_seq)
 
     # -- signals
-    def record_signal(
-        self,
-        *,
-        run_id: str,
-        task_id: str,
-        session_id: int | None,
-        attempt: int,
-        seq: int,
-        kind: str,
-        payload: Mapping[str, Any],
-        accepted: bool,
-        reason: str = "",
-    ) -> SignalRecord:
-        with self._fast.write() as fast:
-            record, _ = fs.record_signal(
-                fast,
-                run_id=run_id,
-                task_id=task_id,
-                session_id=session_id,
-                attempt=attempt,
-                seq=seq,
-                kind=kind,
-                payload=payload,
-                accepted=accepted,
-                reason=reason,
-                now=self.now(),
-                fault=self._fault,
-            )
-            return record
-
-    def signals_for_session(self, session_id: int) -> list[SignalRecord]:
-        with self._fast.read() as fast:
-            return fq.signals_for_session(fast, session_id)
-
     def unconsumed_signals(self, run_id: str) -> list[SignalRecord]:
         with read_txn(self.engine) as conn:
             return ss.unconsumed_signals(conn, run_id)

@@ -20,33 +20,26 @@ from typing import Any, Self
 
 from pm_agent.store import _fast_queries as fq
 from pm_agent.store import _fast_signals as fs
+from pm_agent.store._connect import FaultHook
 from pm_agent.store._fast import Connections
 from pm_agent.store.columns import MIGRATIONS
 from pm_agent.store.records import SessionRecord, SignalRecord, TaskRecord
 
-__all__ = ["PlainSignalStore", "open_signal_store"]
+__all__ = ["PlainSignalStore", "SignalCalls", "open_signal_store"]
 
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class PlainSignalStore:
-    """The signal desk's `SignalStore` on plain sqlite3: sessions by token, their signals, a task, a new signal."""
+class SignalCalls:
+    """The signal desk's four calls on the store's plain-sqlite3 connections: `PlainSignalStore` and
+    `SqliteStore` (through its sessions part) share them, so the server and the orchestrator read and
+    record signals with one implementation."""
 
-    def __init__(self, path: Path, *, clock: Callable[[], datetime] | None = None) -> None:
-        self._fast = Connections(path)
-        self._clock = clock or _utc_now
-
-    def close(self) -> None:
-        """Release the connection."""
-        self._fast.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.close()
+    _fast: Connections
+    _clock: Callable[[], datetime]
+    _fault: FaultHook | None
 
     def session_by_token(self, token: str) -> SessionRecord | None:
         """The session holding `token`, or None."""
@@ -90,9 +83,28 @@ class PlainSignalStore:
                 accepted=accepted,
                 reason=reason,
                 now=self._clock(),
-                fault=None,
+                fault=self._fault,
             )
             return record
+
+
+class PlainSignalStore(SignalCalls):
+    """The signal desk's `SignalStore` on plain sqlite3: sessions by token, their signals, a task, a new signal."""
+
+    def __init__(self, path: Path, *, clock: Callable[[], datetime] | None = None) -> None:
+        self._fast = Connections(path)
+        self._clock = clock or _utc_now
+        self._fault = None
+
+    def close(self) -> None:
+        """Release the connection."""
+        self._fast.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
 
 
 def _ready(conn: sqlite3.Connection) -> bool:

@@ -101,10 +101,6 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
             return rn.update_run_txn(conn, run_id, fields, event=event, now=self.now())
 
     # -- tasks
-    def get_task(self, run_id: str, task_id: str) -> TaskRecord:
-        with self._fast.read() as fast:
-            return fq.get_task(fast, run_id, task_id)
-
     def list_tasks(self, run_id: str) -> list[TaskRecord]:
         with read_txn(self.engine) as conn:
             return rn.list_tasks(conn, run_id)
