@@ -7,23 +7,18 @@ Session events and signals are idempotent on (session_id, seq): a line or a sign
 (a retried MCP call, a replay after a crash) is stored once, and the second call writes nothing.
 
 Sessions are created, updated and read by the plain-sqlite3 functions of `_fast_queries` and
-`_fast_writes`, signals recorded (and sessions found by token) by those of `_fast_signals`, which the
-signal server's process calls directly; the cold reads are here, in SQLAlchemy Core.
+`_fast_writes`, signals recorded (and sessions found by token) by those of `_fast_signals`, through
+`signal_store.SignalCalls`, which the signal server's process uses too; the cold reads are here, in
+SQLAlchemy Core.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime
-from typing import Any
-
 from sqlalchemy import Connection, select
 
 from pm_agent.store import _fast_queries as fq
-from pm_agent.store import _fast_signals as fs
 from pm_agent.store._fast import raw
 from pm_agent.store._sql import fetch_all
-from pm_agent.store.database import fault_hook
 from pm_agent.store.records import SessionEventRecord, SessionRecord, SignalRecord
 from pm_agent.store.runs import require_run
 from pm_agent.store.schema import session_events, signals
@@ -32,11 +27,6 @@ from pm_agent.store.schema import session_events, signals
 def get_session(conn: Connection, session_id: int) -> SessionRecord:
     """The session; NotFoundError if unknown."""
     return fq.get_session(raw(conn), session_id)
-
-
-def session_by_token(conn: Connection, token: str) -> SessionRecord | None:
-    """The session holding this token, or None (a refused signal, not an error)."""
-    return fs.session_by_token(raw(conn), token)
 
 
 def session_events_of(conn: Connection, session_id: int, after_seq: int = 0) -> list[SessionEventRecord]:
@@ -52,41 +42,6 @@ def session_events_of(conn: Connection, session_id: int, after_seq: int = 0) -> 
 def get_signal(conn: Connection, signal_id: int) -> SignalRecord:
     """The signal; NotFoundError if unknown."""
     return fq.get_signal(raw(conn), signal_id)
-
-
-def record_signal_txn(
-    conn: Connection,
-    *,
-    run_id: str,
-    task_id: str,
-    session_id: int | None,
-    attempt: int,
-    seq: int,
-    kind: str,
-    payload: Mapping[str, Any],
-    accepted: bool,
-    reason: str,
-    now: datetime,
-) -> tuple[SignalRecord, bool]:
-    """Store a signal and a `signal.recorded` event; (record, True) if new.
-
-    The same (session_id, seq) again returns the stored record and writes nothing. Refused signals
-    with no valid session (session_id None) are always stored: they are an audit trail.
-    """
-    return fs.record_signal(
-        raw(conn),
-        run_id=run_id,
-        task_id=task_id,
-        session_id=session_id,
-        attempt=attempt,
-        seq=seq,
-        kind=kind,
-        payload=payload,
-        accepted=accepted,
-        reason=reason,
-        now=now,
-        fault=fault_hook(conn),
-    )
 
 
 def signals_for_task(conn: Connection, run_id: str, task_id: str) -> list[SignalRecord]:
