@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pm_agent.errors import StoreError
-from pm_agent.store import SqliteStore, _connect, database, open_store
+from pm_agent.store import SqliteStore, _connect, open_store
 from pm_agent.store.database import write_txn, writer
 
 WORKER = """
@@ -136,8 +136,8 @@ def _free_elsewhere(lock: threading.RLock) -> bool:
 def test_writers_of_one_process_queue_on_one_lock_per_file(store: SqliteStore, run_id: str, db_path: Path) -> None:
     """In-process writers wait on a Python lock, woken the moment it is free, rather than in SQLite's busy
     handler, which sleeps 1-25 ms between tries: both kinds of write transaction hold it throughout."""
-    lock = database._lock_of(db_path)
-    assert database._lock_of(db_path.parent / "." / db_path.name) is lock  # one lock per file, however spelled
+    lock = _connect._lock_of(db_path)
+    assert _connect._lock_of(db_path.parent / "." / db_path.name) is lock  # one lock per file, however spelled
     assert _free_elsewhere(lock)
     with store._fast.write():
         assert not _free_elsewhere(lock)
@@ -155,7 +155,7 @@ def test_a_writer_held_off_past_the_busy_timeout_fails_like_sqlite(
     holding, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with database.write_lock(db_path):
+        with _connect.write_lock(db_path):
             holding.set()
             release.wait(10)
 

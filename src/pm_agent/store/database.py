@@ -33,8 +33,7 @@ from pm_agent.errors import StoreError
 from pm_agent.store._connect import BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS
 from pm_agent.store._connect import PRAGMAS as _PRAGMAS
 from pm_agent.store._connect import FaultHook as FaultHook
-from pm_agent.store._connect import _lock_of as _lock_of  # the tests look a file's lock up here
-from pm_agent.store._connect import write_lock as write_lock
+from pm_agent.store._connect import write_lock
 
 WRITE_OPTION = "pm_agent_write"
 FAULT_OPTION = "pm_agent_fault"
