@@ -25,10 +25,10 @@ from pm_agent.lifecycle.states import IssueState as S
 from pm_agent.plan.models import Dependency, Plan, Task, TaskStatus, Tier
 from pm_agent.redaction import redact
 from pm_agent.store import RiskStatus, SessionStatus, Severity, default_store_path, open_store
+from pm_agent.store import _fast_signals as fs
 from pm_agent.store import _fast_writes as fw
 from pm_agent.store import outcomes as oc
 from pm_agent.store import runs as rn
-from pm_agent.store import sessions as ss
 from pm_agent.store._fast import raw
 from pm_agent.store.database import write_txn, writer
 from pm_agent.store.schema import events
@@ -140,9 +140,9 @@ def _structured(conn: Connection, plan: Plan, mix: Mix, rng: random.Random, now:
     for task_id in done:
         _move(conn, task_id, COMPLETED_PATH, TaskStatus.COMPLETED, now)
         dev = _session(conn, task_id, "developer", SessionStatus.SIGNALLED, rng, now)
-        ss.record_signal_txn(
-            conn, run_id=RUN_ID, task_id=task_id, session_id=dev, attempt=1, seq=1, kind="complete",
-            payload={"summary": f"task {task_id} done"}, accepted=True, reason="", now=now(),
+        fs.record_signal(
+            raw(conn), run_id=RUN_ID, task_id=task_id, session_id=dev, attempt=1, seq=1, kind="complete",
+            payload={"summary": f"task {task_id} done"}, accepted=True, reason="", now=now(), fault=None,
         )  # fmt: skip
         for gate in GATES:
             verdict = (gate, True, f"{gate}: ok")

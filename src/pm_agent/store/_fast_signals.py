@@ -1,8 +1,8 @@
 """Signals in plain `sqlite3` (see `_fast`): a session by its token, and recording a signal with its event.
 
 The signal server (one process per agent session) records each signal_back call through these, without
-SQLAlchemy; `SqliteStore` and `sessions.record_signal_txn` call them too, so a signal is written by one
-function whichever process writes it. The event goes through the one event writer (`_fast_writes._event`),
+SQLAlchemy; `SqliteStore` calls them too (both through `signal_store.SignalCalls`), so a signal is written
+by one function whichever process writes it. The event goes through the one event writer (`_fast_writes._event`),
 so the outbox hook and the event stream see a signal exactly as they see any other change.
 """
 
