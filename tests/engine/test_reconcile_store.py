@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from pm_agent.engine.planfiles import content_sha
-from pm_agent.engine.plansync import PlanSync
+from pm_agent.engine.plansync import SETTLE_S, PlanSync
 from pm_agent.engine.reconcile import (
     RECONCILED,
     REFUSED,
@@ -92,6 +94,13 @@ def complete(store: SqliteStore, run_id: str, task_id: str) -> None:
 
 def edit(repo: Path, text: str) -> None:
     (repo / "docs" / "plans" / "calc.md").write_text(text, encoding="utf-8")
+
+
+def settle(repo: Path) -> None:
+    """Date the plan back past the loop's settle time, as if the editor had saved a while ago."""
+    plan = repo / "docs" / "plans" / "calc.md"
+    old = time.time() - 2 * SETTLE_S
+    os.utime(plan, (old, old))
 
 
 def test_edit_adds_updates_cancels_and_escalates(repo: Path, host: OfflineHost) -> None:
@@ -186,6 +195,7 @@ def test_plan_sync_hashes_only_on_change(repo: Path, host: OfflineHost) -> None:
     assert sync.poll() is False
     assert host.store.events_of_kind(host.run.id, [RECONCILED, REFUSED]) == []
     edit(repo, V1 + "\n### Task 5: Docs\nWrite docs.\n")
+    settle(repo)
     assert sync.poll() is True
     assert host.store.get_task(host.run.id, "5").state == "received"
     assert sync.poll() is False
@@ -326,3 +336,17 @@ def test_a_broken_looking_half_written_plan_is_not_refused(repo: Path, host: Off
     assert (out.unsettled, out.error) == (True, "")
     assert host.store.events_of_kind(host.run.id, [RECONCILED, REFUSED]) == []
 
+
+def test_the_loop_waits_for_a_young_plan_to_settle(repo: Path, host: OfflineHost) -> None:
+    # Read between an editor's truncate and its write, the plan is empty: the loop must not refuse it (CI at
+    # 7e94174), nor apply a half-written text that parses. It waits until the file is SETTLE_S old.
+    sync = PlanSync(host)
+    edit(repo, "")
+    assert sync.poll() is False
+    edit(repo, V1 + "\n### Task 5: Docs\nWrite docs.\n")
+    assert sync.poll() is False
+    assert host.store.events_of_kind(host.run.id, [RECONCILED, REFUSED]) == []
+    settle(repo)
+    assert sync.poll() is True
+    [event] = host.store.events_of_kind(host.run.id, [RECONCILED, REFUSED])
+    assert (event.kind, event.payload["added"]) == (RECONCILED, ["5"])

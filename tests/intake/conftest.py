@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,21 @@ PY = sys.executable
 DAY = date(2026, 11, 26)
 REQUEST = "Print rows as a table"
 PATHS = IntakePaths.of(REQUEST, DAY)
+
+
+def paths_for_new(slug: str) -> IntakePaths:
+    """The paths `pm-agent new --slug SLUG` will choose when it starts now, dated by the local day as it dates them.
+
+    Computed at import, they went stale when the suite crossed midnight before the test ran (CI at 7e94174: the
+    scripted analyst wrote yesterday's file). Within a minute of midnight this waits for the new day, so the date
+    cannot turn between this call and the command's own."""
+    now = datetime.now(UTC).astimezone()
+    midnight = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), now.tzinfo)
+    left = (midnight - now).total_seconds()
+    if left < 60:
+        time.sleep(left + 1)
+    return IntakePaths.of(REQUEST, datetime.now(UTC).astimezone().date(), slug=slug)
+
 
 REQUIREMENTS = """\
 # Requirements: table output

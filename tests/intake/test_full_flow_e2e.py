@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -29,11 +28,10 @@ from pm_agent.testing.scenario import ModelRequest, Turn
 from pm_agent.testing.team import Step, bash, line_of, write
 from pm_agent.testing.team import signal as signal_step
 
-from .conftest import CRITERION, FMT, PLAN_HEAD, PLAN_TAIL, REQUEST, REQUIREMENTS, TEST_FMT, Target
+from .conftest import CRITERION, FMT, PLAN_HEAD, PLAN_TAIL, REQUEST, REQUIREMENTS, TEST_FMT, Target, paths_for_new
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
-PATHS = IntakePaths.of(REQUEST, datetime.now(UTC).astimezone().date(), slug="walk")
 QUESTION = "Should rows be separated by newlines or by commas?"
 ANSWER = "newlines, one row a line"
 # A NORMAL task, so the tester (default tester_tiers: normal, critical) runs after its gates.
@@ -44,8 +42,12 @@ SIGNATURE = '"""fmt."""\n\n\ndef render(rows: list[str]) -> str:\n'
 BUGGY = SIGNATURE + '    return rows[0] + "".join("\\n" + r for r in rows[1:])\n'
 EDGE = '\n\ndef test_render_of_no_rows() -> None:\n    assert render([]) == ""\n'
 DOCUMENTED = SIGNATURE + '    """Each row on its own line."""\n    return "\\n".join(rows)\n'
-REVIEW_FILE = f"docs/reviews/{PATHS.plan_id}-final-review.md"
-MANIFEST = f"docs/releases/{PATHS.plan_id}-release.yaml"
+
+
+def review_file(paths: IntakePaths) -> str:
+    return f"docs/reviews/{paths.plan_id}-final-review.md"
+
+
 FINDING = "render() has no docstring"
 HIGH = f"""\
 # Final review
@@ -87,7 +89,7 @@ def overwrite(path: str, content: str) -> str:
     return f"cat > {path} <<'EOF'\n{content}EOF"
 
 
-def scripts(sent_back: list[str]) -> dict[tuple[str, str], list[Step]]:
+def scripts(sent_back: list[str], paths: IntakePaths) -> dict[tuple[str, str], list[Step]]:
     def fix(s: SessionHeader, r: ModelRequest) -> Turn:
         sent_back.append(r.conversation_text())
         return bash(overwrite("src/calc/fmt.py", FMT))(s, r)
@@ -97,13 +99,13 @@ def scripts(sent_back: list[str]) -> dict[tuple[str, str], list[Step]]:
     return {
         ("task-requirements", "analyst"): [
             signal_step({"signal": "needs-user-input", "question": QUESTION, "context": "the request does not say"}),
-            write(PATHS.design_rel, REQUIREMENTS),
+            write(paths.design_rel, REQUIREMENTS),
             done("S1 written"),
         ],
         ("task-plan", "planner"): [
-            write(PATHS.plan_rel, PLAN_BAD),
+            write(paths.plan_rel, PLAN_BAD),
             done("one task"),
-            write(PATHS.plan_rel, PLAN_GOOD),
+            write(paths.plan_rel, PLAN_GOOD),
             done("one task, dependency fixed"),
         ],
         ("task-1", "developer"): [
@@ -136,7 +138,7 @@ def scripts(sent_back: list[str]) -> dict[tuple[str, str], list[Step]]:
             ),
         ],
         ("task-final-review", "reviewer"): [
-            by_attempt(write(REVIEW_FILE, HIGH), write(REVIEW_FILE, CLEAN)),
+            by_attempt(write(review_file(paths), HIGH), write(review_file(paths), CLEAN)),
             signal_step({"signal": "complete", "summary": "final review written"}),
         ],
         ("*", "reviewer"): [signal_step({"signal": "complete", "summary": "approved", "reviewNote": NOTE})],
@@ -180,8 +182,9 @@ def git(repo: Path, *args: str) -> str:
 @pytest.mark.timeout(420)
 def test_a_request_walks_to_its_release(calc: Callable[[], Target]) -> None:
     t = calc()
+    paths = paths_for_new("walk")
     sent_back: list[str] = []
-    t.team.scripts.update(scripts(sent_back))
+    t.team.scripts.update(scripts(sent_back, paths))
 
     # 1. The request; the analyst asks; pm-agent stops and says how to answer.
     asked = pm(t.repo, "new", REQUEST, "--slug", "walk", "--no-input")
@@ -196,7 +199,7 @@ def test_a_request_walks_to_its_release(calc: Callable[[], Target]) -> None:
     approving = pm(t.repo, "resume", "--no-input")
     assert approving.returncode == 3, approving.stdout + approving.stderr
     approval = in_store(t.repo, open_escalation)
-    assert approval.source == "intake-approval"
+    assert approval.source == "intake-approval", approval.problem
     assert "task-1: Output format [normal; after: none; files: src/calc/fmt.py, tests/test_fmt.py]" in approval.problem
     assert pm(t.repo, "answer", str(approval.id), "approve", timeout=60).returncode == 0
 
@@ -204,7 +207,7 @@ def test_a_request_walks_to_its_release(calc: Callable[[], Target]) -> None:
     released = pm(t.repo, "resume", "--no-input")
     out = released.stdout + released.stderr
     assert released.returncode == 0, out
-    assert f"Final review: {REVIEW_FILE}" in out
+    assert f"Final review: {review_file(paths)}" in out
     # The final review's task row is pm-agent's record, not plan work: 2 tasks (1 and r1) everywhere.
     assert ": 2 completed, 0 waiting for an answer, 0 failed" in out
     assert "Tasks: 2/2 completed" in out  # the handoff
@@ -224,7 +227,7 @@ def test_a_request_walks_to_its_release(calc: Callable[[], Target]) -> None:
         sent = [e.payload["problems"] for e in store.events(intake.id, "plan") if e.kind == "intake.sent_back"]
         assert sent == [
             [
-                f"{t.repo}/.pm-agent/worktrees/{intake.id}/intake/{PATHS.plan_rel}:5: "
+                f"{t.repo}/.pm-agent/worktrees/{intake.id}/intake/{paths.plan_rel}:5: "
                 "Task 1 depends on Task 7, which is not in the plan"
             ]
         ]
@@ -257,24 +260,24 @@ def test_a_request_walks_to_its_release(calc: Callable[[], Target]) -> None:
     assert sent_back, "the developer was never sent back"
     assert "test_render_of_no_rows" in sent_back[0]
 
-    branch = f"pm/{PATHS.plan_id}/work"
+    branch = f"pm/{paths.plan_id}/work"
     subjects = git(t.repo, "log", "--format=%s", f"main..{branch}").splitlines()
     assert subjects[-2:] == [f"Plan: {REQUEST}", f"Requirements: {REQUEST}"]
     bodies = git(t.repo, "log", "--format=%B", f"main..{branch}")
-    for trailer in (f"Pm-Intake: {intake.id}", "Refs: task-1", "Refs: task-r1", f"Refs: release-{PATHS.plan_id}"):
+    for trailer in (f"Pm-Intake: {intake.id}", "Refs: task-1", "Refs: task-r1", f"Refs: release-{paths.plan_id}"):
         assert trailer in bodies.splitlines(), trailer
-    assert git(t.repo, "show", f"{branch}:{PATHS.design_rel}") == REQUIREMENTS
-    assert git(t.repo, "show", f"{branch}:{PATHS.plan_rel}") == PLAN_GOOD
+    assert git(t.repo, "show", f"{branch}:{paths.design_rel}") == REQUIREMENTS
+    assert git(t.repo, "show", f"{branch}:{paths.plan_rel}") == PLAN_GOOD
     # The tester's test is in the released tree; the code is the fixed, then documented, render.
     assert git(t.repo, "show", f"{branch}:tests/test_fmt.py") == TEST_FMT + EDGE
     assert git(t.repo, "show", f"{branch}:src/calc/fmt.py") == DOCUMENTED
-    review = git(t.repo, "show", f"{branch}:{REVIEW_FILE}")
+    review = git(t.repo, "show", f"{branch}:{review_file(paths)}")
     assert f"| F1 | high | src/calc/fmt.py:4 | {FINDING} | say what render returns | remediated by task-r1 |" in review
     assert "No findings." in review.split("## Round 2", 1)[1].split("##", 1)[0]
-    manifest = parse_manifest(git(t.repo, "show", f"{branch}:{MANIFEST}"))
-    assert manifest.plan_id == PATHS.plan_id
-    assert manifest.final_review == REVIEW_FILE
+    manifest = parse_manifest(git(t.repo, "show", f"{branch}:docs/releases/{paths.plan_id}-release.yaml"))
+    assert manifest.plan_id == paths.plan_id
+    assert manifest.final_review == review_file(paths)
     assert [(x.task_id, x.tier) for x in manifest.tasks] == [("task-1", "normal"), ("task-r1", "normal")]
-    assert manifest.design_doc.endswith(Path(PATHS.design_rel).name)
+    assert manifest.design_doc.endswith(Path(paths.design_rel).name)
     assert manifest.tests_run == manifest.tests_passed == 3  # smoke, the developer's test, the tester's
     assert manifest.risks == []

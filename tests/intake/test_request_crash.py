@@ -12,29 +12,26 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from pm_agent.intake import IntakePaths
-from pm_agent.store import SessionRecord, default_store_path, open_store
+from pm_agent.store import EscalationStatus, SessionRecord, default_store_path, open_store
 from pm_agent.testing.team import Step, bash, write
 
-from .conftest import PLAN_GOOD, REQUEST, REQUIREMENTS, Target, delivery_scripts, done
+from .conftest import PLAN_GOOD, REQUEST, REQUIREMENTS, Target, delivery_scripts, done, paths_for_new
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
-PATHS = IntakePaths.of(REQUEST, datetime.now(UTC).astimezone().date(), slug="table")
 
-
-def scripts() -> dict[tuple[str, str], list[Step]]:
+def scripts(paths: IntakePaths) -> dict[tuple[str, str], list[Step]]:
     return {
-        ("task-requirements", "analyst"): [write(PATHS.design_rel, REQUIREMENTS), done("S1 written")],
+        ("task-requirements", "analyst"): [write(paths.design_rel, REQUIREMENTS), done("S1 written")],
         ("task-plan", "planner"): [
             bash("true"),
             bash("sleep 8"),
-            write(PATHS.plan_rel, PLAN_GOOD),
+            write(paths.plan_rel, PLAN_GOOD),
             done("one task"),
         ],
         **delivery_scripts(),
@@ -72,9 +69,21 @@ def planner_sessions(repo: Path) -> list[SessionRecord]:
         store.close()
 
 
+def waiting_on(repo: Path) -> str:
+    """The open escalations' problems: why `pm-agent new` stopped to wait for the human."""
+    store = open_store(default_store_path(repo))
+    try:
+        run = store.latest_run()
+        escs = [] if run is None else store.list_escalations(run.id)
+        return "; ".join(f"{e.source}: {e.problem}" for e in escs if e.status is EscalationStatus.OPEN)
+    finally:
+        store.close()
+
+
 def test_kill_during_planning_then_resume(calc: Callable[[], Target]) -> None:
     t = calc()
-    t.team.scripts.update(scripts())
+    paths = paths_for_new("table")
+    t.team.scripts.update(scripts(paths))
     proc = subprocess.Popen(
         [exe(), "new", REQUEST, "--slug", "table", "--no-input", "-C", str(t.repo)],
         cwd=t.repo,
@@ -87,7 +96,7 @@ def test_kill_during_planning_then_resume(calc: Callable[[], Target]) -> None:
     # conversation Claude Code keeps on disk (it writes it asynchronously: a kill before the first write leaves no
     # conversation to resume, a case this test is not about).
     while ("task-plan", "planner", 1) not in t.team.log:
-        assert proc.poll() is None, "pm-agent new ended before the planner started"
+        assert proc.poll() is None, f"pm-agent new ended before the planner started: {waiting_on(t.repo)}"
         assert time.monotonic() < deadline, "the planner never started"
         time.sleep(0.2)
     first = planner_sessions(t.repo)
@@ -122,7 +131,7 @@ def test_kill_during_planning_then_resume(calc: Callable[[], Target]) -> None:
 
     released = pm(t.repo, "resume")
     assert released.returncode == 0, released.stdout + released.stderr
-    branch = f"pm/{PATHS.plan_id}/work"
+    branch = f"pm/{paths.plan_id}/work"
 
     def log(fmt: str) -> str:
         return subprocess.run(

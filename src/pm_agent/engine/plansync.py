@@ -36,9 +36,19 @@ from pm_agent.statefile import default_store_path
 # `.pm-agent/intake/<request run>/`: the approved documents a request's run reads (intake/start.py's handoff_dir).
 INTAKE_DIR = "intake"
 
-__all__ = ["FOLDER_RECHECK_S", "PlanSync", "RepoReconcile", "reconcile_repo"]
+__all__ = ["FOLDER_RECHECK_S", "SETTLE_S", "PlanSync", "RepoReconcile", "reconcile_repo", "settling"]
 
 FOLDER_RECHECK_S = 2.0  # a plan folder is walked at most this often; a single file is stat'ed every pass
+# An editor's save can be a truncate, then a write: a plan file this young may be half written. Read before the
+# write landed, an empty file was refused as "no tasks found" (CI at 7e94174), and a half-written one that still
+# parses would cancel the tasks it lost. So the loop reads a plan only once its newest file is this old.
+SETTLE_S = 0.5
+
+
+def settling(stamp: tuple[tuple[str, int, int], ...], now: float) -> bool:
+    """True while the plan's newest file was written less than SETTLE_S ago (a clock-skewed future mtime is not)."""
+    newest = max((mtime for _, _, mtime in stamp), default=0) / 1e9
+    return 0 <= now - newest < SETTLE_S
 
 
 class PlanSync:
@@ -72,7 +82,9 @@ class PlanSync:
         if not self.path.is_dir() or now - self.stat_at >= FOLDER_RECHECK_S or self.seen is None:
             self.stat_at = now
             stamp = fingerprint(self.path)
-            if stamp != self.stamp or self.seen is None:
+            if (stamp != self.stamp or self.seen is None) and settling(stamp, time.time()):
+                self.stamp = ()  # still being written, perhaps: look again next pass
+            elif stamp != self.stamp or self.seen is None:
                 self.stamp = stamp
                 sha = content_sha(self.path)
                 if sha != self.seen:
