@@ -144,8 +144,12 @@ def test_agent_dies_with_its_parent(tmp_path: Path, through: str) -> None:
         assert parent.stdout is not None
         child = int(parent.stdout.readline())
         assert not _dead(child)
-        cmdline = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
-        assert cmdline[0].endswith(b"sleep")  # setpriv ran the agent in its own process, not as a child
+        # setpriv runs the agent in its own process, not as a child: the pid becomes `sleep` once it has
+        # exec'd, which on a loaded machine can be after the parent printed it (CI at 05cdf4a).
+        deadline = time.monotonic() + 10
+        while not (cmdline := Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0"))[0].endswith(b"sleep"):
+            assert time.monotonic() < deadline, cmdline
+            time.sleep(0.05)
         parent.kill()
         parent.wait(5)
         deadline = time.monotonic() + 5

@@ -50,6 +50,7 @@ SIGNAL_POLL_S = 1.0
 # Besides, the agent's own stream says when to look: once a line names the signal tool (the model's call),
 # every following line (the tool's answer comes after the signal is stored) wakes the watcher at once.
 SIGNAL_TOOL = TOOL
+BATCH_MAX = 256  # at most this many lines wait for one write (see _record_events)
 MONITOR_EVENT_PREFIX = "pm/"  # kinds of the lines the monitor itself adds to the session log
 
 
@@ -73,6 +74,13 @@ def final_status(outcome: Outcome, signal: SignalRecord | None) -> SessionStatus
     if outcome.stopped in (StopReason.TIMEOUT, StopReason.CANCELLED):
         return SessionStatus.KILLED
     return SessionStatus.CRASHED
+
+
+def _payload(event: AgentEvent) -> Any:
+    """What the session log keeps of a line: the line, or for an oversize one its size and start."""
+    if event.kind is EventKind.OVERSIZE:
+        return {"oversize": True, "size": event.size, "start": event.line[:1024]}
+    return event.line
 
 
 class SessionMonitor:
@@ -156,37 +164,79 @@ class SessionMonitor:
 
     # -- while running -------------------------------------------------------------------------
     async def _record_events(self) -> None:
-        """Store every line; a line the store refuses is logged and skipped, never left unread."""
-        async for event in self.session.events():
-            try:
-                await self._record(event)
-            except PmAgentError as exc:
-                self.record_errors += 1
-                log.warning("session %s: line %s not recorded: %s", self.session_id, event.seq, exc)
+        """Store every line as it comes; the lines that came while a write was under way go in the next one.
 
-    async def _record(self, event: AgentEvent) -> None:
+        A real session prints in bursts (a message, its tool call, the tool's result), and each line in its own
+        transaction cost an fsync'd commit per line. Nothing waits for company: a line that comes alone is written
+        at once. At most BATCH_MAX lines wait, so a slow store still slows the reading of the agent's output."""
+        pending: list[AgentEvent] = []
+        arrived, room = asyncio.Event(), asyncio.Event()
+        ended = False
+
+        async def read() -> None:
+            nonlocal ended
+            try:
+                async for event in self.session.events():
+                    while len(pending) >= BATCH_MAX:
+                        room.clear()
+                        await room.wait()
+                    pending.append(event)
+                    arrived.set()
+            finally:
+                ended = True
+                arrived.set()
+
+        reader = asyncio.ensure_future(read())
+        try:
+            while pending or not ended:
+                await arrived.wait()
+                arrived.clear()
+                batch = pending[:]
+                pending.clear()
+                room.set()
+                if batch:
+                    await self._record(batch)
+            await reader  # its error, if it failed, is the caller's
+        finally:
+            if not reader.done():
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
+
+    async def _record(self, batch: list[AgentEvent]) -> None:
         self._seen_output = True
-        payload: Any = event.line
-        if event.kind is EventKind.OVERSIZE:
-            payload = {"oversize": True, "size": event.size, "start": event.line[:1024]}
-        await self._call(self.store.record_session_event, self.session_id, event.seq, event.type, payload)
-        if event.data is not None and event.type in ("result", "system/permission_denied"):
-            self._denials.extend(stream_denials(event.data))
-        self._last_seq = max(self._last_seq, event.seq)
-        if self.signal is None and (self._signal_called or SIGNAL_TOOL in event.line):
-            self._signal_called = True
-            self._signal_due.set()
-        self._last_event_at = event.at
+        lines = [(event.seq, event.type, _payload(event)) for event in batch]
         now = time.monotonic()
-        if now - self._last_touch >= TOUCH_EVERY_S:
+        touch = batch[-1].at if now - self._last_touch >= TOUCH_EVERY_S else None
+        if touch is not None:
             self._last_touch = now
-            self._touched_at = event.at
-            await self._call(self.store.touch_session, self.session_id, event.at)
+        try:
+            await self._call(self.store.record_session_events, self.session_id, lines, touch)
+            self._touched_at = touch or self._touched_at
+        except PmAgentError:
+            for line in lines:  # a line the store refuses is logged and skipped; the others are written
+                try:
+                    await self._call(self.store.record_session_events, self.session_id, [line])
+                except PmAgentError as exc:
+                    self.record_errors += 1
+                    log.warning("session %s: line %s not recorded: %s", self.session_id, line[0], exc)
+        for event in batch:
+            if event.data is not None and event.type in ("result", "system/permission_denied"):
+                self._denials.extend(stream_denials(event.data))
+            self._last_seq = max(self._last_seq, event.seq)
+            if self.signal is None and (self._signal_called or SIGNAL_TOOL in event.line):
+                self._signal_called = True
+                self._signal_due.set()
+        self._last_event_at = batch[-1].at
         if not self._agent_id_saved and self.session.agent_session_id:
             self._agent_id_saved = True
-            await self._call(
-                self.store.update_session, self.session_id, agent_session_id=self.session.agent_session_id
-            )
+            try:  # the end of the session records it again
+                await self._call(
+                    self.store.update_session, self.session_id, agent_session_id=self.session.agent_session_id
+                )
+            except PmAgentError as exc:
+                self.record_errors += 1
+                log.warning("session %s: agent session id not recorded: %s", self.session_id, exc)
 
     async def _watch(self) -> None:
         while self.session.returncode is None:

@@ -229,6 +229,12 @@ class Store(Protocol):
     def record_session_event(self, session_id: int, seq: int, kind: str, payload: Any) -> bool:
         """Store one line an agent printed; idempotent on (session_id, seq): False if already there."""
 
+    def record_session_events(
+        self, session_id: int, lines: Sequence[tuple[int, str, Any]], touched_at: datetime | None = None
+    ) -> int:
+        """Store lines an agent printed, (seq, kind, payload) each, in one transaction, skipping a seq already
+        there; with `touched_at`, last_output_at too. The number stored."""
+
     def session_events(self, session_id: int, after_seq: int = 0) -> list[SessionEventRecord]:
         """Lines a session printed, by seq."""
 

@@ -7,6 +7,7 @@ The SQLAlchemy modules call these too (on `_fast.raw(conn)`), so each read has o
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -42,8 +43,7 @@ def task_rows(conn: sqlite3.Connection, run_id: str) -> list[TaskRow]:
         " FROM tasks WHERE run_id = ? ORDER BY plan_order"
     )
     return [
-        TaskRow(r[0], IssueState(r[1]), TaskStatus(r[2]), r[3], r[4], r[5], r[6])
-        for r in conn.execute(sql, (run_id,))
+        TaskRow(r[0], IssueState(r[1]), TaskStatus(r[2]), r[3], r[4], r[5], r[6]) for r in conn.execute(sql, (run_id,))
     ]
 
 
@@ -126,16 +126,20 @@ def touch_session(conn: sqlite3.Connection, session_id: int, at: datetime) -> No
         raise NotFoundError(f"unknown session {session_id!r}")
 
 
-def record_session_event(
-    conn: sqlite3.Connection, session_id: int, seq: int, kind: str, payload: Any, now: datetime
-) -> bool:
-    """Store one printed line, secrets redacted; False if (session, seq) was there."""
-    found = conn.execute("SELECT id FROM session_events WHERE session_id = ? AND seq = ?", (session_id, seq))
-    if found.fetchone() is not None:
-        return False
+def record_session_events(
+    conn: sqlite3.Connection, session_id: int, lines: Sequence[tuple[int, str, Any]], now: datetime
+) -> int:
+    """Store printed lines, (seq, kind, payload) each, secrets redacted; a (session, seq) already there is
+    skipped. The number stored."""
     _require_session(conn, session_id)
-    cleaned = redact(payload)
-    text = cleaned if isinstance(cleaned, str) else dump_json(cleaned)
-    values = {"session_id": session_id, "seq": seq, "kind": kind, "payload": text, "created_at": db_time(now)}
-    insert(conn, "session_events", values)
-    return True
+    stored = 0
+    for seq, kind, payload in lines:
+        found = conn.execute("SELECT id FROM session_events WHERE session_id = ? AND seq = ?", (session_id, seq))
+        if found.fetchone() is not None:
+            continue
+        cleaned = redact(payload)
+        text = cleaned if isinstance(cleaned, str) else dump_json(cleaned)
+        values = {"session_id": session_id, "seq": seq, "kind": kind, "payload": text, "created_at": db_time(now)}
+        insert(conn, "session_events", values)
+        stored += 1
+    return stored

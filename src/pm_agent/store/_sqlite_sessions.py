@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -64,8 +65,16 @@ class SessionsMixin(SignalCalls, SqliteStoreBase):
             return fq.touch_session(fast, session_id, at or self.now())
 
     def record_session_event(self, session_id: int, seq: int, kind: str, payload: Any) -> bool:
+        return self.record_session_events(session_id, [(seq, kind, payload)]) == 1
+
+    def record_session_events(
+        self, session_id: int, lines: Sequence[tuple[int, str, Any]], touched_at: datetime | None = None
+    ) -> int:
         with self._fast.write() as fast:
-            return fq.record_session_event(fast, session_id, seq, kind, payload, self.now())
+            stored = fq.record_session_events(fast, session_id, lines, self.now())
+            if touched_at is not None:
+                fq.touch_session(fast, session_id, touched_at)
+            return stored
 
     def session_events(self, session_id: int, after_seq: int = 0) -> list[SessionEventRecord]:
         with read_txn(self.engine) as conn:
