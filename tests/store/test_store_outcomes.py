@@ -30,6 +30,20 @@ def test_gate_results_by_attempt(store: SqliteStore, run_id: str) -> None:
     assert [e.kind for e in store.events(run_id, task_id="1")] == ["gate.recorded"] * 3
 
 
+def test_a_gate_runs_verdicts_and_its_events_are_one_write(store: SqliteStore, run_id: str) -> None:
+    verdicts = [("3-tests-run", True, "2 passed"), ("scope", False, "x.py is outside the task")]
+    observed = {"attempt": 1, "test_counts": {"passed": 2}, "suspicious": []}
+    store.record_gate_results(run_id, "1", attempt=1, results=verdicts, events=[("gate.observations", observed)])
+    events = store.events(run_id, task_id="1")
+    assert [e.kind for e in events] == ["gate.recorded", "gate.recorded", "gate.observations"]
+    assert events[-1].payload == observed
+    # An event that cannot be stored fails the whole write: the verdicts before it are not kept either.
+    with pytest.raises(TypeError):
+        store.record_gate_results(run_id, "1", attempt=2, results=verdicts, events=[("gate.observations", {1j})])
+    assert store.gate_results(run_id, "1", attempt=2) == []
+    assert len(store.events(run_id, task_id="1")) == 3
+
+
 def test_escalation_lifecycle(store: SqliteStore, run_id: str) -> None:
     session = store.create_session(run_id, "2", "analyst", 1, "tok", "claude", "/w")
     esc = store.open_escalation(

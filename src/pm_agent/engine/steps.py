@@ -207,8 +207,13 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
         )
         rc.emit("task.tier", f"task-{rec.task_id}: tier escalated to {tier.value} ({reasons[0]})")
     verdicts = [(str(r.gate), r.passed, r.evidence) for r in results]
-    rc.store.record_gate_results(rc.run_id, rec.task_id, attempt=rec.attempt, results=verdicts)
-    rec = _observe(rc, rec, results)
+    observed = _observations(rec, results)
+    rc.store.record_gate_results(
+        rc.run_id, rec.task_id, attempt=rec.attempt, results=verdicts, events=[(OBSERVATIONS, observed)]
+    )
+    if observed["suspicious"] and all(r.passed for r in results) and rec.tier is Tier.LOW:
+        why = f"pm-agent cannot tell whether {len(observed['suspicious'])} test line(s) can fail"
+        rec = _needs_reviewer(rc, rec, why)  # a LOW task with lines it cannot judge gets a reviewer
     fault_point("after-gates")
     failed = [r for r in results if not r.passed]
     summary = ", ".join(f"{r.gate}={'pass' if r.passed else 'FAIL'}" for r in results)
@@ -257,19 +262,14 @@ def previous_test_counts(history: TaskHistory) -> TestCounts | None:
     return TestCounts.model_validate(counts) if counts else None
 
 
-def _observe(rc: RunContext, rec: TaskRecord, results: list[GateResult]) -> TaskRecord:
-    """Record this pass's test counts and suspicious lines; a LOW task with suspicious lines gets a reviewer."""
+def _observations(rec: TaskRecord, results: list[GateResult]) -> dict[str, Any]:
+    """This pass's test counts and suspicious lines (the OBSERVATIONS event, recorded with the verdicts)."""
     weakened = next((r for r in results if r.gate == GateId.TESTS_WEAKENED), None)
-    suspicious = [str(line) for r in results for line in r.details.get("suspicious", [])]
-    payload = {
+    return {
         "attempt": rec.attempt,
         "test_counts": weakened.details.get("test_counts") if weakened is not None else None,
-        "suspicious": suspicious,
+        "suspicious": [str(line) for r in results for line in r.details.get("suspicious", [])],
     }
-    rc.store.append_event(rc.run_id, OBSERVATIONS, payload, task_id=rec.task_id)
-    if suspicious and all(r.passed for r in results) and rec.tier is Tier.LOW:
-        rec = _needs_reviewer(rc, rec, f"pm-agent cannot tell whether {len(suspicious)} test line(s) can fail")
-    return rec
 
 
 def _needs_reviewer(rc: RunContext, rec: TaskRecord, why: str) -> TaskRecord:

@@ -271,9 +271,16 @@ class Store(Protocol):
         """Store a gate verdict with its evidence (`gate.recorded` event)."""
 
     def record_gate_results(
-        self, run_id: str, task_id: str, *, attempt: int, results: Sequence[tuple[str, bool, str]]
+        self,
+        run_id: str,
+        task_id: str,
+        *,
+        attempt: int,
+        results: Sequence[tuple[str, bool, str]],
+        events: Sequence[tuple[str, dict[str, Any]]] = (),
     ) -> list[GateResultRecord]:
-        """Store a gate run's verdicts, (gate, passed, evidence) each, in one transaction."""
+        """Store a gate run's verdicts, (gate, passed, evidence) each, then `events` (kind, payload) of the
+        task, in one transaction."""
 
     def gate_results(self, run_id: str, task_id: str, attempt: int | None = None) -> list[GateResultRecord]:
         """Gate verdicts of a task, of one attempt or all."""

@@ -204,8 +204,10 @@ def record_gate_results(
     attempt: int,
     results: Sequence[tuple[str, bool, str]],
     now: datetime,
+    events: Sequence[tuple[str, dict[str, Any]]] = (),
 ) -> list[GateResultRecord]:
-    """A whole gate run's verdicts, each with its `gate.recorded` event, in the caller's one transaction."""
+    """A whole gate run's verdicts, each with its `gate.recorded` event, then `events` (kind, payload) of the
+    task, in the caller's one transaction."""
     require_task(conn, run_id, task_id)
     ids = []
     for gate, passed, evidence in results:
@@ -215,6 +217,8 @@ def record_gate_results(
         payload = {"gate_result_id": gate_id, "gate": gate, "attempt": attempt, "passed": passed}
         _event(conn, run_id, task_id, "gate.recorded", payload, now)
         ids.append(gate_id)
+    for kind, payload in events:
+        _event(conn, run_id, task_id, kind, payload, now)
     marks = ", ".join("?" * len(ids))
     rows = conn.execute(f"{GATES.select} WHERE id IN ({marks}) ORDER BY id", ids) if ids else []
     return [GATES.record(r, GateResultRecord) for r in rows]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pm_agent.store import _fast_queries as fq
 from pm_agent.store import _fast_writes as fw
@@ -32,10 +33,18 @@ class OutcomesMixin(SqliteStoreBase):
         return record
 
     def record_gate_results(
-        self, run_id: str, task_id: str, *, attempt: int, results: Sequence[tuple[str, bool, str]]
+        self,
+        run_id: str,
+        task_id: str,
+        *,
+        attempt: int,
+        results: Sequence[tuple[str, bool, str]],
+        events: Sequence[tuple[str, dict[str, Any]]] = (),
     ) -> list[GateResultRecord]:
         with self._fast.write() as fast:
-            return fw.record_gate_results(fast, run_id, task_id, attempt=attempt, results=results, now=self.now())
+            return fw.record_gate_results(
+                fast, run_id, task_id, attempt=attempt, results=results, now=self.now(), events=events
+            )
 
     def gate_results(self, run_id: str, task_id: str, attempt: int | None = None) -> list[GateResultRecord]:
         with self._fast.read() as fast:
