@@ -33,7 +33,8 @@ _ATX = re.compile(r"#{1,6}(?:[ \t]|$)")
 SPACES_BUT_SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 _SOFT = rf"[^*_\\&\[\]<|\x00`{SPACES_BUT_SPACE}]"
 _EDGE = r"[^*_\\&\[\]<|\x00`\s]"
-_PLAIN_LINE = re.compile(rf"(?:\*\*({_EDGE}(?:{_SOFT}*{_EDGE})?)\*\*(?=[ :：]|$))?((?:{_SOFT}|`[^` ][^`]*`)*)")
+# Possessive: runs of text and code spans cannot overlap, and the engine then takes a run at a time.
+_PLAIN_LINE = re.compile(rf"(?:\*\*({_EDGE}(?:{_SOFT}*{_EDGE})?)\*\*(?=[ :：]|$))?((?:{_SOFT}++|`[^` ][^`]*`)*+)")
 _CODE = re.compile(r"`([^`]*)`")
 ItemLines = tuple[tuple[int, int] | None, list[Line]]  # a list item's map and its lines
 
