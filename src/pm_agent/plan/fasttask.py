@@ -116,10 +116,10 @@ def read_task(lines: Sequence[str], start: int) -> tuple[list[Node], int] | None
     index, end = start + 1, len(lines)
     while index < end:
         line = lines[index]
-        if not line or not line.strip(" "):
+        first = line[:1]
+        if not first or (first == " " and not line.strip(" ")):  # blank: most are empty
             index += 1
             continue
-        first = line[0]
         read: tuple[_Op, int] | None = None
         if first.isalpha() or (first == "*" and line.startswith("**") and _HR.fullmatch(line) is None):
             read = _paragraph(lines, index, end)
@@ -147,11 +147,6 @@ def _read_line(text: str, offset: int) -> Line | None:
     return Line(plain.group(1), rest.replace("`", "").strip(), tuple(_CODE.findall(rest)), offset)
 
 
-def _text_line(line: str) -> bool:
-    """A line that can only be paragraph text (fastmd's `_text_start`)."""
-    return line[:1].isalpha() or (line.startswith("**") and _HR.fullmatch(line) is None)
-
-
 def _interrupts(line: str) -> bool:
     """Whether the (non-blank) line surely ends a paragraph before it and starts a block of its own."""
     if _SETEXT.fullmatch(line):
@@ -165,11 +160,14 @@ def _interrupts(line: str) -> bool:
 
 
 def _paragraph(lines: Sequence[str], start: int, end: int) -> tuple[_Op, int] | None:
-    texts = [lines[start].strip(" ")]
+    texts = [lines[start].rstrip(" ")]  # it starts with a letter or `**`
     index = start + 1
     while index < end:
         line = lines[index]
-        if _text_line(line):
+        first = line[:1]
+        if not first:
+            break  # a blank line, the commonest end
+        if first.isalpha() or (first == "*" and line.startswith("**") and _HR.fullmatch(line) is None):
             texts.append(line.rstrip(" "))
             index += 1
             continue
@@ -198,7 +196,7 @@ def _list(lines: Sequence[str], start: int, end: int) -> tuple[_Op, int] | None:
         index += 1
         after = lines[index] if index < end else ""
         following: re.Match[str] | None = None
-        if after.strip(" "):
+        if after and (after[0] != " " or after.strip(" ")):
             # Straight after the item: only another item ends it for sure (a lazy line would go on).
             following = _BULLET.fullmatch(after)
             if following is None or _HR.fullmatch(after):
