@@ -172,3 +172,15 @@ def test_a_quoted_plan_ending_inside_a_section_loads_the_same_both_ways(tmp_path
     fast, slow = _both_ways(path)
     assert fast == slow
     assert "After the sample." in fast["tasks"][0]["description"]
+
+
+def test_a_quoted_plan_under_an_underlined_title_loads_the_same_both_ways(tmp_path: Path) -> None:
+    text = (
+        "# Plan\n\n## Task 1: Write a sample\n\ncat > plan.md <<'EOF'\n\nSample plan\n===========\n\n"
+        "## Task 1: Sample one\n\n**Depends on:** none\nEOF\n\nAfter the sample.\n\n## Task 2: B\n\nText.\n"
+    )
+    path = tmp_path / "plan.md"
+    path.write_text(text, encoding="utf-8")
+    fast, slow = _both_ways(path)
+    assert fast == slow
+    assert "After the sample." in fast["tasks"][0]["description"]

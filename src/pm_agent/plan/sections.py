@@ -163,12 +163,14 @@ def read_blocks(text: str, lines: Sequence[str], *, tasks: bool = False) -> Bloc
     return blocks
 
 
-_TITLE = re.compile(r"^ {0,3}#(?:[ \t]|$)", re.MULTILINE)
+# A top-level title: `# Title`, or the underline of `Title` over `=====` (the title starts above it, in a
+# paragraph the task reader leaves alone, so sections from the underline on are what must not be its).
+_TITLE = re.compile(r"^ {0,3}(?:#(?:[ \t]|$)|=+[ \t]*$)", re.MULTILINE)
 
 
 def _first_title(text: str, lines: Sequence[str], after: int) -> int:
-    """The index of the first line after lines[after] that may be a top-level title and is no task
-    heading (or past the end)."""
+    """The index of the first line after lines[after] that may be (the underline of) a top-level title
+    and is no task heading (or past the end)."""
     line, at = 0, 0
     for match in _TITLE.finditer(text):
         line += text.count("\n", at, match.start())
