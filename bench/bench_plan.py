@@ -29,7 +29,8 @@ the blocks ~25, the field readers in it ~24, Task construction ~12, tiers ~30, r
 Where the time goes now (CPU time, 2026-11-27, runs alternating with 7e94174 on the shared 2-core
 machine at load 3.5-4.5, which makes every figure slower than at load 3): 1,000 tasks best of 5 178-205
 ms (base 199-306), best of 10-15 166-187 (base 210-284); 10,000 tasks best of 5 1,808-2,566 (base
-2,591-3,136). Still ~1.8x the goal. What changed:
+2,591-3,136). Again at load 1.3-2.5 (e730ce4): 1,000 tasks best of 15 155-211 (base 194-262), 10,000
+best of 5 2,108-2,208 (base 2,284-2,678). Still ~1.6-1.8x the goal. What changed:
 plan/fasttask.py reads a task section's common blocks (`**Label:** value` paragraphs, one-line bullet
 items, closed fences, breaks) straight into operations the reader replays on its draft: no Block or
 Line node per block, a fence's lines passed over by their first characters (only a yaml fence's code is
