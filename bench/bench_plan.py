@@ -22,30 +22,38 @@ on fence lines without the marker character; `split_range` and `_split_refs` ret
 common value; re-enabling the collector used to walk every object the load made at once, 10-25 ms,
 and they now move to the old generation unwalked.)
 
-Where the time goes now (CPU time, 2026-11-26, run alternately with 088edd1 on a 2-core machine at
-load 3-4; best of 5 per run, three runs each): 1,000 tasks 185-197 ms (base 193-231), 10,000 tasks
-2,086-2,310 (base 2,202-2,268). Still ~2x the goal. Cuts, each measured alone (best of 15-25):
-the link-reference check tried its pattern at every position of the text (6.8 ms): now only at the
-starts of lines holding a `[` (0.4); fastmd tries the fence, break and list patterns only on lines
-starting with their characters and matches each once (read_blocks 64-66 -> 58-59 ms with the
-previous cut); tiers: one search of the CRITICAL path rules' filters together (paths 7.0 -> 4.7 ms),
-candidate_rules keeps per set of keys met which rules they leave in (14 -> 11 ms with the sources),
-the security flags copied only when a signal sets one (3.4 -> 0.9), low_signal stops at the first
-file that is neither docs nor config (8.5 -> 6.5); canonical_id and task_heading cached (every id
-and heading is read two or three times); `Task N` references read by one fullmatch;
-add_file_entry's separator gaps and colon found without regex or generator (12 -> 10 ms).
-The shortcuts are off with `pm_agent.plan.fastpath.ENABLED = False` (markdown-it for every section):
-tests/plan/test_plan_fastpath.py loads every corpus plan both ways and compares.
+Where the time went at 7e94174 (CPU time, 2026-11-26, load 3-4): 1,000 tasks 185-197 ms, 10,000
+2,086-2,310; read_blocks ~58 ms (23,000 lines, ~2.5 us a line, a Block per node), the reader's walk over
+the blocks ~25, the field readers in it ~24, Task construction ~12, tiers ~30, resolving ~9.
 
-What is left (1,000 tasks, measured one part at a time): read_blocks ~58 ms (23,000 lines, ~2.5 us a
-line; of it ~21,500 Block and ~8,300 Line objects, ~0.35 us each, ~10 ms); the reader's walk over
-the blocks ~25 ms; the field readers in it (files ~10, yaml contracts ~7, references ~7); Task
-construction ~12 ms (pydantic validation; `model_construct` was slower, and giving the nested
-defaults explicitly did not help); tiers ~30 ms (word keys of each task's texts ~7 ms, path words
-~6, the candidate rules' searches, low signals ~6.5); resolving ~9; queue ~4; context ~3.
-A reader that fills the fields straight from the lines would save the Block objects and the walk's
-dispatch, by these figures ~15-25 ms, not the ~90 ms the goal needs: the goal needs less work per
-task in every stage (or fewer pydantic models per task), not one cut.
+Where the time goes now (CPU time, 2026-11-27, runs alternating with 7e94174 on the shared 2-core
+machine at load 3.5-4.5, which makes every figure slower than at load 3): 1,000 tasks best of 5 178-205
+ms (base 199-306), best of 10-15 166-187 (base 210-284); 10,000 tasks best of 5 1,808-2,566 (base
+2,591-3,136). Again at load 1.3-2.5 (e730ce4): 1,000 tasks best of 15 155-211 (base 194-262), 10,000
+best of 5 2,108-2,208 (base 2,284-2,678). Still ~1.6-1.8x the goal. What changed:
+plan/fasttask.py reads a task section's common blocks (`**Label:** value` paragraphs, one-line bullet
+items, closed fences, breaks) straight into operations the reader replays on its draft: no Block or
+Line node per block, a fence's lines passed over by their first characters (only a yaml fence's code is
+kept), a line's label, text and code spans in one possessive regex match (~1.3 us against fastmd's
+`_line` ~2 us). It stops before any block it does not know for certain (headings, ordered lists, items
+of more than one line, lazy or indented lines, underlines, anything `_line` refuses), always at the
+start of a block whose predecessors are closed, and the section's rest is read as before; not after a
+top-level title inside the tasks (quotes.py reads quoted plans from the nodes). read_blocks 66 -> 49 ms
+measured back to back at load 4. fields: `Task 3, Task 5` and `Task 3 (prose)` read in one match, and
+file entries of one code span (`Create:` and a path that needs no cleaning) added at once.
+tiers: the CRITICAL path rules' words filter is one trie (it was an alternation of one trie per rule,
+tried one by one at every position of a path: 10.5 -> 1.4 us a path), and the LOW path rules get one.
+The shortcuts are off with `pm_agent.plan.fastpath.ENABLED = False`: tests/plan/test_plan_fastpath.py
+and test_plan_fasttask.py load every corpus plan, generated plans and plans with odd blocks put into
+task sections both ways and compare; test_plan_field_shortcuts.py compares the field shortcuts.
+
+What is left (1,000 tasks, one part at a time, load ~4): read_blocks ~49 ms (the heading, the per-block
+calls and ~7,250 label/text lines at ~1.3 us); the reader's replay with the field readers ~60: yaml
+contracts ~20% of it (10% of the tasks, ~110 us each: libyaml parses, PyYAML's constructor and resolver
+are Python), Task construction ~13% (pydantic, ~8 us a Task), labels, file entries, references; tiers
+~26 (a task's sources and path words ~11, the candidate rules ~10); resolving ~13; queue, context and
+the one copy per task ~15. The replay is not much cheaper than the walk over Blocks was: the field
+readers' work, not the walk, is most of it. The goal needs about half of every stage again.
 """
 
 from __future__ import annotations

@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from pm_agent.plan.fields import parent_dir, posix_path
 from pm_agent.plan.tier_rules import LOW_PATHS, LOW_RULES, PATH_RULES, TEXT_RULES
-from pm_agent.plan.tiers import _literal_prefix, _needles, _path_hit, candidate_rules
+from pm_agent.plan.tiers import (
+    _literal_prefix,
+    _low_path_area,
+    _needles,
+    _path_hit,
+    _path_signals,
+    candidate_rules,
+)
 
 WORDS = st.sampled_from(
     [
@@ -89,3 +96,12 @@ def test_path_rules_find_what_their_patterns_find(parts: list[str]) -> None:
     lowered = path.lower() if path.isascii() else None
     for rule in (*PATH_RULES, *LOW_PATHS):
         assert _path_hit(rule, path, lowered) == (rule.pattern.search(path) is not None), (path, rule.area)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(PATH_PARTS, min_size=1, max_size=8))
+def test_the_rule_sets_filters_leave_out_no_path_a_rule_hits(parts: list[str]) -> None:
+    # One search of all the CRITICAL (or LOW) path rules' words rules a path out before the rules are tried.
+    path = "".join(parts)
+    assert [s.rule for s in _path_signals(path)] == [r for r in PATH_RULES if r.pattern.search(path)], path
+    assert _low_path_area(path) == next((r.area for r in LOW_PATHS if r.pattern.search(path)), None), path

@@ -33,6 +33,12 @@ _REF_HEAD = re.compile(
 _REF_INSIDE = re.compile(r"(?:\btasks?|任务)\s*[-_#]?\s*#?(?P<id>\d[A-Za-z0-9._-]*[A-Za-z0-9]|\d)\b", re.IGNORECASE)
 _REF_SEPARATORS = frozenset(",;&")
 _SIMPLE_REF = re.compile(r"Task (\d{1,9})")
+# `Task 3, Task 5` and `Task 3 (needs its cache)`: what the reading below makes of them, in one match.
+_SIMPLE_REFS = re.compile(r"Task \d{1,9}(?:, Task \d{1,9})+")
+_NOTED_REF = re.compile(r"Task (\d{1,9}) \(([A-Za-z0-9 ]*[A-Za-z0-9][A-Za-z0-9 ]*)\)")
+_DIGITS = re.compile(r"\d+")
+# No quotes, spaces, range or full-width colon; no `/` or `./` first, no `//` or `/./`, no `/.,;` last.
+_PLAIN_PATH = re.compile(r"(?!\.?/)(?!.*/\.?/)[^\s:：'\"`]*[^\s:：'\"`/.,;]")
 # `and` separates references (`Task 1 and Task 2`, `Tasks 1 and 2`), not prose (`GREEN and committed`).
 _REF_START = re.compile(r"\s*(?:tasks?\b|任务|#|\d)", re.IGNORECASE)
 _NONE = frozenset({"", "none", "nothing", "n/a", "na", "-", "—", "no", "no dependencies", "(none)", "无", "无依赖"})
@@ -128,9 +134,15 @@ def read_refs(value: str) -> list[Ref]:
     only when no reference can be read at all.
     """
     if fastpath.ENABLED:
-        simple = _SIMPLE_REF.fullmatch(value.strip())
+        stripped = value.strip()
+        simple = _SIMPLE_REF.fullmatch(stripped)
         if simple is not None:  # `Task 12`, the commonest value: what the reading below gives it
             return [Ref(simple.group(1))]
+        if _SIMPLE_REFS.fullmatch(stripped):
+            return [Ref(task_id) for task_id in _DIGITS.findall(stripped)]
+        noted = _NOTED_REF.fullmatch(stripped)
+        if noted is not None and " and " not in stripped.lower():
+            return [Ref(noted.group(1), noted.group(2).strip())]
     text = value.translate(_FULL_WIDTH).strip().rstrip(".。").strip()
     if text.lower() in _NONE or _NONE_WORD.match(text):
         return []  # `None (runs beside Task 1 on purpose)`: the prose does not add references
@@ -316,6 +328,12 @@ def add_file_entry(files: ExpectedFiles, text: str, code: tuple[str, ...]) -> bo
     Only the paths the entry starts with count: in ``Modify: `a.yaml` (drop `X` from `y`)`` the
     code spans after the prose are not files.
     """
+    # `Create: `src/a.py``: a path `clean_path` and `split_range` leave as it is, and nothing else.
+    if fastpath.ENABLED and len(code) == 1 and _PLAIN_PATH.fullmatch(code[0]) and _only(text, code[0]):
+        kind = FILE_KINDS.get(text.partition(":")[0].strip().lower())
+        if kind is not None:
+            add_path(files, kind, code[0])
+        return kind is not None
     colon, wide = text.find(":"), text.find("：")
     if wide >= 0 and (colon < 0 or wide < colon):
         colon = wide
@@ -333,6 +351,10 @@ def add_file_entry(files: ExpectedFiles, text: str, code: tuple[str, ...]) -> bo
         if kind == "modify" and line_range:
             files.modify_ranges[path] = line_range
     return bool(raws)
+
+
+def _only(text: str, span: str) -> bool:
+    return "：" not in text and text.partition(":")[2].strip() == span
 
 
 def _leading_paths(rest: str, code: tuple[str, ...]) -> list[str]:

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from pm_agent.plan.draft import ParsedPlan
 from pm_agent.plan.markdown import Node, first_line, heading_level, heading_text
 from pm_agent.plan.models import Task
+from pm_agent.plan.sections import read_blocks
 
 # `1.2.3 Title`, `1.2. Title`, `1.1安装`, `3. Title`, `3) Title`, `3、标题`, `3: Title`; a bare `2026 Roadmap`
 # is no number (it needs a dot, a bracket or a colon after it), nor is `1.5x faster`.
@@ -104,3 +107,27 @@ def no_task_headings(nodes: Sequence[Node]) -> tuple[str, int] | None:
         f"{first_line(first)}: {heading_text(first)!r})",
         first_line(first),
     )
+
+
+def read_numbered(
+    text: str, path: Path | str | None, parsed: ParsedPlan, run: Callable[[int], ParsedPlan]
+) -> ParsedPlan:
+    """A file without task headings (`parsed`), read by its numbered headings when they stand as tasks:
+    `run(level)` reads it with that level's numbered headings as the tasks. Else `parsed`, saying why not."""
+    nodes = read_blocks(text, text.split("\n")).nodes
+    found = numbered_level(nodes)
+    if found is None:
+        parsed.refused = no_task_headings(nodes)
+        return parsed
+    by_number = run(found.level)
+    why = refusal(found, by_number.tasks)
+    if why is not None:
+        parsed.refused = (why, found.first_line)
+        return parsed
+    where = f"{path}:{found.first_line}" if path else f"line {found.first_line}"
+    by_number.warnings.insert(
+        0,
+        f"{where}: no 'Task N:' headings: the {found.count} numbered headings at level {found.level} "
+        "are read as the tasks",
+    )
+    return by_number

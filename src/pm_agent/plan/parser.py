@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from pm_agent.errors import PlanError
 from pm_agent.plan import fields
 from pm_agent.plan.contract import is_contract_block, read_contract
 from pm_agent.plan.draft import TASK_LISTS, Draft, FileTask, ParsedPlan, check_tasks
+from pm_agent.plan.fasttask import ItemLines, TaskOps, replay
 from pm_agent.plan.markdown import (
     Line,
     Node,
@@ -19,7 +21,7 @@ from pm_agent.plan.markdown import (
     lines_of,
 )
 from pm_agent.plan.models import PlanHeader, Task
-from pm_agent.plan.numbered import no_task_headings, numbered_heading, numbered_level, refusal
+from pm_agent.plan.numbered import numbered_heading, read_numbered
 from pm_agent.plan.quotes import find_quote
 from pm_agent.plan.sections import read_blocks
 
@@ -50,8 +52,8 @@ class _Reader:
         where = f"{self.path}:{line}" if line else str(self.path or "plan")
         self.warnings.append(f"{where}: {message}")
 
-    def raw(self, node: Node) -> str:
-        start, end = node.map if node.map else (0, 0)
+    def raw_map(self, where: tuple[int, int] | None) -> str:
+        start, end = where if where else (0, 0)
         return "\n".join(self.lines[start:end]).rstrip()
 
     # -- walking ------------------------------------------------------------------------------------
@@ -70,7 +72,7 @@ class _Reader:
                 keep_title=file_task.keep_title,
                 body_from=0,
             )
-        nodes = read_blocks(self.text, self.lines).nodes
+        nodes = read_blocks(self.text, self.lines, tasks=file_task is None and self.task_level is None).nodes
         index = 0
         while index < len(nodes):
             node = nodes[index]
@@ -81,6 +83,8 @@ class _Reader:
                     index = quoted
                     continue
                 self.heading(node)
+            elif isinstance(node, TaskOps) and self.draft is not None:
+                replay(self, self.draft, node)  # blocks fasttask.py read: what the branches below do with them
             elif self.draft is None:
                 self.outside(node)
             elif node.type == "paragraph":
@@ -88,11 +92,11 @@ class _Reader:
             elif node.type in ("bullet_list", "ordered_list"):
                 self.list_(self.draft, node)
             elif node.type == "fence":
-                self.fence(self.draft, node)
+                self.fence_code(self.draft, node.info, node.content, first_line(node))
             else:
                 self.draft.pending = None
                 if not self.draft.in_steps and node.type not in ("hr", "code_block"):
-                    self.draft.description.append(self.raw(node))
+                    self.draft.description.append(self.raw_map(node.map))
         self.close(len(self.lines))
         return ParsedPlan(self.header, self.tasks, self.warnings)
 
@@ -165,7 +169,7 @@ class _Reader:
         elif name in fields.LIST_FIELDS:
             draft.pending = name
         elif not draft.in_steps:
-            draft.description.append(self.raw(node))
+            draft.description.append(self.raw_map(node.map))
 
     def outside(self, node: Node) -> None:
         if node.type == "fence" and is_contract_block(node.info, node.content):
@@ -286,21 +290,29 @@ class _Reader:
             self.warn(f"'Depends on' read as {read}; the prose is kept as notes ({notes})", plan_line)
 
     def list_(self, draft: Draft, node: Node) -> None:
-        unread: list[tuple[int, str]] = []
-        before = len(draft.refs)
+        items: list[ItemLines] = []
         for item in node.children:
             para = item_paragraph(item)
             inline = inline_of(para) if para is not None else None
-            if inline is None:
-                continue
-            self.list_item(draft, item, lines_of(inline), unread)
+            if inline is not None:
+                items.append((item.map, lines_of(inline)))
+        self.list_items(draft, items)
+
+    def list_items(self, draft: Draft, items: Iterable[ItemLines]) -> None:
+        """A list's items, each as its map and lines."""
+        unread: list[tuple[int, str]] = []
+        before = len(draft.refs)
+        for where, lines in items:
+            self.list_item(draft, where, lines, unread)
         draft.pending = None
         if unread and len(draft.refs) == before and not draft.said_none:
             raise self.error(unread[0][1], unread[0][0])
         for line, message in unread:
             self.warn(f"ignored in 'Depends on': {message}", line)
 
-    def list_item(self, draft: Draft, item: Node, lines: list[Line], unread: list[tuple[int, str]]) -> None:
+    def list_item(
+        self, draft: Draft, where: tuple[int, int] | None, lines: list[Line], unread: list[tuple[int, str]]
+    ) -> None:
         first = lines[0]
         if len(lines) == 1:  # most items: one line, no join
             text = (f"{first.label} {first.value}" if first.label else first.value).strip()
@@ -317,16 +329,17 @@ class _Reader:
         elif draft.pending == "files":
             fields.add_file_entry(draft.files, text.replace("：", ":"), first.code)
         elif draft.pending == "depends_on":
-            self.add_refs(draft, text, first_line(item), unread)
+            self.add_refs(draft, text, where[0] + 1 if where else 0, unread)
         elif draft.pending is not None:
             draft.add(draft.pending, text)
         elif not draft.in_steps:
-            draft.description.append(self.raw(item))
+            draft.description.append(self.raw_map(where))
 
-    def fence(self, draft: Draft, node: Node) -> None:
+    def fence_code(self, draft: Draft, info: str, content: str, line: int) -> None:
+        """A fence in a task (`line` its first): a yaml contract applies to the draft."""
         draft.pending = None
-        if is_contract_block(node.info, node.content):
-            draft.apply(read_contract(node.content, first_line(node), self.path))
+        if is_contract_block(info, content):
+            draft.apply(read_contract(content, line, self.path))
 
     # -- finishing ----------------------------------------------------------------------------------
 
@@ -361,23 +374,7 @@ def read_plan(
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     parsed = _Reader(text, path, source).run(file_task)
     if numbered and file_task is None and not parsed.tasks:
-        nodes = read_blocks(text, text.split("\n")).nodes
-        found = numbered_level(nodes)
-        if found is None:
-            parsed.refused = no_task_headings(nodes)
-            return parsed
-        by_number = _Reader(text, path, source, task_level=found.level).run()
-        why = refusal(found, by_number.tasks)
-        if why is not None:
-            parsed.refused = (why, found.first_line)
-            return parsed
-        where = f"{path}:{found.first_line}" if path else f"line {found.first_line}"
-        by_number.warnings.insert(
-            0,
-            f"{where}: no 'Task N:' headings: the {found.count} numbered headings at level {found.level} "
-            "are read as the tasks",
-        )
-        return by_number
+        return read_numbered(text, path, parsed, lambda level: _Reader(text, path, source, task_level=level).run())
     return parsed
 
 

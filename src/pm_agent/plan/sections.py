@@ -25,6 +25,7 @@ from markdown_it.token import Token
 
 from pm_agent.plan import fastpath
 from pm_agent.plan.fastmd import read_section, read_until
+from pm_agent.plan.fasttask import read_task
 from pm_agent.plan.fields import task_heading
 from pm_agent.plan.markdown import Node, parse_tokens, tree_of
 
@@ -119,16 +120,28 @@ def _is_task_heading(line: str) -> bool:
     return text is not None and task_heading(text) is not None
 
 
-def read_blocks(text: str, lines: Sequence[str]) -> Blocks:
-    """The document's top-level block nodes, maps counted in lines of the whole text."""
+def read_blocks(text: str, lines: Sequence[str], *, tasks: bool = False) -> Blocks:
+    """The document's top-level block nodes, maps counted in lines of the whole text.
+
+    With `tasks`, a task section's common blocks after its heading may be one `TaskOps` node
+    (fasttask.py) instead, for a reader that replays them; not after a top-level title that is no
+    task heading (it may open a plan quoted in a task, which quotes.py reads from the nodes).
+    """
     if "\0" in text or _has_reference(text):  # markdown-it reads NUL as U+FFFD everywhere
         return Blocks(_parsed(lines, 0, len(lines)), whole=True)
     blocks = Blocks()
     start = 0
+    quote_guard: int | None = None if tasks and fastpath.ENABLED else 0
     while start < len(lines):
-        # The fast reader finds the section's end itself (the next task heading it meets), so the
-        # scan for it runs only from a section the fast reader leaves to markdown-it.
-        read = read_until(lines, start, _is_task_heading) if fastpath.ENABLED else None
+        if quote_guard is None and start:  # the first task heading: no task is open before it
+            quote_guard = _first_title(text, lines, start)
+        read: tuple[Sequence[Node], int] | None = None
+        if start and quote_guard and start < quote_guard:
+            read = read_task(lines, start)
+        if read is None:
+            # The fast reader finds the section's end itself (the next task heading it meets), so the
+            # scan for it runs only from a section the fast reader leaves to markdown-it.
+            read = read_until(lines, start, _is_task_heading) if fastpath.ENABLED else None
         if read is not None:
             nodes: Sequence[Node] | None = read[0]
             end = read[1]
@@ -148,6 +161,23 @@ def read_blocks(text: str, lines: Sequence[str]) -> Blocks:
         blocks.nodes.extend(nodes)
         start = end
     return blocks
+
+
+# A top-level title: `# Title`, or the underline of `Title` over `=====` (the title starts above it, in a
+# paragraph the task reader leaves alone, so sections from the underline on are what must not be its).
+_TITLE = re.compile(r"^ {0,3}(?:#(?:[ \t]|$)|=+[ \t]*$)", re.MULTILINE)
+
+
+def _first_title(text: str, lines: Sequence[str], after: int) -> int:
+    """The index of the first line after lines[after] that may be (the underline of) a top-level title
+    and is no task heading (or past the end)."""
+    line, at = 0, 0
+    for match in _TITLE.finditer(text):
+        line += text.count("\n", at, match.start())
+        at = match.start()
+        if line > after and not _is_task_heading(lines[line]):
+            return line
+    return len(lines)
 
 
 def _has_reference(text: str) -> bool:

@@ -196,24 +196,26 @@ def _twin(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
 _TWINS = {id(rule.pattern): _twin(rule.pattern) for rule in (*PATH_RULES, *LOW_PATHS)}
 
 
-def _words_filter(twin: re.Pattern[str] | None) -> re.Pattern[str] | None:
-    """A search for the words one of which every hit of the twin holds (regex_words.py), or None."""
+def _required(twin: re.Pattern[str] | None) -> set[str] | None:
+    """The words (lowercase) one of which every hit of the twin holds (regex_words.py), or None."""
     words = required_words(twin.pattern, twin.flags) if twin is not None else None
-    return re.compile(words_pattern({word.lower() for word in words})) if words else None
+    return {word.lower() for word in words} if words else None
 
 
 # The twins try every position of the path, a few microseconds each; a search for their literal
 # words, a fraction of that, rules out most paths first (a path without any of them cannot hit).
-_PATH_FILTERS = {key: _words_filter(twin) for key, twin in _TWINS.items()}
+_PATH_WORDS = {key: _required(twin) for key, twin in _TWINS.items()}
+_PATH_FILTERS = {key: re.compile(words_pattern(words)) if words else None for key, words in _PATH_WORDS.items()}
 
 
 def _union(rules: Sequence[Rule]) -> re.Pattern[str] | None:
-    """One search for every rule's words filter: an ASCII path it misses hits none of the rules; None
-    when a rule has no filter (then each rule is tried)."""
-    filters = [_PATH_FILTERS.get(id(rule.pattern)) for rule in rules]
-    if not filters or any(f is None for f in filters):
+    """One search for every rule's words: an ASCII path it misses hits none of the rules; None when a
+    rule has no words filter (then each rule is tried). One trie of all the words, not an alternation of
+    the rules' tries, which the engine would try one by one at every position of the path."""
+    found = [_PATH_WORDS.get(id(rule.pattern)) for rule in rules]
+    if not found or any(words is None for words in found):
         return None
-    return re.compile("|".join(f"(?:{f.pattern})" for f in filters if f is not None))
+    return re.compile(words_pattern(set().union(*(words for words in found if words is not None))))
 
 
 # Most paths hit no CRITICAL path rule: one search rules all of them out, not one per rule.
@@ -261,8 +263,13 @@ def low_signal(task: Task) -> Signal | None:
     return None
 
 
+_LOW_PATHS_FILTER = _union(LOW_PATHS)
+
+
 def _low_path_area(path: str) -> str | None:
     lowered = path.lower() if path.isascii() else None
+    if lowered is not None and _LOW_PATHS_FILTER is not None and _LOW_PATHS_FILTER.search(lowered) is None:
+        return None  # none of the LOW path rules' words: none of them hits
     return next((rule.area for rule in LOW_PATHS if _path_hit(rule, path, lowered)), None)
 
 
