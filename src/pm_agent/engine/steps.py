@@ -9,6 +9,7 @@ follows; `TaskFlow` applies it and runs any session the decision asks for.
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import Any
 
 from pm_agent.engine.after_gates import gates_failed, gates_passed
@@ -165,10 +166,12 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
     checked, changes, checked_diff, kept = await asyncio.to_thread(_snapshot, git, base)
     try:
         if checked is not None:
+            # Event appends, not task state: written off the loop's thread, which an fsync would hold ~5 ms.
             payload = {"attempt": rec.attempt, "base": base, **checked.as_payload()}
-            rc.store.append_event(rc.run_id, CHECKED_TREE_EVENT, payload, task_id=rec.task_id)
+            event = partial(rc.store.append_event, rc.run_id, task_id=rec.task_id)
+            await asyncio.to_thread(event, CHECKED_TREE_EVENT, payload)
             if after_tester:
-                rc.store.append_event(rc.run_id, TESTER_TREE, {"tree": checked.tree}, task_id=rec.task_id)
+                await asyncio.to_thread(event, TESTER_TREE, {"tree": checked.tree})
         ctx = make_context(
             task,
             worktree,
@@ -208,8 +211,13 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
         rc.emit("task.tier", f"task-{rec.task_id}: tier escalated to {tier.value} ({reasons[0]})")
     verdicts = [(str(r.gate), r.passed, r.evidence) for r in results]
     observed = _observations(rec, results)
-    rc.store.record_gate_results(
-        rc.run_id, rec.task_id, attempt=rec.attempt, results=verdicts, events=[(OBSERVATIONS, observed)]
+    await asyncio.to_thread(
+        rc.store.record_gate_results,
+        rc.run_id,
+        rec.task_id,
+        attempt=rec.attempt,
+        results=verdicts,
+        events=[(OBSERVATIONS, observed)],
     )
     if observed["suspicious"] and all(r.passed for r in results) and rec.tier is Tier.LOW:
         why = f"pm-agent cannot tell whether {len(observed['suspicious'])} test line(s) can fail"
