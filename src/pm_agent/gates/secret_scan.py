@@ -35,7 +35,8 @@ def _configure() -> None:
     from detect_secrets.settings import cache_bust, configure_settings_from_baseline
 
     cache_bust()  # what default_settings() does first: plugins and filters are looked up afresh
-    plugins = [{"name": kind.__name__} for kind in get_mapping_from_secret_type_to_class().values()]
+    kinds: dict[str, type] = get_mapping_from_secret_type_to_class()
+    plugins = [{"name": kind.__name__} for kind in kinds.values()]
     configure_settings_from_baseline({"plugins_used": plugins})
     _configured = True
 
