@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pm_agent.plan.folder import markdown_files
 
-__all__ = ["content_sha", "fingerprint"]
+__all__ = ["content_sha", "fingerprint", "newest"]
 
 
 def _files(path: Path) -> list[Path]:
@@ -25,6 +25,11 @@ def fingerprint(path: Path) -> tuple[tuple[str, int, int], ...]:
             continue
         out.append((str(file), st.st_size, st.st_mtime_ns))
     return tuple(out)
+
+
+def newest(stamp: tuple[tuple[str, int, int], ...]) -> float:
+    """When the newest file of a `fingerprint` was written (epoch seconds; 0 for none)."""
+    return max((mtime for _, _, mtime in stamp), default=0) / 1e9
 
 
 def content_sha(path: Path) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pm_agent.engine.plandiff import PlanDiff
-from pm_agent.engine.planfiles import content_sha, fingerprint
+from pm_agent.engine.planfiles import content_sha, fingerprint, newest
 from pm_agent.engine.reconcile import (
     PLAN_EVENTS,
     Host,
@@ -47,8 +47,7 @@ SETTLE_S = 0.5
 
 def settling(stamp: tuple[tuple[str, int, int], ...], now: float) -> bool:
     """True while the plan's newest file was written less than SETTLE_S ago (a clock-skewed future mtime is not)."""
-    newest = max((mtime for _, _, mtime in stamp), default=0) / 1e9
-    return 0 <= now - newest < SETTLE_S
+    return 0 <= now - newest(stamp) < SETTLE_S
 
 
 class PlanSync:
@@ -71,9 +70,8 @@ class PlanSync:
         events = store.events_of_kind(run.id, PLAN_EVENTS)
         if events:
             return str(events[-1].payload.get("sha"))
-        newest = max((mtime for _, _, mtime in self.stamp), default=0)
         # The run read the plan when it was created: a file not touched since is that version.
-        return content_sha(self.path) if newest / 1e9 <= run.created_at.timestamp() else None
+        return content_sha(self.path) if newest(self.stamp) <= run.created_at.timestamp() else None
 
     def poll(self, running: Collection[str] = ()) -> bool:
         """Look at the plan (and at answers to plan-change escalations); True when the run's tasks changed."""
@@ -82,9 +80,10 @@ class PlanSync:
         if not self.path.is_dir() or now - self.stat_at >= FOLDER_RECHECK_S or self.seen is None:
             self.stat_at = now
             stamp = fingerprint(self.path)
-            if (stamp != self.stamp or self.seen is None) and settling(stamp, time.time()):
+            moved = stamp != self.stamp or self.seen is None
+            if moved and settling(stamp, time.time()):
                 self.stamp = ()  # still being written, perhaps: look again next pass
-            elif stamp != self.stamp or self.seen is None:
+            elif moved:
                 self.stamp = stamp
                 sha = content_sha(self.path)
                 if sha != self.seen:
