@@ -6,6 +6,7 @@ through SQLAlchemy Core, on one file: whatever one side writes, the other must r
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -100,6 +101,7 @@ def _script(store: SqliteStore, plan: Plan) -> list[Any]:
     seen += [
         store.get_task(run.id, "1"),
         store.task_rows(run.id),
+        store.task_ids(run.id),
         store.list_sessions(run.id),
         store.list_sessions(run.id, "1"),
         store.get_session(session.id),
@@ -115,6 +117,7 @@ def _script(store: SqliteStore, plan: Plan) -> list[Any]:
     failures: list[Callable[[], object]] = [
         lambda: store.get_task(run.id, "nope"),
         lambda: store.get_task("nope", "1"),
+        lambda: store.task_ids("nope"),
         lambda: store.get_session(999),
         lambda: store.signals_for_session(999),
         lambda: store.append_event(run.id, "x", {}, task_id="nope"),
@@ -177,3 +180,29 @@ def test_fault_point_in_a_fast_transition_leaves_nothing(
         run_id, "1", from_state="received", to_state="planning_approach", reason="r", iteration=0, workflow_context={}
     )
     assert moved.state is IssueState.PLANNING_APPROACH
+
+
+def test_task_rows_and_ids_read_every_stored_value(store: SqliteStore, run_id: str, db_path: Path) -> None:
+    """Each stored state and status comes back as its enum member; a value no enum has still raises."""
+    assert store.task_ids(run_id) == ["1", "2", "3"]
+    con = sqlite3.connect(db_path)
+    try:
+        for state, status in zip(list(IssueState), list(TaskStatus) * len(IssueState), strict=False):
+            with con:
+                con.execute("UPDATE tasks SET state = ?, status = ? WHERE task_id = '2'", (state.value, status.value))
+            row = store.task_rows(run_id)[1]
+            assert (row.task_id, row.state, row.status) == ("2", state, status)
+            assert row.state is state
+            assert row.status is status
+        with con:
+            con.execute("UPDATE tasks SET state = 'bogus' WHERE task_id = '3'")
+        with pytest.raises(ValueError, match="bogus"):
+            store.task_rows(run_id)
+        with con:
+            con.execute("UPDATE tasks SET state = 'received', status = 'nope' WHERE task_id = '3'")
+        with pytest.raises(ValueError, match="nope"):
+            store.task_rows(run_id)
+    finally:
+        con.close()
+    with pytest.raises(NotFoundError):
+        store.task_rows("nope")

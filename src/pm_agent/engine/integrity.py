@@ -57,7 +57,7 @@ S = IssueState
 def _completion(rc: RunContext, records: Sequence[TaskRecord | TaskRow]) -> list[Finding]:
     todo: list[tuple[TaskRecord, str]] = []
     for row in records:
-        if S(row.state) is not S.COMPLETED or row.task_id in rc.watch.verified:
+        if row.state is not S.COMPLETED or row.task_id in rc.watch.verified:
             continue
         rec = row if isinstance(row, TaskRecord) else rc.store.get_task(rc.run_id, row.task_id)
         task = rec.task()

@@ -181,7 +181,7 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
             changes=changes,
             timeout_s=rc.config.environment.gate_timeout_s,
             env=allowed_env(rc.config.environment.pass_env),
-            known_task_ids={t.task_id for t in rc.store.task_rows(rc.run_id)},
+            known_task_ids=set(rc.store.task_ids(rc.run_id)),
             extra_allowed=[rc.config.review_artifacts_dir.rstrip("/") + "/"],
             env_baseline=rc.env_baseline,
             previous_counts=previous_test_counts(history),

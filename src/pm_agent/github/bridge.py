@@ -89,7 +89,7 @@ class Bridge:
 
     def _catch_up(self, store: SqliteStore) -> None:
         """Queue the issues (and open questions) of a run that began without the bridge; no-op keys otherwise."""
-        tasks = [r.task_id for r in store.task_rows(self.run_id)]
+        tasks = store.task_ids(self.run_id)
         asked = [(e.id, e.task_id) for e in store.list_escalations(self.run_id, EscalationStatus.OPEN)]
         Outbox(store.engine, store.now).add(self.run_id, catch_up_rows(self.run_id, tasks, asked))
 

@@ -139,6 +139,9 @@ class Store(Protocol):
     def task_rows(self, run_id: str) -> list[TaskRow]:
         """Every task's moving fields (state, status, commit, counters, context) in plan order; no contracts."""
 
+    def task_ids(self, run_id: str) -> list[str]:
+        """The run's task ids in plan order."""
+
     def update_task(self, run_id: str, task_id: str, *, event: str, **fields: Any) -> TaskRecord:
         """Change task fields (not `state`: see transition) and write `event` with the new values."""
 

@@ -19,6 +19,10 @@ from pm_agent.store._fast import Columns, db_time, insert, require_run, require_
 from pm_agent.store._json import dump_json
 from pm_agent.store.records import EventRecord, GateResultRecord, SessionRecord, SignalRecord, TaskRecord, TaskRow
 
+# Value -> member by a dict lookup: `IssueState(value)` costs a microsecond, and the checks read every row often.
+_STATES: dict[str, IssueState] = {s.value: s for s in IssueState}
+_STATUSES: dict[str, TaskStatus] = {s.value: s for s in TaskStatus}
+
 TASKS = Columns("tasks")
 SESSIONS = Columns("sessions")
 SIGNALS = Columns("signals")
@@ -42,9 +46,25 @@ def task_rows(conn: sqlite3.Connection, run_id: str) -> list[TaskRow]:
         "SELECT task_id, state, status, commit_sha, iteration_count, retry_count, workflow_context"
         " FROM tasks WHERE run_id = ? ORDER BY plan_order"
     )
+    states, statuses = _STATES, _STATUSES
     return [
-        TaskRow(r[0], IssueState(r[1]), TaskStatus(r[2]), r[3], r[4], r[5], r[6]) for r in conn.execute(sql, (run_id,))
+        TaskRow(
+            r[0],
+            states.get(r[1]) or IssueState(r[1]),  # an unknown value raises as before
+            statuses.get(r[2]) or TaskStatus(r[2]),
+            r[3],
+            r[4],
+            r[5],
+            r[6],
+        )
+        for r in conn.execute(sql, (run_id,))
     ]
+
+
+def task_ids(conn: sqlite3.Connection, run_id: str) -> list[str]:
+    """The run's task ids in plan order; NotFoundError if the run is unknown."""
+    require_run(conn, run_id)
+    return [r[0] for r in conn.execute("SELECT task_id FROM tasks WHERE run_id = ? ORDER BY plan_order", (run_id,))]
 
 
 def _require_session(conn: sqlite3.Connection, session_id: int) -> None:

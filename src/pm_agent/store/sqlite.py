@@ -109,6 +109,10 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
         with self._fast.read() as fast:
             return fq.task_rows(fast, run_id)
 
+    def task_ids(self, run_id: str) -> list[str]:
+        with self._fast.read() as fast:
+            return fq.task_ids(fast, run_id)
+
     def update_task(self, run_id: str, task_id: str, *, event: str, **fields: Any) -> TaskRecord:
         with self._fast.write() as fast:
             return fw.update_task(fast, run_id, task_id, fields, event=event, now=self.now())
