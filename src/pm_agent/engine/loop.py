@@ -20,7 +20,7 @@ from pm_agent.engine.prompt_builder import current_task
 from pm_agent.engine.reconcile import cancelled_ids
 from pm_agent.engine.routing import WorktreeCleanup
 from pm_agent.engine.runctx import RunContext
-from pm_agent.engine.scheduler import Candidate, Scheduler, critical_paths
+from pm_agent.engine.scheduler import Candidate, Readiness, Scheduler, critical_paths
 from pm_agent.engine.taskflow import TaskFlow, remove_worktree
 from pm_agent.errors import PmAgentError
 from pm_agent.internal_tasks import is_pm_internal
@@ -79,6 +79,9 @@ class PmLoop:
         # task's record changes only when its flow ends, an answer moves it, or a repair rewrites it.
         self.table: dict[str, TaskRecord] = {}
         self.tasks: dict[str, Task] = {}
+        self.readiness = Readiness()  # which tasks of the table are ready, kept with it
+        self.candidates: dict[str, Candidate] = {}  # the scheduler's view of each task, kept with the table
+        self.paths_stale = True  # a task the critical paths do not cover yet is in the table
         self.waiting: set[str] = set()  # tasks waiting for a human answer, kept with the table
         self.cleanups: list[WorktreeCleanup] = []  # finished tasks' worktrees, removed after the next dispatch
         self.cleaning: set[asyncio.Task[None]] = set()
@@ -93,7 +96,7 @@ class PmLoop:
 
     def _load(self) -> None:
         """Read every task from the store (at start, after a repair, when slicing added tasks)."""
-        self.table, self.waiting = {}, set()
+        self.table, self.waiting, self.readiness, self.candidates = {}, set(), Readiness(), {}
         for rec in self.rc.store.list_tasks(self.rc.run_id):
             self._remember(rec)
 
@@ -101,27 +104,23 @@ class PmLoop:
         self.changed = True
         self.version += 1
         self.table[rec.task_id] = rec
-        self.tasks[rec.task_id] = rec.task()
-        if self.rc.workflow.is_waiting(S(rec.state)):
+        task = self.tasks[rec.task_id] = rec.task()
+        self.candidates.pop(rec.task_id, None)
+        self.paths_stale = self.paths_stale or rec.task_id not in self.paths
+        state, workflow = S(rec.state), self.rc.workflow
+        waiting = workflow.is_waiting(state)
+        if waiting:
             self.waiting.add(rec.task_id)
         else:
             self.waiting.discard(rec.task_id)
+        is_open = not (waiting or workflow.is_terminal(state))
+        self.readiness.update(rec.task_id, task.dependency_ids(), completed=state is S.COMPLETED, is_open=is_open)
 
     # ---------------------------------------------------------------- readiness
 
     def _ready(self) -> list[TaskRecord]:
-        table = self.table
-        done = {tid for tid, r in table.items() if S(r.state) is S.COMPLETED}
-        ready = []
-        for tid, rec in table.items():
-            if tid in self.flows or tid in self.errors:
-                continue
-            state = S(rec.state)
-            if self.rc.workflow.is_terminal(state) or self.rc.workflow.is_waiting(state):
-                continue
-            if all(dep in done for dep in self.tasks[tid].dependency_ids()):
-                ready.append(rec)
-        return ready
+        busy = self.flows.keys() | self.errors.keys()
+        return [self.table[tid] for tid in self.readiness.ready(busy)]
 
     async def _slot(self, task_id: str) -> TaskRecord:
         rc = self.rc
@@ -213,8 +212,8 @@ class PmLoop:
             if self.plan.poll(self.flows):  # an edit of the plan added, replaced or cancelled tasks
                 self._load()
             if not rc.aborted:
-                if any(t not in self.paths for t in self.table):  # once per plan, again if slicing adds tasks
-                    self.paths = critical_paths(self.tasks)
+                if self.paths_stale:  # once per plan, again if slicing adds tasks
+                    self.paths, self.paths_stale, self.candidates = critical_paths(self.tasks), False, {}
                 self._dispatch(queue_pos)
             self._clean_up()
             if not self.flows:
@@ -267,23 +266,24 @@ class PmLoop:
             self.idle_version = self.version
             return
         running = [self._candidate(self.table[t], queue_pos) for t in self.flows]
-        plan_rows = [r for r in self.table.values() if not is_pm_internal(r.task_id)]
-        done_count = sum(1 for r in plan_rows if S(r.state) is S.COMPLETED)
-        picked = False
-        for cand in self.scheduler.pick(ready, running):
-            picked = True
+        picked = self.scheduler.pick(ready, running)
+        if not picked:
+            self.idle_version = self.version
+            return
+        plan_total = sum(1 for t in self.table if not is_pm_internal(t))
+        done_count = sum(1 for t in self.readiness.done if not is_pm_internal(t))
+        cost = rc.store.sessions_cost(rc.run_id)
+        for cand in picked:
             slots = ", ".join(sorted(f"task-{t}" for t in [*self.flows, cand.task_id]))
             rc.emit(
                 "slots",
                 f"dispatch task-{cand.task_id} ({cand.tier.value}); slots: {slots}; "
-                f"{done_count}/{len(plan_rows)} done; cost so far ${rc.store.sessions_cost(rc.run_id):.4f}",
+                f"{done_count}/{plan_total} done; cost so far ${cost:.4f}",
             )
             self.flows[cand.task_id] = asyncio.create_task(self._slot(cand.task_id))
-            payload = {"slots": sorted([*self.flows]), "done": done_count, "tasks": len(plan_rows)}
+            payload = {"slots": sorted([*self.flows]), "done": done_count, "tasks": plan_total}
             rc.store.append_event(rc.run_id, DISPATCHED, payload, task_id=cand.task_id)
-        if not picked:
-            self.idle_version = self.version
-        elif self.diffing is None:
+        if self.diffing is None:
             # Dispatch first: the cycle's diff (two git calls) runs beside the new flows, not before them.
             self.diffing = asyncio.create_task(asyncio.to_thread(self._cycle_diff))
             self.cleaning.add(self.diffing)
@@ -297,6 +297,13 @@ class PmLoop:
             self.rc.emit("cycle.diff", f"the cycle's diff could not be taken: {failed}")
 
     def _candidate(self, rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
+        # queue_pos is the drive's one queue; the cache is emptied when the table or the paths change.
+        cand = self.candidates.get(rec.task_id)
+        if cand is None:
+            cand = self.candidates[rec.task_id] = self._new_candidate(rec, queue_pos)
+        return cand
+
+    def _new_candidate(self, rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
         return Candidate(
             task_id=rec.task_id,
             tier=rec.tier,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pm_agent.plan.models import Task, Tier
@@ -53,6 +53,53 @@ def remaining_paths(weights: Mapping[str, float], depends_on: Mapping[str, Seque
     for task in weights:
         result.setdefault(task, weights[task])
     return result
+
+
+@dataclass
+class Readiness:
+    """Which tasks are ready (open, every dependency completed), kept up to date one task at a time.
+
+    The loop tells it each task's dependencies and whether it is completed or open (neither terminal nor
+    waiting for a human) whenever the task's record changes; `ready` then costs the open tasks, not every
+    task with every dependency (at 1,000 tasks the full scan was ~3 ms a look, several looks a task).
+    """
+
+    done: set[str] = field(default_factory=set)
+    open: set[str] = field(default_factory=set)
+    order: dict[str, int] = field(default_factory=dict)  # first seen first: the table's (plan) order
+    deps: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    dependents: dict[str, set[str]] = field(default_factory=dict)
+    missing: dict[str, int] = field(default_factory=dict)  # per task: its dependencies not completed
+
+    def update(self, task_id: str, depends_on: Iterable[str], *, completed: bool, is_open: bool) -> None:
+        """The task as it is now."""
+        self.order.setdefault(task_id, len(self.order))
+        deps = tuple(dict.fromkeys(depends_on))
+        old = self.deps.get(task_id)
+        if old != deps:
+            for dep in old or ():
+                self.dependents[dep].discard(task_id)
+            for dep in deps:
+                self.dependents.setdefault(dep, set()).add(task_id)
+            self.deps[task_id] = deps
+            self.missing[task_id] = sum(1 for dep in deps if dep not in self.done)
+        if completed != (task_id in self.done):
+            if completed:
+                self.done.add(task_id)
+            else:
+                self.done.discard(task_id)
+            step = -1 if completed else 1
+            for waiting in self.dependents.get(task_id, ()):
+                self.missing[waiting] += step
+        if is_open:
+            self.open.add(task_id)
+        else:
+            self.open.discard(task_id)
+
+    def ready(self, busy: Container[str] = ()) -> list[str]:
+        """Open tasks whose dependencies are all completed, not in `busy`, in the order first seen."""
+        found = [t for t in self.open if not self.missing[t] and t not in busy]
+        return sorted(found, key=self.order.__getitem__)
 
 
 @dataclass

@@ -79,7 +79,8 @@ def file_progress_data(
     cost = sr.cost(con, run_id)
     return ProgressData(
         plan_name=plan_name,
-        tasks=task_lines(rows, sr.waiting_on(con, run_id)),
+        # Only a blocked task can make another wait on it: with none, the contracts need not be read at all.
+        tasks=task_lines(rows, sr.waiting_on(con, run_id) if any(r[4] in BLOCKED_STATES for r in rows) else {}),
         risks=[RiskLine(*risk) for risk in sr.open_risks(con, run_id)],
         cost_usd=cost["usd"],
         input_tokens=cost["input_tokens"],
