@@ -21,7 +21,14 @@ from pm_agent.store._fast import Columns, db_json, db_time, insert, require_run,
 from pm_agent.store._fast_queries import GATES, SESSIONS, SIGNALS, TASKS, get_session, get_signal, get_task
 from pm_agent.store._outbox_hooks import rows_after_event_sqlite
 from pm_agent.store._sql import BULKY, SESSION_FIELDS, TASK_FIELDS, db_value, json_payload, merge
-from pm_agent.store.records import GateResultRecord, SessionRecord, SessionStatus, SignalRecord, TaskRecord
+from pm_agent.store.records import (
+    CommitRecord,
+    GateResultRecord,
+    SessionRecord,
+    SessionStatus,
+    SignalRecord,
+    TaskRecord,
+)
 
 
 def _event(conn: sqlite3.Connection, run_id: str, task_id: str | None, kind: str, payload: Any, now: datetime) -> int:
@@ -222,3 +229,42 @@ def record_gate_results(
     marks = ", ".join("?" * len(ids))
     rows = conn.execute(f"{GATES.select} WHERE id IN ({marks}) ORDER BY id", ids) if ids else []
     return [GATES.record(r, GateResultRecord) for r in rows]
+
+
+COMMITS = Columns("commits")
+
+
+def record_commit(
+    conn: sqlite3.Connection,
+    run_id: str,
+    task_id: str,
+    *,
+    sha: str,
+    branch: str,
+    message: str,
+    now: datetime,
+    fault: FaultHook | None,
+) -> CommitRecord:
+    """Record a task's commit, set task.commit_sha and run.current_sha, with a `commit.recorded` event.
+
+    Idempotent on (run, task): the same sha again returns the stored record and writes nothing; a
+    different sha is a StoreError (a task is committed once).
+    """
+    where = f"{COMMITS.select} WHERE run_id = ? AND task_id = ?"
+    row = conn.execute(where, (run_id, task_id)).fetchone()
+    if row is not None:
+        existing = COMMITS.record(row, CommitRecord)
+        if existing.sha != sha:
+            raise StoreError(f"task {task_id!r} of run {run_id!r} is already committed as {existing.sha}")
+        return existing
+    require_task(conn, run_id, task_id)
+    at = db_time(now)
+    values = {"run_id": run_id, "task_id": task_id, "sha": sha, "branch": branch, "message": message, "created_at": at}
+    insert(conn, "commits", values)
+    if fault is not None:
+        fault("commit.inserted")
+    params = (sha, at, run_id, task_id)
+    conn.execute("UPDATE tasks SET commit_sha = ?, updated_at = ? WHERE run_id = ? AND task_id = ?", params)
+    conn.execute("UPDATE runs SET current_sha = ?, updated_at = ? WHERE id = ?", (sha, at, run_id))
+    _event(conn, run_id, task_id, "commit.recorded", {"sha": sha, "branch": branch}, now)
+    return COMMITS.record(conn.execute(where, (run_id, task_id)).fetchone(), CommitRecord)

@@ -128,11 +128,10 @@ class OutcomesMixin(SqliteStoreBase):
 
     # -- commits and reports
     def record_commit(self, run_id: str, task_id: str, *, sha: str, branch: str, message: str) -> CommitRecord:
-        with write_txn(self._writer) as conn:
-            record, _ = oc.record_commit_txn(
-                conn, run_id, task_id, sha=sha, branch=branch, message=message, now=self.now()
+        with self._fast.write() as fast:
+            return fw.record_commit(
+                fast, run_id, task_id, sha=sha, branch=branch, message=message, now=self.now(), fault=self._fault
             )
-            return record
 
     def commits(self, run_id: str) -> list[CommitRecord]:
         with read_txn(self.engine) as conn:

@@ -31,6 +31,7 @@ TABLES: Final[dict[str, str]] = {
     ),
     "events": "id run_id task_id kind payload:json created_at:time",
     "gate_results": "id run_id task_id attempt gate passed:bool evidence created_at:time",
+    "commits": "id run_id task_id sha branch message created_at:time",
 }
 
 

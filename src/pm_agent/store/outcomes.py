@@ -22,7 +22,7 @@ from pm_agent.store.records import (
     Severity,
 )
 from pm_agent.store.runs import get_task, require_run
-from pm_agent.store.schema import commits, escalations, reports, risks, runs, tasks
+from pm_agent.store.schema import commits, escalations, reports, risks
 from pm_agent.store.sessions import get_session
 
 # ---- escalations -------------------------------------------------------------------------------
@@ -216,35 +216,6 @@ def list_risks(conn: Connection, run_id: str, status: RiskStatus | None = None) 
 
 
 # ---- commits and reports -----------------------------------------------------------------------
-
-
-def record_commit_txn(
-    conn: Connection, run_id: str, task_id: str, *, sha: str, branch: str, message: str, now: datetime
-) -> tuple[CommitRecord, bool]:
-    """Record a task's commit, set task.commit_sha and run.current_sha; (record, True) if new.
-
-    Idempotent on (run, task): the same sha again returns the stored record and writes nothing; a
-    different sha is a StoreError (a task is committed once).
-    """
-    stmt = select(commits).where(commits.c.run_id == run_id, commits.c.task_id == task_id)
-    existing = fetch_one(conn, stmt, CommitRecord)
-    if existing is not None:
-        if existing.sha != sha:
-            raise StoreError(f"task {task_id!r} of run {run_id!r} is already committed as {existing.sha}")
-        return existing, False
-    get_task(conn, run_id, task_id)
-    conn.execute(
-        commits.insert().values(run_id=run_id, task_id=task_id, sha=sha, branch=branch, message=message, created_at=now)
-    )
-    fault_point(conn, "commit.inserted")
-    conn.execute(
-        tasks.update()
-        .where(tasks.c.run_id == run_id, tasks.c.task_id == task_id)
-        .values(commit_sha=sha, updated_at=now)
-    )
-    conn.execute(runs.update().where(runs.c.id == run_id).values(current_sha=sha, updated_at=now))
-    append_event_txn(conn, run_id, task_id, "commit.recorded", {"sha": sha, "branch": branch}, now=now)
-    return fetch_required(conn, stmt, CommitRecord, f"commit of task {task_id!r}"), True
 
 
 def list_commits(conn: Connection, run_id: str) -> list[CommitRecord]:
