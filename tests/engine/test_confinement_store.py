@@ -116,6 +116,24 @@ def test_a_change_to_the_workflow_context_alone_is_caught_after_earlier_looks(ru
     assert "workflow_context changed" in findings[0].problem
 
 
+def test_a_row_put_back_to_what_the_last_look_read_is_caught(run: tuple[Target, RunContext]) -> None:
+    """The watch skips a row read unchanged only while pm-agent has not written the task since that read."""
+    t, rc = run
+    db = default_store_path(t.repo)
+    columns = "state, status, commit_sha, iteration_count, retry_count, workflow_context"
+    rec = rc.move(rc.store.get_task(rc.run_id, "1"), IssueState.PLANNING_APPROACH, "test: pm-agent's own move")
+    assert integrity.check_run(rc) == []
+    assert integrity.check_run(rc) == []
+    with sqlite3.connect(db) as conn:
+        looked_at = conn.execute(f"select {columns} from tasks where task_id = '1'").fetchone()
+    rc.move(rec, IssueState.IMPLEMENTING, "test: pm-agent moves on")
+    # The agent puts the row back, byte for byte, to what the watch read last time.
+    forge(db, f"update tasks set ({columns}) = (?, ?, ?, ?, ?, ?) where task_id = '1'", *looked_at)
+    findings = integrity.check_run(rc)
+    assert [(f.caught_by, f.task_id) for f in findings] == [("store-watch", "1")]
+    assert "state 'implementing' → 'planning_approach'" in findings[0].problem
+
+
 def test_the_loop_stops_before_dispatching_anything(run: tuple[Target, RunContext]) -> None:
     t, rc = run
     forge_completed(default_store_path(t.repo), "1")  # so that task 2 would look ready

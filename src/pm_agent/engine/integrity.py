@@ -28,7 +28,7 @@ from typing import Any
 
 from pm_agent.agents.session import SessionResult
 from pm_agent.engine.runctx import RunContext
-from pm_agent.engine.storewatch import STORE_WATCH, Finding, Mark, StoreWatch
+from pm_agent.engine.storewatch import STORE_WATCH, AnyRow, Finding, Mark, StoreWatch, row_id
 from pm_agent.errors import PmAgentError
 from pm_agent.lifecycle import IssueState, Workflow
 from pm_agent.plan.models import Presence, TaskStatus
@@ -54,9 +54,13 @@ CHECKOUT_GUARD = "checkout-guard"
 S = IssueState
 
 
-def _completion(rc: RunContext, records: Sequence[TaskRecord | TaskRow]) -> list[Finding]:
+def _completion(rc: RunContext, records: Sequence[AnyRow]) -> list[Finding]:
     todo: list[tuple[TaskRecord, str]] = []
     for row in records:
+        if isinstance(row, tuple):
+            if row[1] != S.COMPLETED or row[0] in rc.watch.verified:
+                continue
+            row = TaskRow.of(row)
         if row.state is not S.COMPLETED or row.task_id in rc.watch.verified:
             continue
         rec = row if isinstance(row, TaskRecord) else rc.store.get_task(rc.run_id, row.task_id)
@@ -85,13 +89,13 @@ def _completion(rc: RunContext, records: Sequence[TaskRecord | TaskRow]) -> list
     return found
 
 
-def check_run(rc: RunContext, records: Sequence[TaskRecord | TaskRow] | None = None) -> list[Finding]:
+def check_run(rc: RunContext, records: Sequence[AnyRow] | None = None) -> list[Finding]:
     """Store-watch and completion-check findings for the run's tasks as stored now (or `records`)."""
-    records = rc.store.task_rows(rc.run_id) if records is None else records
+    records = rc.store.task_row_values(rc.run_id) if records is None else records
     found = rc.watch.compare(records)
     flagged = {f.task_id for f in found}
     try:
-        found += _completion(rc, [rec for rec in records if rec.task_id not in flagged])
+        found += _completion(rc, [rec for rec in records if row_id(rec) not in flagged] if flagged else records)
     except PmAgentError as exc:  # the working branch itself is gone or unreadable
         found.append(Finding(COMPLETION_CHECK, None, f"the working branch cannot be read: {exc}"))
     return found

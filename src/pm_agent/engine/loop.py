@@ -246,12 +246,12 @@ class PmLoop:
         if not self.changed and now - self.checked_at < RECHECK_S:
             return
         self.changed, self.checked_at = False, now
-        rows = rc.store.task_rows(rc.run_id)  # cheap: the moving fields only, no contracts
+        rows = rc.store.task_row_values(rc.run_id)  # cheap: the moving fields only, as stored
         findings = integrity.check_run(rc, rows)
         if findings:  # a task changed outside pm-agent, or completed without its commit: stop dispatching
             integrity.handle_findings(rc, findings)
             self._load()
-        elif len(rows) != len(self.table) or any(r.task_id not in self.table for r in rows):
+        elif len(rows) != len(self.table) or any(r[0] not in self.table for r in rows):
             self._load()  # slicing added subtasks
 
     def _dispatch(self, queue_pos: dict[str, int]) -> None:

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         SignalRecord,
         TaskRecord,
         TaskRow,
+        TaskRowValues,
         TransitionRecord,
     )
     from pm_agent.store.sqlite import SqliteStore, default_store_path, open_store
@@ -77,6 +78,7 @@ __all__ = [
     "Store",
     "TaskRecord",
     "TaskRow",
+    "TaskRowValues",
     "TransitionRecord",
     "default_store_path",
     "open_store",
@@ -138,6 +140,9 @@ class Store(Protocol):
 
     def task_rows(self, run_id: str) -> list[TaskRow]:
         """Every task's moving fields (state, status, commit, counters, context) in plan order; no contracts."""
+
+    def task_row_values(self, run_id: str) -> list[TaskRowValues]:
+        """`task_rows` as the table holds them (plain tuples, see `TaskRowValues`): the store watch's read."""
 
     def task_ids(self, run_id: str) -> list[str]:
         """The run's task ids in plan order."""
@@ -363,7 +368,7 @@ __getattr__, __dir__ = lazy_exports(
         "pm_agent.store.records": (
             "INITIAL_STATE CommitRecord EscalationRecord EscalationStatus EventRecord GateResultRecord "
             "HistoryEntry ReportRecord RiskRecord RiskStatus RunRecord RunStatus SessionEventRecord "
-            "SessionRecord SessionStatus Severity SignalRecord TaskRecord TaskRow TransitionRecord"
+            "SessionRecord SessionStatus Severity SignalRecord TaskRecord TaskRow TaskRowValues TransitionRecord"
         ),
         "pm_agent.store.sqlite": "SqliteStore default_store_path open_store",
     },

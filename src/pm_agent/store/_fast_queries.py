@@ -12,16 +12,18 @@ from datetime import datetime
 from typing import Any
 
 from pm_agent.errors import NotFoundError
-from pm_agent.lifecycle.states import IssueState
-from pm_agent.plan.models import TaskStatus
 from pm_agent.redaction import redact
 from pm_agent.store._fast import Columns, db_time, insert, require_run, require_task
 from pm_agent.store._json import dump_json
-from pm_agent.store.records import EventRecord, GateResultRecord, SessionRecord, SignalRecord, TaskRecord, TaskRow
-
-# Value -> member by a dict lookup: `IssueState(value)` costs a microsecond, and the checks read every row often.
-_STATES: dict[str, IssueState] = {s.value: s for s in IssueState}
-_STATUSES: dict[str, TaskStatus] = {s.value: s for s in TaskStatus}
+from pm_agent.store.records import (
+    EventRecord,
+    GateResultRecord,
+    SessionRecord,
+    SignalRecord,
+    TaskRecord,
+    TaskRow,
+    TaskRowValues,
+)
 
 TASKS = Columns("tasks")
 SESSIONS = Columns("sessions")
@@ -39,26 +41,19 @@ def get_task(conn: sqlite3.Connection, run_id: str, task_id: str) -> TaskRecord:
     return TASKS.record(row, TaskRecord)
 
 
-def task_rows(conn: sqlite3.Connection, run_id: str) -> list[TaskRow]:
-    """Every task's moving fields in plan order; NotFoundError if the run is unknown."""
+def task_row_values(conn: sqlite3.Connection, run_id: str) -> list[TaskRowValues]:
+    """Every task's moving fields in plan order, as stored; NotFoundError if the run is unknown."""
     require_run(conn, run_id)
     sql = (
         "SELECT task_id, state, status, commit_sha, iteration_count, retry_count, workflow_context"
         " FROM tasks WHERE run_id = ? ORDER BY plan_order"
     )
-    states, statuses = _STATES, _STATUSES
-    return [
-        TaskRow(
-            r[0],
-            states.get(r[1]) or IssueState(r[1]),  # an unknown value raises as before
-            statuses.get(r[2]) or TaskStatus(r[2]),
-            r[3],
-            r[4],
-            r[5],
-            r[6],
-        )
-        for r in conn.execute(sql, (run_id,))
-    ]
+    return conn.execute(sql, (run_id,)).fetchall()
+
+
+def task_rows(conn: sqlite3.Connection, run_id: str) -> list[TaskRow]:
+    """Every task's moving fields in plan order; NotFoundError if the run is unknown."""
+    return [TaskRow.of(values) for values in task_row_values(conn, run_id)]
 
 
 def task_ids(conn: sqlite3.Connection, run_id: str) -> list[str]:

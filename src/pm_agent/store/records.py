@@ -118,6 +118,16 @@ class TaskRecord(_Record):
         return Task.model_validate(self.contract)
 
 
+# A task's moving fields as the tasks table holds them: task_id, state, status, commit_sha, iteration_count,
+# retry_count and workflow_context (its JSON text). The store watch compares these as they come, and builds a
+# TaskRow only for a row that changed.
+TaskRowValues = tuple[str, str, str, str | None, int, int, str]
+
+# Value -> member by a dict lookup: `IssueState(value)` costs a microsecond, and the checks read every row often.
+_STATES: dict[str, IssueState] = {s.value: s for s in IssueState}
+_STATUSES: dict[str, TaskStatus] = {s.value: s for s in TaskStatus}
+
+
 @dataclass(frozen=True, slots=True)
 class TaskRow:
     """The fields of a task that change as it moves, read without validating its contract.
@@ -132,6 +142,20 @@ class TaskRow:
     iteration_count: int
     retry_count: int
     workflow_json: str  # as stored: decoded only when asked (the store watch compares the text)
+
+    @classmethod
+    def of(cls, values: TaskRowValues) -> TaskRow:
+        """The row of these stored values; a state or status no enum has raises ValueError."""
+        task_id, state, status, commit_sha, iterations, retries, workflow = values
+        return cls(
+            task_id,
+            _STATES.get(state) or IssueState(state),
+            _STATUSES.get(status) or TaskStatus(status),
+            commit_sha,
+            iterations,
+            retries,
+            workflow,
+        )
 
     @property
     def workflow_context(self) -> dict[str, Any]:

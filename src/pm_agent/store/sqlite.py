@@ -35,6 +35,7 @@ from pm_agent.store.records import (
     RunStatus,
     TaskRecord,
     TaskRow,
+    TaskRowValues,
     TransitionRecord,
 )
 
@@ -108,6 +109,10 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
     def task_rows(self, run_id: str) -> list[TaskRow]:
         with self._fast.read() as fast:
             return fq.task_rows(fast, run_id)
+
+    def task_row_values(self, run_id: str) -> list[TaskRowValues]:
+        with self._fast.read() as fast:
+            return fq.task_row_values(fast, run_id)
 
     def task_ids(self, run_id: str) -> list[str]:
         with self._fast.read() as fast:
