@@ -111,6 +111,9 @@ def _script(store: SqliteStore, plan: Plan) -> list[Any]:
         store.gate_results(run.id, "1", 1),
         store.events(run.id),
         store.events(run.id, "1", after_id=2, limit=3),
+        store.events(run.id, "1", kind="fix.requested"),
+        store.events(run.id, kind="cycle.diff"),
+        store.events(run.id, "1", kind="no.such.kind"),
         store.transitions(run.id, "1"),
         store.session_events(session.id),
     ]
@@ -153,6 +156,10 @@ def test_sqlite3_and_sqlalchemy_read_the_same_records(tmp_path: Path, make_plan:
             gates = fetch_all(conn, select(schema.gate_results).order_by(schema.gate_results.c.id), GateResultRecord)
             assert len(gates) == 2
             assert gates == store.gate_results("run1", "1")
+            every = store.events("run1")
+            for kind in {e.kind for e in every} | {"no.such.kind"}:
+                assert store.events("run1", kind=kind) == [e for e in every if e.kind == kind]
+                assert store.events("run1", "1", kind=kind) == [e for e in every if e.kind == kind and e.task_id == "1"]
             kinds = [entry.kind for entry in store.task_history("run1", "1")]
             assert {"gate", "session.started", "fix.requested"} <= set(kinds)
 

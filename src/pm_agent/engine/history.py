@@ -67,7 +67,7 @@ class TaskHistory:
 
     def events(self, kind: str) -> list[dict[str, Any]]:
         """Payloads of this task's events of one kind, oldest first."""
-        return [e.payload for e in self.store.events(self.run_id, self.task_id) if e.kind == kind]
+        return [e.payload for e in self.store.events(self.run_id, self.task_id, kind=kind)]
 
     def session_signal(self, session_id: int, kind: str) -> AnySignal | None:
         """The first signal of `kind` a session sent, read into its model."""

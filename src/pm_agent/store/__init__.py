@@ -175,9 +175,15 @@ class Store(Protocol):
         """Append a free-form event (e.g. "dispatch.prompt"); returns its id."""
 
     def events(
-        self, run_id: str, task_id: str | None = None, after_id: int = 0, limit: int | None = None
+        self,
+        run_id: str,
+        task_id: str | None = None,
+        after_id: int = 0,
+        limit: int | None = None,
+        *,
+        kind: str | None = None,
     ) -> list[EventRecord]:
-        """Events with id > after_id, oldest first (the feed for reports and the web page)."""
+        """Events with id > after_id (of one `kind`, if given), oldest first (the feed for reports and the web)."""
 
     def task_history(self, run_id: str, task_id: str) -> list[HistoryEntry]:
         """Transitions, sessions, signals, gate results and other events of a task, in time order."""

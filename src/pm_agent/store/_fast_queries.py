@@ -120,14 +120,23 @@ def gate_results_of(
 
 
 def list_events(
-    conn: sqlite3.Connection, run_id: str, task_id: str | None = None, after_id: int = 0, limit: int | None = None
+    conn: sqlite3.Connection,
+    run_id: str,
+    task_id: str | None = None,
+    after_id: int = 0,
+    limit: int | None = None,
+    *,
+    kind: str | None = None,
 ) -> list[EventRecord]:
-    """Events of a run (or of one task), oldest first, with id > after_id; NotFoundError if the run is unknown."""
+    """Events of a run (or of one task; of one kind), oldest first, with id > after_id; NotFoundError if the run
+    is unknown."""
     require_run(conn, run_id)
     sql = f"{EVENTS.select} WHERE run_id = ? AND id > ?"
     params: tuple[Any, ...] = (run_id, after_id)
     if task_id is not None:
         sql, params = sql + " AND task_id = ?", (*params, task_id)
+    if kind is not None:  # the other kinds' payloads are not decoded
+        sql, params = sql + " AND kind = ?", (*params, kind)
     sql += " ORDER BY id"
     if limit is not None:
         sql, params = sql + " LIMIT ?", (*params, limit)

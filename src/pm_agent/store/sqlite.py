@@ -161,10 +161,16 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
             return fw.append_event(fast, run_id, task_id, kind, dict(payload), self.now())
 
     def events(
-        self, run_id: str, task_id: str | None = None, after_id: int = 0, limit: int | None = None
+        self,
+        run_id: str,
+        task_id: str | None = None,
+        after_id: int = 0,
+        limit: int | None = None,
+        *,
+        kind: str | None = None,
     ) -> list[EventRecord]:
         with self._fast.read() as fast:
-            return fq.list_events(fast, run_id, task_id, after_id, limit)
+            return fq.list_events(fast, run_id, task_id, after_id, limit, kind=kind)
 
     def task_history(self, run_id: str, task_id: str) -> list[HistoryEntry]:
         with read_txn(self.engine) as conn:
