@@ -53,6 +53,8 @@ def test_migrated_schema_matches_schema_module(db_path: Path) -> None:
                 for fk in table.foreign_key_constraints
             }
             assert fks == want, name
+            indexes = {(i["name"], tuple(i["column_names"])) for i in insp.get_indexes(name)}
+            assert indexes == {(str(i.name), tuple(c.name for c in i.columns)) for i in table.indexes}, name
 
 
 def test_every_connection_is_configured(db_path: Path) -> None:

@@ -14,7 +14,13 @@ from typing import Final
 __all__ = ["MIGRATIONS", "TABLES", "columns_of"]
 
 # The migrations (`migrations.migration_names()`) of the schema these columns describe, in order.
-MIGRATIONS: Final = ("001_runs_tasks_events", "002_sessions_signals", "003_gates_escalations_commits", "004_outbox")
+MIGRATIONS: Final = (
+    "001_runs_tasks_events",
+    "002_sessions_signals",
+    "003_gates_escalations_commits",
+    "004_outbox",
+    "005_task_order_index",
+)
 
 TABLES: Final[dict[str, str]] = {
     "tasks": (

@@ -298,11 +298,18 @@ def _m004_outbox(conn: Connection) -> None:
     md.create_all(conn, tables=[md.tables["outbox"], md.tables["bridge_state"]])
 
 
+def _m005_task_order_index(conn: Connection) -> None:
+    md = _meta()
+    tasks = Table("tasks", md, Column("run_id", Text), Column("task_id", Text), Column("plan_order", Integer))
+    Index(None, tasks.c.run_id, tasks.c.plan_order, tasks.c.task_id).create(conn)
+
+
 MIGRATIONS: list[Migration] = [
     ("001_runs_tasks_events", _m001_runs_tasks_events),
     ("002_sessions_signals", _m002_sessions_signals),
     ("003_gates_escalations_commits", _m003_gates_escalations_commits),
     ("004_outbox", _m004_outbox),
+    ("005_task_order_index", _m005_task_order_index),
 ]
 
 

@@ -87,6 +87,9 @@ tasks = Table(
     Column("workflow_context", JsonText, nullable=False),
     Column("started_at", UtcDateTime),
     Column("updated_at", UtcDateTime, nullable=False),
+    # Task ids in plan order from the index alone (migration 005): a row holds its contract and workflow
+    # context inline and so fills a page of its own, and the loop lists every task's id after every task.
+    Index(None, "run_id", "plan_order", "task_id"),
 )
 
 transitions = Table(
