@@ -49,11 +49,11 @@ def plan_edit_line(edits: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
 def task_lines(rows: Iterable[TaskRow], waiting_on: Mapping[str, Sequence[str]]) -> list[TaskLine]:
     """Each task's report line; a `received` task whose dependency (from `waiting_on`) is blocked says which."""
     rows = list(rows)
-    state_of = {task_id: state for task_id, _, _, _, state in rows}
+    state_of = {task_id: state for task_id, _, _, _, state in rows} if waiting_on else {}
     lines = []
     for task_id, title, tier, status, state in rows:
         reason = BLOCKED_STATES.get(state, "")
-        if not reason and state == "received":
+        if not reason and waiting_on and state == "received":
             stuck = [d for d in waiting_on.get(task_id, ()) if state_of.get(d) in BLOCKED_STATES]
             if stuck:
                 reason = "depends on blocked " + ", ".join(f"task-{d}" for d in stuck)
@@ -73,9 +73,11 @@ def file_progress_data(
 
     `tasks`: the run's `state_reader.task_rows` when the caller has them already.
     """
-    tasks = sr.task_rows(con, run_id) if tasks is None else tasks
-    rows = [(t["task_id"], t["title"], t["tier"], t["status"], t["state"]) for t in tasks]
-    rows = [row for row in rows if not is_pm_internal(row[0])]
+    if tasks is None:
+        rows = [row for row in sr.task_lines_rows(con, run_id) if not is_pm_internal(row[0])]
+    else:
+        rows = [(t["task_id"], t["title"], t["tier"], t["status"], t["state"]) for t in tasks]
+        rows = [row for row in rows if not is_pm_internal(row[0])]
     cost = sr.cost(con, run_id)
     return ProgressData(
         plan_name=plan_name,

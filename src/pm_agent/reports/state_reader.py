@@ -168,6 +168,14 @@ def task_rows(con: sqlite3.Connection, run_id: str) -> list[dict[str, Any]]:
     return [dict(row) for row in con.execute(sql, (run_id,))]
 
 
+def task_lines_rows(con: sqlite3.Connection, run_id: str) -> list[tuple[str, str, str, str, str]]:
+    """(task_id, title, tier, status, state) of every task in plan order, as plain tuples: the progress report's."""
+    cursor = con.cursor()
+    cursor.row_factory = None  # tuples, not Rows turned into dicts: the engine reports every third task
+    sql = "SELECT task_id, title, tier, status, state FROM tasks WHERE run_id = ? ORDER BY plan_order"
+    return cursor.execute(sql, (run_id,)).fetchall()
+
+
 def count_by(con: sqlite3.Connection, run_id: str, column: str) -> dict[str, int]:
     """How many tasks of the run have each value of `column` (status or state), counted by SQL."""
     if column not in ("status", "state", "tier"):
