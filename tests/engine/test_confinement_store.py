@@ -134,6 +134,19 @@ def test_a_row_put_back_to_what_the_last_look_read_is_caught(run: tuple[Target, 
     assert "state 'implementing' → 'planning_approach'" in findings[0].problem
 
 
+def test_a_task_pm_agent_is_writing_is_left_to_the_next_look(run: tuple[Target, RunContext]) -> None:
+    """A decision's writes run on a worker thread: a look meanwhile may see the row moved before `saw` ran."""
+    t, rc = run
+    assert integrity.check_run(rc) == []
+    db = default_store_path(t.repo)
+    rc.watch.writing.add("1")
+    forge(db, "update tasks set state = 'creating_pr' where task_id = '1'")  # as if the write had landed
+    forge(db, "update tasks set state = 'creating_pr' where task_id = '2'")  # a task nobody is writing
+    assert [f.task_id for f in integrity.check_run(rc)] == ["2"]
+    rc.watch.writing.discard("1")  # the write ended and `saw` never heard of this state: not pm-agent's
+    assert [f.task_id for f in integrity.check_run(rc)] == ["1", "2"]
+
+
 def test_the_loop_stops_before_dispatching_anything(run: tuple[Target, RunContext]) -> None:
     t, rc = run
     forge_completed(default_store_path(t.repo), "1")  # so that task 2 would look ready

@@ -93,7 +93,7 @@ def check_run(rc: RunContext, records: Sequence[AnyRow] | None = None) -> list[F
     """Store-watch and completion-check findings for the run's tasks as stored now (or `records`)."""
     records = rc.store.task_row_values(rc.run_id) if records is None else records
     found = rc.watch.compare(records)
-    flagged = {f.task_id for f in found}
+    flagged = {f.task_id for f in found} | rc.watch.writing
     try:
         found += _completion(rc, [rec for rec in records if row_id(rec) not in flagged] if flagged else records)
     except PmAgentError as exc:  # the working branch itself is gone or unreadable

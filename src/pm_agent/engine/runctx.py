@@ -178,6 +178,18 @@ class RunContext:
         self, rec: TaskRecord, to: IssueState, reason: str, *, status: TaskStatus | None = None, **fields: Any
     ) -> TaskRecord:
         """Validate the transition with the workflow, then store it with its event in one transaction."""
+        new, frm = self.store_move(rec, to, reason, status=status, **fields)
+        self.moved(rec.task_id, frm, to, reason)
+        return new
+
+    def moved(self, task_id: str, frm: IssueState, to: IssueState, reason: str) -> None:
+        """Tell the listeners of a stored move (on the event loop's thread)."""
+        self.emit("task.moved", f"task-{task_id}: {frm.value} → {to.value} ({reason})", task=task_id)
+
+    def store_move(
+        self, rec: TaskRecord, to: IssueState, reason: str, *, status: TaskStatus | None = None, **fields: Any
+    ) -> tuple[TaskRecord, IssueState]:
+        """`move` without telling the listeners (any thread): the new record and the state it left."""
         ctx = self.context_of(rec)
         frm = ctx.current_state
         ctx.transition_to(to, reason)  # raises TransitionError, nothing stored
@@ -196,5 +208,4 @@ class RunContext:
             **fields,
         )
         self.watch.saw(new)
-        self.emit("task.moved", f"task-{rec.task_id}: {frm.value} → {to.value} ({reason})", task=rec.task_id)
-        return new
+        return new, frm

@@ -76,6 +76,10 @@ class StoreWatch:
     # Per task, the row last read and its mark: a row read again unchanged is not decoded and re-encoded
     # (at 200 tasks that was most of a check, and a check follows every task's end).
     read: dict[str, tuple[tuple[object, ...], Mark]] = field(default_factory=dict)
+    # Tasks pm-agent is writing on a worker thread right now: their rows may or may not show the write yet,
+    # and `saw` may not have run, so a look skips them (the next look sees the write done). Added and
+    # removed on the event loop's thread, where the looks run: no write can start during a look.
+    writing: set[str] = field(default_factory=set)
 
     def saw(self, rec: TaskRecord) -> None:
         """pm-agent itself just wrote this task."""
@@ -87,8 +91,10 @@ class StoreWatch:
         first = not self.started
         self.started = True
         present = {row_id(rec) for rec in records}
-        marks, read = self.marks, self.read
+        marks, read, writing = self.marks, self.read, self.writing
         for rec in records:
+            if writing and row_id(rec) in writing:
+                continue
             if isinstance(rec, tuple):
                 memo = read.get(rec[0])
                 # As read last time, and that read was what pm-agent expects: nothing to decode.
@@ -106,7 +112,7 @@ class StoreWatch:
                 what = "; ".join(expected.differences(mark))
                 found.append(Finding(STORE_WATCH, rec.task_id, f"task-{rec.task_id} changed in the store "
                                      f"without pm-agent: {what}", expected))  # fmt: skip
-        for task_id in sorted(self.marks.keys() - present):
+        for task_id in sorted(self.marks.keys() - present - writing):
             found.append(Finding(STORE_WATCH, task_id, f"task-{task_id} was deleted from the store"))
             del self.marks[task_id]
             self.read.pop(task_id, None)
