@@ -7,6 +7,7 @@ the commit, or the fixer (an integration conflict, a worktree that is not what t
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -88,15 +89,7 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
         await asyncio.to_thread(rebase_after_conflict, worktree, done.task_commit, onto)
         evidence = "integration conflict with the working branch in: " + ", ".join(conflicts)
         return to_fixer(FixRequest("integration conflict", evidence), evidence[:120], rec.retry_count)
-    subject, _, names = rc.git.run("show", "--name-only", "--format=%s", done.commit_sha).partition("\n")
-    subject = subject.strip()
-    rc.store.record_commit(rc.run_id, rec.task_id, sha=done.commit_sha, branch=rc.run.working_branch, message=subject)
-    rc.watch.verified.add(rec.task_id)  # its commit is on the working branch: seen just now (completion-check)
-    fault_point("after-commit-recorded")
-    for risk in artifact.risks:
-        known = {r.description for r in rc.store.list_risks(rc.run_id)}
-        if risk not in known:
-            rc.store.add_risk(rc.run_id, description=risk, severity=Severity(task.tier.value), source_task=rec.task_id)
+    subject, names = await rc.write(rec.task_id, _record, rc, rec.task_id, done.commit_sha, artifact.risks, task.tier)
     if done.tag and done.tag not in rc.run.checkpoint_tags:
         rc.run = rc.store.update_run(rc.run_id, checkpoint_tags=[*rc.run.checkpoint_tags, done.tag])
     files = names.split()
@@ -117,9 +110,24 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
         events=(("task.staged", _staged(done, branch, rc.run.working_branch, artifact_path)),)
         if is_high_blast_radius(task)
         else (),
-        # After the move: nothing may await between recording the commit and storing the move.
+        # Removed once the move is stored (TaskFlow.apply). The commit's record and the move are each written with
+        # the store watch told (RunContext.write), and nothing awaits between the two, so no look sees one alone.
         cleanup=WorktreeCleanup(rc.worktree_path(rec.task_id), branch, keep_branch=is_high_blast_radius(task)),
     )
+
+
+def _record(rc: RunContext, task_id: str, sha: str, risks: Sequence[str], tier: Tier) -> tuple[str, str]:
+    """Store the landed commit and the report's new risks; the commit's subject and its files (one per line)."""
+    subject, _, names = rc.git.run("show", "--name-only", "--format=%s", sha).partition("\n")
+    subject = subject.strip()
+    rc.store.record_commit(rc.run_id, task_id, sha=sha, branch=rc.run.working_branch, message=subject)
+    rc.watch.verified.add(task_id)  # its commit is on the working branch: seen just now (completion-check)
+    fault_point("after-commit-recorded")
+    for risk in risks:
+        known = {r.description for r in rc.store.list_risks(rc.run_id)}
+        if risk not in known:
+            rc.store.add_risk(rc.run_id, description=risk, severity=Severity(tier.value), source_task=task_id)
+    return subject, names
 
 
 def _staged(done: Delivery, branch: str, working_branch: str, artifact_path: str) -> dict[str, Any]:

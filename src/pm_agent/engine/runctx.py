@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from pm_agent.agents.session import AgentHost
 from pm_agent.config import PmConfig
@@ -21,6 +22,9 @@ from pm_agent.plan.models import TaskStatus
 from pm_agent.reports.escalation import Escalation, render_escalation
 from pm_agent.store import EscalationRecord, EscalationStatus, RunRecord, Store, TaskRecord
 from pm_agent.vcs import ChangeSet, Git, KeptSnapshot, task_branch
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -181,6 +185,15 @@ class RunContext:
         new, frm = self.store_move(rec, to, reason, status=status, **fields)
         self.moved(rec.task_id, frm, to, reason)
         return new
+
+    async def write(self, task_id: str, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`fn` (store writes to this task, each waiting for its fsync) on a worker thread, so the other slots go
+        on meanwhile; the store watch leaves the task to its next look until it returns (`StoreWatch.writing`)."""
+        self.watch.writing.add(task_id)
+        try:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        finally:
+            self.watch.writing.discard(task_id)
 
     def moved(self, task_id: str, frm: IssueState, to: IssueState, reason: str) -> None:
         """Tell the listeners of a stored move (on the event loop's thread)."""

@@ -171,11 +171,7 @@ class TaskFlow:
             # The usual decision's writes (each transaction waits for its fsync) run on a worker thread, so
             # the other slots go on meanwhile; the listeners hear of the move here, on the loop's thread.
             rc.aborted = rc.aborted or d.abort
-            rc.watch.writing.add(self.task_id)
-            try:
-                rec, moved = await asyncio.to_thread(self._store, d, step)
-            finally:
-                rc.watch.writing.discard(self.task_id)
+            rec, moved = await rc.write(self.task_id, self._store, d, step)
             if moved is not None and d.target is not None:
                 rc.moved(self.task_id, moved, d.target, d.reason)
         else:
