@@ -65,3 +65,21 @@ def test_redacting_ordinary_text_compiles_only_the_finders_the_prefilter_keeps()
     assert plan == "docs/notes.md"
     assert 0 < ungated == compiled < rows
     assert secret == "token [REDACTED:GitHub Token]"
+
+
+PLAN = "# Plan\n\n**Goal:** notes.\n\n### Task 1: Note\n\n**Files:**\n- Create: `notes/n1.md`\n\n"
+PLAN += "**Steps:**\n- write it\n"
+
+
+def test_a_plan_the_fast_readers_read_whole_is_parsed_without_markdown_it() -> None:
+    code = (
+        "import json, sys\n"
+        "import pm_agent.engine.api, pm_agent.engine.loop\n"
+        "from pm_agent.plan.parser import parse_plan_text\n"
+        f"plain = parse_plan_text({PLAN!r}, 'docs/plan.md')[1]\n"
+        "before = 'markdown_it' in sys.modules\n"
+        # A link reference definition: the whole plan is left to markdown-it (plan/sections.py).
+        f"linked = parse_plan_text({PLAN!r} + '\\n[ref]: https://example.com\\n', 'docs/plan.md')[1]\n"
+        "print(json.dumps([before, 'markdown_it' in sys.modules, [t.title for t in plain], [t.title for t in linked]]))"
+    )
+    assert fresh(code) == [False, True, ["Note"], ["Note"]]
