@@ -111,6 +111,21 @@ def update_readme(readme: Path, text: str) -> bool:
     return True
 
 
+def compile_sources() -> None:
+    """Byte-compile pm_agent's modules first, as installing it does.
+
+    With PYTHONDONTWRITEBYTECODE (set on this machine, and by bench_loop for its runs), a module edited since
+    its .pyc was written, or a fresh clone's every module, is compiled from source again by each process that
+    imports it: a few hundred ms of CPU per pm-agent process (and per agent-side child) that an installed
+    pm-agent never pays, and that would be counted in the figures.
+    """
+    import compileall
+
+    import pm_agent
+
+    compileall.compile_dir(Path(pm_agent.__file__).parent, quiet=1)
+
+
 def write_results(path: Path, figures: Sequence[Figure]) -> None:
     """bench/results.json: the machine and every figure."""
     data = {"machine": machine(), "figures": [asdict(f) for f in figures]}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from common import Figure, machine, markdown, table, update_readme, write_results
+from common import Figure, compile_sources, machine, markdown, table, update_readme, write_results
 
 # name -> module; the order of the issue: parsing, scheduling, the loop, read commands, task setup.
 BENCHMARKS = {
@@ -35,6 +35,7 @@ def main(argv: list[str]) -> int:
     if unknown:
         print(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}", file=sys.stderr)
         return 2
+    compile_sources()
     figures: list[Figure] = []
     for name in names:
         start = time.perf_counter()

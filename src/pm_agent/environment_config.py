@@ -25,7 +25,8 @@ def _env_name(name: str) -> str:
 class EnvironmentConfig(EnvironmentContract):
     """The commands pm-agent runs itself as gates; all optional."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
+    # Its field docstrings are read on use, by `config.field_docs` (see `config._Config`).
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     migration_dry_run_command: str | None = None
     """Forward migration dry-run, run by the final release gate."""

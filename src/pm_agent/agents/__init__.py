@@ -10,36 +10,44 @@
 - `session`: one session end to end (`start_session`, `resume_session`) and the routing prompts
 - `slots`: N concurrent sessions, each task in its own git worktree
 - `factory`: the runner named by the configuration
+
+The exports load on first use (`pm_agent._lazy`): importing `pm_agent.agents.base` does not import the
+slot pool, the command runner and the rest of the package.
 """
 
 from __future__ import annotations
 
-from pm_agent.agents.base import (
-    AgentEvent,
-    AgentRunner,
-    AgentSession,
-    Confinement,
-    Denial,
-    EventKind,
-    Outcome,
-    SessionLimits,
-    SessionRequest,
-    StopReason,
-)
-from pm_agent.agents.claude import ClaudeRunner, bundled_claude, find_claude
-from pm_agent.agents.command import CommandRunner
-from pm_agent.agents.factory import RUNNERS, limits_from_config, runner_from_config
-from pm_agent.agents.monitor import MonitorResult, SessionMonitor
-from pm_agent.agents.session import (
-    AgentHost,
-    SessionResult,
-    answer_prompt,
-    continuation_prompt,
-    followup_done_prompt,
-    resume_session,
-    start_session,
-)
-from pm_agent.agents.slots import Slot, SlotPool, SlotRun, Worktree, Worktrees
+from typing import TYPE_CHECKING
+
+from pm_agent._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from pm_agent.agents.base import (
+        AgentEvent,
+        AgentRunner,
+        AgentSession,
+        Confinement,
+        Denial,
+        EventKind,
+        Outcome,
+        SessionLimits,
+        SessionRequest,
+        StopReason,
+    )
+    from pm_agent.agents.claude import ClaudeRunner, bundled_claude, find_claude
+    from pm_agent.agents.command import CommandRunner
+    from pm_agent.agents.factory import RUNNERS, limits_from_config, runner_from_config
+    from pm_agent.agents.monitor import MonitorResult, SessionMonitor
+    from pm_agent.agents.session import (
+        AgentHost,
+        SessionResult,
+        answer_prompt,
+        continuation_prompt,
+        followup_done_prompt,
+        resume_session,
+        start_session,
+    )
+    from pm_agent.agents.slots import Slot, SlotPool, SlotRun, Worktree, Worktrees
 
 __all__ = [
     "RUNNERS",
@@ -74,3 +82,22 @@ __all__ = [
     "runner_from_config",
     "start_session",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "pm_agent.agents.base": (
+            "AgentEvent AgentRunner AgentSession Confinement Denial EventKind Outcome SessionLimits "
+            "SessionRequest StopReason"
+        ),
+        "pm_agent.agents.claude": "ClaudeRunner bundled_claude find_claude",
+        "pm_agent.agents.command": "CommandRunner",
+        "pm_agent.agents.factory": "RUNNERS limits_from_config runner_from_config",
+        "pm_agent.agents.monitor": "MonitorResult SessionMonitor",
+        "pm_agent.agents.session": (
+            "AgentHost SessionResult answer_prompt continuation_prompt followup_done_prompt resume_session "
+            "start_session"
+        ),
+        "pm_agent.agents.slots": "Slot SlotPool SlotRun Worktree Worktrees",
+    },
+)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-
-from markdown_it.tree import SyntaxTreeNode
+from typing import TYPE_CHECKING
 
 from pm_agent.plan.markdown import heading_level, heading_text, inline_of, item_paragraph, parse_tree, plain
+
+if TYPE_CHECKING:  # markdown-it is imported by plan.markdown when it parses
+    from markdown_it.tree import SyntaxTreeNode
 
 # Section category -> heading words that select it (whole words, any heading level).
 CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = (

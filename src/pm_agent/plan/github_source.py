@@ -18,12 +18,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 from pm_agent.errors import PlanError
-from pm_agent.github.api import Issue
 from pm_agent.plan.fields import plan_id_from_path, task_heading
 from pm_agent.plan.models import Task
+
+if TYPE_CHECKING:  # only named in annotations: every plan load imports this module, few read GitHub issues
+    from pm_agent.github.api import Issue
 
 __all__ = ["PREFIX", "GitHubSource", "is_github_source", "issue_number", "mark_tasks", "parse_source", "render_plan"]
 

@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-from markdown_it.tree import SyntaxTreeNode
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+    from markdown_it.tree import SyntaxTreeNode
 
 _CHECKBOX = re.compile(r"^\[[ xX]\]\s*")
 # Inline markup nested deeper than this is read as literal text: nobody means 40 levels of
 # emphasis, and the tree builder (and `plain`) recurse once per level.
 MAX_INLINE_DEPTH = 32
-_MD = MarkdownIt("commonmark").enable("table")
+
+
+@functools.cache
+def _md() -> MarkdownIt:
+    """The CommonMark (plus tables) parser, imported and built on first use: a plan the fast readers
+    (fastmd.py, fasttask.py) read whole never needs markdown-it, whose import cost ~20 ms of a run's start."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
 
 
 class Node(Protocol):
@@ -37,16 +47,18 @@ class Node(Protocol):
 
 def parse_tree(text: str) -> SyntaxTreeNode:
     """The document as a syntax tree (CommonMark plus tables); every block node has `.map`."""
-    return tree_of(_MD.parse(text))
+    return tree_of(_md().parse(text))
 
 
 def parse_tokens(text: str) -> list[Token]:
     """markdown-it's tokens for the text (CommonMark plus tables)."""
-    return _MD.parse(text)
+    return _md().parse(text)
 
 
 def tree_of(tokens: list[Token]) -> SyntaxTreeNode:
     """The syntax tree of parsed tokens."""
+    from markdown_it.tree import SyntaxTreeNode  # imported with the parser that made the tokens
+
     try:
         return SyntaxTreeNode(tokens)
     except RecursionError:

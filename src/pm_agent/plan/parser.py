@@ -21,7 +21,6 @@ from pm_agent.plan.markdown import (
     lines_of,
 )
 from pm_agent.plan.models import PlanHeader, Task
-from pm_agent.plan.numbered import numbered_heading, read_numbered
 from pm_agent.plan.quotes import find_quote
 from pm_agent.plan.sections import read_blocks
 
@@ -104,7 +103,11 @@ class _Reader:
         """(id, title) when the heading starts a task: `Task 3: X`, or a numbered one at the task level."""
         if self.task_level is None:
             return fields.task_heading(heading_text(node))
-        return numbered_heading(heading_text(node)) if heading_level(node) == self.task_level else None
+        if heading_level(node) != self.task_level:
+            return None
+        from pm_agent.plan.numbered import numbered_heading  # only plans without task headings: on use
+
+        return numbered_heading(heading_text(node))
 
     def quoted_plan(self, nodes: list[Node], index: int) -> int | None:
         """Where a plan quoted in the open task ends (its nodes are skipped), or None if this is no quote."""
@@ -374,6 +377,8 @@ def read_plan(
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     parsed = _Reader(text, path, source).run(file_task)
     if numbered and file_task is None and not parsed.tasks:
+        from pm_agent.plan.numbered import read_numbered  # its regexes cost every plan load; few plans need it
+
         return read_numbered(text, path, parsed, lambda level: _Reader(text, path, source, task_level=level).run())
     return parsed
 

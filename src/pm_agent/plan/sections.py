@@ -20,14 +20,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-
-from markdown_it.token import Token
+from typing import TYPE_CHECKING
 
 from pm_agent.plan import fastpath
 from pm_agent.plan.fastmd import read_section, read_until
 from pm_agent.plan.fasttask import read_task
 from pm_agent.plan.fields import task_heading
 from pm_agent.plan.markdown import Node, parse_tokens, tree_of
+
+if TYPE_CHECKING:  # markdown-it is imported when a section is left to it (plan.markdown)
+    from markdown_it.token import Token
 
 _ATX = re.compile(r"(#{1,6})(?:[ \t]+|$)")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")

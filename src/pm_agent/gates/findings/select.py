@@ -10,17 +10,14 @@ parsed": the ratchet then falls back to comparing exit codes, and says so.
 
 from __future__ import annotations
 
+import importlib
 import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pm_agent.gates.findings._common import Ctx, Out, ParseFn, Raw, norm_root, split_lines
-from pm_agent.gates.findings.go_rust import parse_cargo, parse_cargo_test, parse_go_test, parse_go_vet
-from pm_agent.gates.findings.js_tools import parse_eslint, parse_tsc
 from pm_agent.gates.findings.models import MAX_FINDINGS, Finding, FindingSet
-from pm_agent.gates.findings.python_lint import parse_flake8, parse_mypy, parse_pylint, parse_pyright, parse_ruff
-from pm_agent.gates.findings.python_tests import parse_pytest, parse_unittest
 
 
 @dataclass(frozen=True)
@@ -34,6 +31,30 @@ class Parser:
 
 def _shape(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.MULTILINE)
+
+
+def _on_use(module: str, name: str) -> ParseFn:
+    """The parser `name` of the findings module `module`, imported on its first call.
+
+    A project's commands call for one or two of the four parser modules (and a gate command naming no tool
+    none); each builds a dozen regexes at import, which every run paid for at start-up.
+    """
+
+    def parse(lines: Sequence[str], ctx: Ctx) -> Out:
+        found: ParseFn = getattr(importlib.import_module(f"pm_agent.gates.findings.{module}"), name)
+        return found(lines, ctx)
+
+    parse.__name__ = parse.__qualname__ = name
+    return parse
+
+
+parse_pytest, parse_unittest = _on_use("python_tests", "parse_pytest"), _on_use("python_tests", "parse_unittest")
+parse_go_test, parse_go_vet = _on_use("go_rust", "parse_go_test"), _on_use("go_rust", "parse_go_vet")
+parse_cargo, parse_cargo_test = _on_use("go_rust", "parse_cargo"), _on_use("go_rust", "parse_cargo_test")
+parse_mypy, parse_pyright = _on_use("python_lint", "parse_mypy"), _on_use("python_lint", "parse_pyright")
+parse_pylint, parse_ruff = _on_use("python_lint", "parse_pylint"), _on_use("python_lint", "parse_ruff")
+parse_flake8 = _on_use("python_lint", "parse_flake8")
+parse_tsc, parse_eslint = _on_use("js_tools", "parse_tsc"), _on_use("js_tools", "parse_eslint")
 
 
 # Order matters in shape mode: earlier parsers claim their lines first.
