@@ -149,7 +149,9 @@ def _structured(conn: Connection, plan: Plan, mix: Mix, rng: random.Random, now:
             fw.record_gate_results(raw(conn), RUN_ID, task_id, attempt=1, results=[verdict], now=now())
         _session(conn, task_id, "reviewer", SessionStatus.SIGNALLED, rng, now)
         sha = f"{int(task_id):040x}"
-        oc.record_commit_txn(conn, RUN_ID, task_id, sha=sha, branch="pm/bench", message=f"task-{task_id}", now=now())
+        fw.record_commit(
+            raw(conn), RUN_ID, task_id, sha=sha, branch="pm/bench", message=f"task-{task_id}", now=now(), fault=None
+        )
     for task_id in running:
         _move(conn, task_id, COMPLETED_PATH[:3], TaskStatus.IN_PROGRESS, now)
         _session(conn, task_id, "developer", SessionStatus.RUNNING, rng, now)
