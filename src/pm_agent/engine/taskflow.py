@@ -167,28 +167,15 @@ class TaskFlow:
     async def apply(self, state: IssueState, decision: Decision, step: Step | None = None) -> None:
         """Store what `decision` says, in order, then run the session it asks for and apply what follows."""
         rc, d = self.rc, decision
+        rc.aborted = rc.aborted or d.abort
         if d.escalation is None:
             # The usual decision's writes (each transaction waits for its fsync) run on a worker thread, so
             # the other slots go on meanwhile; the listeners hear of the move here, on the loop's thread.
-            rc.aborted = rc.aborted or d.abort
             rec, moved = await rc.write(self.task_id, self._store, d, step)
-            if moved is not None and d.target is not None:
-                rc.moved(self.task_id, moved, d.target, d.reason)
-        else:
-            if d.applied_escalation is not None:
-                rc.store.mark_escalation_applied(d.applied_escalation)
-            for kind, payload in d.events:
-                rc.store.append_event(rc.run_id, kind, dict(payload), task_id=self.task_id)
-            if d.fix is not None:
-                self.request_fix(d.fix)
-            e = d.escalation
-            rc.open_escalation(self.task_id, e.source, e.body, session_id=e.session_id, context=e.context)
-            if d.consume and step is not None:
-                self.consume(step)
-            rc.aborted = rc.aborted or d.abort
-            rec = self.record()
-            if d.target is not None:
-                rec = rc.move(rec, d.target, d.reason, **d.fields)
+        else:  # opening an escalation tells the listeners: on the loop's thread, as every emit
+            rec, moved = self._store(d, step)
+        if moved is not None and d.target is not None:
+            rc.moved(self.task_id, moved, d.target, d.reason)
         if d.note is not None:
             rc.emit(*d.note)
         if d.cleanup is not None:
@@ -205,7 +192,7 @@ class TaskFlow:
         await self.apply(now, following, ran)
 
     def _store(self, d: Decision, step: Step | None) -> tuple[TaskRecord, IssueState | None]:
-        """A decision without an escalation, stored in `apply`'s order; the record, and the state it left if moved."""
+        """The decision's writes, in order; the task's record, and the state it left if it moved."""
         rc = self.rc
         if d.applied_escalation is not None:
             rc.store.mark_escalation_applied(d.applied_escalation)
@@ -213,6 +200,9 @@ class TaskFlow:
             rc.store.append_event(rc.run_id, kind, dict(payload), task_id=self.task_id)
         if d.fix is not None:
             self.request_fix(d.fix)
+        if d.escalation is not None:
+            e = d.escalation
+            rc.open_escalation(self.task_id, e.source, e.body, session_id=e.session_id, context=e.context)
         if d.consume and step is not None:
             self.consume(step)
         rec = self.record()
