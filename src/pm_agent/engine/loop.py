@@ -297,22 +297,19 @@ class PmLoop:
             self.rc.emit("cycle.diff", f"the cycle's diff could not be taken: {failed}")
 
     def _candidate(self, rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
-        # queue_pos is the drive's one queue; the cache is emptied when the table or the paths change.
+        # Kept until the task's record or the paths change; queue_pos is the drive's one queue.
         cand = self.candidates.get(rec.task_id)
         if cand is None:
-            cand = self.candidates[rec.task_id] = self._new_candidate(rec, queue_pos)
+            cand = self.candidates[rec.task_id] = Candidate(
+                task_id=rec.task_id,
+                tier=rec.tier,
+                plan_order=rec.plan_order,
+                queue_order=queue_pos.get(rec.task_id, rec.plan_order),
+                ownership=rec.ownership,
+                depends_on=tuple(self.tasks[rec.task_id].dependency_ids()),
+                remaining=self.paths.get(rec.task_id, 0.0),
+            )
         return cand
-
-    def _new_candidate(self, rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
-        return Candidate(
-            task_id=rec.task_id,
-            tier=rec.tier,
-            plan_order=rec.plan_order,
-            queue_order=queue_pos.get(rec.task_id, rec.plan_order),
-            ownership=rec.ownership,
-            depends_on=tuple(self.tasks[rec.task_id].dependency_ids()),
-            remaining=self.paths.get(rec.task_id, 0.0),
-        )
 
     def _finished(self, task_id: str, fut: asyncio.Task[TaskRecord]) -> None:
         rc = self.rc

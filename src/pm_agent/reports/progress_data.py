@@ -74,10 +74,10 @@ def file_progress_data(
     `tasks`: the run's `state_reader.task_rows` when the caller has them already.
     """
     if tasks is None:
-        rows = [row for row in sr.task_lines_rows(con, run_id) if not is_pm_internal(row[0])]
+        rows = sr.task_lines_rows(con, run_id)
     else:
         rows = [(t["task_id"], t["title"], t["tier"], t["status"], t["state"]) for t in tasks]
-        rows = [row for row in rows if not is_pm_internal(row[0])]
+    rows = [row for row in rows if not is_pm_internal(row[0])]
     cost = sr.cost(con, run_id)
     return ProgressData(
         plan_name=plan_name,
