@@ -1,8 +1,14 @@
-"""The posix_spawn git runner gives what `subprocess.run(text=True)` gave: output, input, exit codes, time-outs."""
+"""The posix_spawn git runner gives what `subprocess.run(text=True)` gave: output, input, exit codes, time-outs.
+
+Every test runs with both ways of spawning: the C library's `posix_spawnp` through ctypes (Linux) and
+`os.posix_spawnp`."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +16,18 @@ import pytest
 from pm_agent import environ
 from pm_agent.vcs import Git, GitCommandError, _spawn
 from pm_agent.vcs._core import _git_env
+
+SPAWNERS = ["os"] + (["libc"] if sys.platform.startswith("linux") else [])
+
+
+@pytest.fixture(autouse=True, params=SPAWNERS)
+def spawner(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> _spawn.Spawner:
+    """Each test once per way of spawning."""
+    chosen = _spawn._os_spawnp if request.param == "os" else _spawn._spawner()
+    if request.param == "libc":
+        assert isinstance(chosen, _spawn._LibcSpawn)
+    monkeypatch.setattr(_spawn, "_SPAWN", chosen)
+    return chosen
 
 
 def _subprocess(git: Git, *args: str, stdin_text: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -74,3 +92,27 @@ def test_fallback_and_spawned_paths_agree(repo: Git) -> None:
     env = environ.derived(_git_env)
     spawned = _spawn.run_git(["log", "--format=%s"], cwd=repo.path, env=env, stdin_text=None, timeout_s=10)
     assert spawned.stdout == _subprocess(repo, "log", "--format=%s").stdout
+
+
+def _sig_masks(spawn: _spawn.Spawner, tmp_path: Path) -> str:
+    out = tmp_path / "status"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    actions: list[_spawn.FileAction] = [(os.POSIX_SPAWN_OPEN, 1, str(out), flags, 0o600)]
+    pid = spawn("grep", ["grep", "-E", "^Sig(Ign|Blk)", "/proc/self/status"], {"PATH": os.environ["PATH"]}, actions)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return out.read_text()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_child_gets_sigpipe_back_and_the_same_signal_state(spawner: _spawn.Spawner, tmp_path: Path) -> None:
+    # Python ignores SIGPIPE; git must not inherit that (a `git log | head` style write would not stop).
+    masks = _sig_masks(spawner, tmp_path)
+    ignored = int(masks.split("SigIgn:")[1].split()[0], 16)
+    assert not ignored & (1 << (int(signal.SIGPIPE) - 1))
+    assert masks == _sig_masks(_spawn._os_spawnp, tmp_path)
+
+
+def test_a_missing_program_raises_file_not_found(spawner: _spawn.Spawner) -> None:
+    with pytest.raises(FileNotFoundError):
+        spawner("no-such-program-pm-agent", ["no-such-program-pm-agent"], {"PATH": os.environ["PATH"]}, [])
