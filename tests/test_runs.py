@@ -189,6 +189,33 @@ def test_a_second_run_of_a_completed_plan_skips_what_the_branch_has(project: Pro
         assert f"commit_sha: {commits[ref]}" in manifest, "the manifest keeps the commits of the first run"
 
 
+def test_a_second_plan_with_the_same_task_ids_after_the_first_was_merged(project: Project, tmp_path: Path) -> None:
+    # The usual second plan: the first plan's branch merged, a new plan whose tasks are numbered from 1 again.
+    # Trunk now holds `Refs: task-1` and `task-2` commits; they are the first plan's, and this run's tasks are
+    # done by their agents and committed, not taken as done.
+    project.go.touch()
+    first = project.pm("run", "docs/notes.md", "--no-input")
+    assert first.returncode == 0, first.stdout + first.stderr
+    git(project.repo, "merge", "-q", "pm/notes/work")
+    scripts = tmp_path / "second-scripts"
+    scripts.mkdir()
+    sections = []
+    for n in (1, 2):
+        script = json.dumps(note_script(n)).replace(f"notes/n{n}.md", f"other/o{n}.md")
+        (scripts / f"{n}.json").write_text(script, encoding="utf-8")
+        sections.append(note_section(n, scripts / f"{n}.json").replace(f"notes/n{n}.md", f"other/o{n}.md"))
+    (project.repo / "docs" / "second.md").write_text("# second\n\n**Goal:** more notes.\n\n" + "\n".join(sections))
+    git(project.repo, "add", "docs/second.md")
+    git(project.repo, "commit", "-q", "-m", "second plan")
+    second = project.pm("run", "docs/second.md", "--no-input")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert second.stdout.count("session.started") >= 2, "each task of the second plan had its agent"
+    for n in (1, 2):
+        assert git(project.repo, "show", f"pm/second/work:other/o{n}.md") == f"note {n}\n"
+    refs = [r for r in project.refs("pm/second/work") if "task-" in r]
+    assert sorted(refs) == ["Refs: task-1", "Refs: task-1", "Refs: task-2", "Refs: task-2"], "both plans' commits"
+
+
 def test_sigint_stops_the_run_cleanly_and_resume_finishes_it(project: Project) -> None:
     run = project.start()
     try:

@@ -206,7 +206,7 @@ def test_the_trailer_check_is_what_makes_resume_safe(
     store.close()
 
     with monkeypatch.context() as patch:
-        patch.setattr(Git, "find_commit_by_trailer", lambda self, ref, branch="HEAD", key="Refs": None)
+        patch.setattr(Git, "find_commit_by_trailer", lambda self, ref, branch="HEAD", key="Refs", since=None: None)
         blind = resume_run(t.repo, rc.run_id, listener=t.listener, channel=PrintOnlyChannel())
         outcome = asyncio.run(PmLoop(blind).drive(poll_s=0.2))
         blind.store.close()

@@ -31,7 +31,7 @@ def wt(repo: Git, tmp_path: Path) -> Git:
     return worktree
 
 
-def run(repo: Git, wt: Git, checked: CheckedTree | None) -> Delivery:
+def run(repo: Git, wt: Git, checked: CheckedTree | None, since: str | None = None) -> Delivery:
     return deliver(
         repo,
         wt,
@@ -43,6 +43,7 @@ def run(repo: Git, wt: Git, checked: CheckedTree | None) -> Delivery:
         artifact_text="# pm-agent's review of task-1\n",
         tag_checkpoint=False,
         checked=checked,
+        since=since,
     )
 
 
@@ -194,3 +195,22 @@ def test_the_gates_kept_snapshot_gives_the_same_commit_or_the_same_refusal(repo:
     assert made.refused is not None
     assert made.refused.paths == (f"{late} ({'modified' if late == 'src/add.py' else 'new'})",)
     assert repo.find_commit_by_trailer(TASK.ref, BRANCH) is None
+
+
+def test_an_earlier_plans_commit_of_the_same_task_id_is_not_this_runs(git_repo: Path, tmp_path: Path) -> None:
+    # A first plan's task-1, merged into main before this run began (its baseline), is another task: this
+    # run's task-1 is committed and landed, not taken as done (which would drop its work unseen).
+    repo = Git(git_repo)
+    (git_repo / "old.txt").write_text("an earlier plan's task 1\n")
+    repo.run("add", "-A")
+    repo.run("commit", "-q", "-m", "feat(old): first plan\n\nRefs: task-1\n")
+    baseline = repo.head_sha()
+    repo.run("branch", WORKING)
+    worktree = repo.worktree_add(tmp_path / "wt", BRANCH, WORKING)
+    (worktree.path / "add.py").write_text("def add(a, b):\n    return a + b\n")
+    done = run(repo, worktree, snapshot(worktree), since=baseline)
+    assert not done.already_done
+    assert done.commit_sha is not None
+    assert done.commit_sha != baseline
+    assert "add.py" in tree_files(repo, WORKING)
+    assert run(repo, worktree, snapshot(worktree), since=baseline).already_done, "this run's own commit is found"

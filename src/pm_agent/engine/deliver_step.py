@@ -59,6 +59,7 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
             artifact_text=render_review(artifact),
             checked=checked,
             kept=kept,
+            since=rc.run.baseline_sha,
         )
     finally:  # its index now holds the commit's tree, not the checked one
         if kept is not None:

@@ -247,10 +247,12 @@ def deliver(
     artifact_text: str,
     tag_checkpoint: bool,
     checked: CheckedTree | None,
+    since: str | None = None,
 ) -> Delivery:
     """Commit the checked tree with the review artifact, integrate into the working branch, tag.
 
-    Refused (nothing committed) when the worktree differs from `checked`, the tree the gates passed."""
+    Refused (nothing committed) when the worktree differs from `checked`, the tree the gates passed.
+    `since`: the run's baseline (see `commit_task`)."""
     made = commit_task(
         repo,
         worktree,
@@ -259,6 +261,7 @@ def deliver(
         artifact_path=artifact_path,
         artifact_text=artifact_text,
         checked=checked,
+        since=since,
     )
     if isinstance(made, Delivery):
         return made
@@ -291,21 +294,23 @@ def commit_task(
     artifact_text: str,
     checked: CheckedTree | None,
     kept: KeptSnapshot | None = None,
+    since: str | None = None,
 ) -> TaskCommit | Delivery:
     """Delivery's first half: the task's commit on its own branch (made now unless it exists), or the refusal.
 
     `kept`: the gate run's kept snapshot (`vcs.kept_snapshot`), which can tell in one git process that the
-    worktree is still the checked tree; it is written to (the caller closes it after).
+    worktree is still the checked tree; it is written to (the caller closes it after). `since`: the run's
+    baseline; a `Refs: task-<id>` commit it already holds is an earlier plan's task of the same id, not this one.
 
     It reads the working branch and writes only the task's branch and worktree, so slots run it side by
     side; `land`, which moves the working branch, runs under the run's integration lock."""
     # One look at both branches first: on a first delivery neither has the commit (one git log, not two).
     landed = task_commit = None
-    if worktree.find_commit_on_any(task.ref, [working_branch, "HEAD"]) is not None:
-        landed = repo.find_commit_by_trailer(task.ref, working_branch)
+    if worktree.find_commit_on_any(task.ref, [working_branch, "HEAD"], since=since) is not None:
+        landed = repo.find_commit_by_trailer(task.ref, working_branch, since=since)
         if landed is not None:
             return TaskCommit(landed, landed=True)
-        task_commit = worktree.find_commit_by_trailer(task.ref, "HEAD")
+        task_commit = worktree.find_commit_by_trailer(task.ref, "HEAD", since=since)
     if task_commit is None:
         refusal = _refusal_before_drift(worktree, checked)
         if refusal is not None or checked is None:
@@ -353,7 +358,7 @@ def land(
     if fast or (integration.status == "cherry-picked" and integration.commits == [task_commit]):
         landed = integration.after  # the task's one commit is the new tip: no need to search for it
     else:
-        landed = repo.find_commit_by_trailer(task.ref, working_branch) or integration.after
+        landed = repo.find_commit_by_trailer(task.ref, working_branch, since=integration.before) or integration.after
     tag = _tag(repo, plan_id, task, landed) if tag_checkpoint else None
     return Delivery(integration=integration, commit_sha=landed, task_commit=task_commit, tag=tag)
 

@@ -100,29 +100,35 @@ class GitCommits(GitCore):
         self.run(*args, stdin_text=message)
         return self.head_sha()
 
-    def find_commit_by_trailer(self, ref: str, branch: str = "HEAD", *, key: str = "Refs") -> str | None:
+    def find_commit_by_trailer(
+        self, ref: str, branch: str = "HEAD", *, key: str = "Refs", since: str | None = None
+    ) -> str | None:
         """The newest commit on `branch` whose message has the line `<key>: <ref>` exactly, or None.
 
-        The commit-idempotency key: look before committing a task (`ref` like "task-7").
+        The commit-idempotency key: look before committing a task (`ref` like "task-7"). `since`: only
+        commits not reachable from it (a run's baseline: an earlier plan's `task-7`, merged, is not this one's).
         """
-        return self.find_commit_on_any(ref, [branch], key=key)
+        return self.find_commit_on_any(ref, [branch], key=key, since=since)
 
-    def find_commit_on_any(self, ref: str, branches: Sequence[str], *, key: str = "Refs") -> str | None:
+    def find_commit_on_any(
+        self, ref: str, branches: Sequence[str], *, key: str = "Refs", since: str | None = None
+    ) -> str | None:
         """`find_commit_by_trailer` over every branch in `branches` at once (one `git log`)."""
-        return self.find_commits_by_trailers([ref], branches, key=key).get(ref)
+        return self.find_commits_by_trailers([ref], branches, key=key, since=since).get(ref)
 
     def find_commits_by_trailers(
-        self, refs: Sequence[str], branches: Sequence[str] = ("HEAD",), *, key: str = "Refs"
+        self, refs: Sequence[str], branches: Sequence[str] = ("HEAD",), *, key: str = "Refs", since: str | None = None
     ) -> dict[str, str]:
-        """The newest commit on `branches` with the line `<key>: <ref>` exactly, for each ref found (one
-        `git log` per 200 refs): ref -> sha."""
+        """The newest commit on `branches` (and not on `since`) with the line `<key>: <ref>` exactly, for each
+        ref found (one `git log` per 200 refs): ref -> sha."""
         found: dict[str, str] = {}
         unique = list(dict.fromkeys(refs))
         for start in range(0, len(unique), 200):
             wanted = {f"{key}: {ref}": ref for ref in unique[start : start + 200]}
             greps = [f"--grep={line}" for line in wanted]
+            revs = [*branches, f"^{since}"] if since else branches
             proc = self.try_run(
-                "log", "--fixed-strings", *greps, "--format=%H%x1f%B%x1e", "--end-of-options", *branches, "--"
+                "log", "--fixed-strings", *greps, "--format=%H%x1f%B%x1e", "--end-of-options", *revs, "--"
             )
             if proc.returncode != 0:
                 names = ", ".join(repr(b) for b in branches)
