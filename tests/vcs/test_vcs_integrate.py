@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,6 +10,9 @@ import pytest
 
 from pm_agent.errors import VcsError
 from pm_agent.vcs import Git, integrate
+
+# The package's `integrate` is the function; the module is the one its `_sides` lives in.
+integrate_module = importlib.import_module("pm_agent.vcs.integrate")
 
 Write = Callable[[Path, str, str], Path]
 WORK = "pm/demo/work"
@@ -174,3 +178,37 @@ def test_staged_integration_records_a_merge_commit_even_when_fast_forward_is_pos
     assert parents == [before, wt.head_sha()]
     assert repo.run("log", "-1", "--format=%s", head).strip() == f"Merge {branch} into {WORK}"
     assert integrate(repo, branch, WORK, merge_commit=True).status == "up-to-date"
+
+
+@pytest.mark.parametrize("moved", ["no", "forward", "elsewhere"])
+@pytest.mark.parametrize("knows", [False, True])
+def test_a_known_one_commit_branch_integrates_as_rev_list_would_tell(
+    repo: Git, tmp_path: Path, write: Write, monkeypatch: pytest.MonkeyPatch, moved: str, knows: bool
+) -> None:
+    # The caller's word (the commit it made on its parent, and which commits it knows are ancestors of the working
+    # branch) replaces `rev-list`, and must lead where `rev-list` leads: the same branch built twice, once each way.
+    base = repo.rev_parse("main")
+    results = []
+    for hinted in (False, True):
+        repo.run("branch", "-f", WORK, base)
+        wt, branch = _task(repo, tmp_path, write, f"task-{hinted}", {"n.py": "n = 1\n"})
+        if moved == "forward":
+            _, other = _task(repo, tmp_path, write, f"other-{hinted}", {"o.py": "o = 1\n"})
+            assert integrate(repo, other, WORK).status == "fast-forward"
+        elif moved == "elsewhere":  # rewritten behind pm-agent's back: the parent is no ancestor of it now
+            root = repo.run("commit-tree", f"{base}^{{tree}}", "-m", "unrelated")
+            repo.run("branch", "-f", WORK, root.strip())
+        tip = repo.rev_parse(WORK)
+        told = knows and moved != "elsewhere"  # the caller knows of no rewrite: it never tells of one
+        seen = {base, tip} if told else set()
+        sides = integrate_module._sides
+        if hinted and told:  # git is not asked
+            monkeypatch.setattr(integrate_module, "_sides", lambda *a: pytest.fail("rev-list asked"))
+        one = (wt.head_sha(), base) if hinted else None
+        result = integrate(repo, branch, WORK, one_commit=one, ancestor=lambda c, t, s=seen, w=tip: c in s and t == w)
+        monkeypatch.setattr(integrate_module, "_sides", sides)
+        tree = repo.run("rev-parse", f"{result.after}^{{tree}}").strip()
+        results.append((result.status, result.commits == [wt.head_sha()], result.before == tip, tree))
+    assert results[0] == results[1]
+    if moved != "elsewhere":
+        assert results[0][:3] == ("cherry-picked" if moved == "forward" else "fast-forward", True, True)

@@ -77,6 +77,7 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
                 task_branch=branch,
                 working_branch=rc.run.working_branch,
                 tag_checkpoint=tag,
+                ancestor=rc.fork_points.known_ancestor,
             )
         if done.integration is not None and done.integration.ok:
             rc.fork_points.landed(done.integration.before, done.integration.after)

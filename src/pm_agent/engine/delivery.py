@@ -15,7 +15,7 @@ again, and a tag already in place is left alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -282,6 +282,7 @@ class TaskCommit:
 
     sha: str
     landed: bool = False
+    parent: str | None = None  # set when made just now: its only parent, the commit the gates ran on
 
 
 def commit_task(
@@ -319,7 +320,9 @@ def commit_task(
         files = {artifact_path: artifact_text}
         if kept is not None and kept.tree == checked.tree and worktree.still_matches(kept):
             # The gates' own snapshot index, unchanged and still the worktree: the commit's tree is built on it.
-            task_commit = commit_checked(worktree, checked, message=message, files=files, index_env=kept.env)
+            task_commit = commit_checked(
+                worktree, checked, message=message, files=files, index_env=kept.env, sync_index=False
+            )
         else:
             with worktree.worktree_snapshot() as (current, index_env):
                 refusal = _drift_refusal(worktree, checked, current, {artifact_path})
@@ -329,8 +332,11 @@ def commit_task(
                 # commit's tree is built on it (no second index); an uncounted change (a cache, the agent's copy
                 # of the artifact) is in that index, so a fresh one is read from the checked tree instead.
                 same = index_env if current == checked.tree else None
-                task_commit = commit_checked(worktree, checked, message=message, files=files, index_env=same)
+                task_commit = commit_checked(
+                    worktree, checked, message=message, files=files, index_env=same, sync_index=False
+                )
         fault_point("after-task-commit")
+        return TaskCommit(task_commit, parent=checked.head)
     return TaskCommit(task_commit)
 
 
@@ -343,14 +349,20 @@ def land(
     task_branch: str,
     working_branch: str,
     tag_checkpoint: bool,
+    ancestor: Callable[[str, str], bool] | None = None,
 ) -> Delivery:
-    """Delivery's second half, under the integration lock: integrate the task's commit, tag."""
+    """Delivery's second half, under the integration lock: integrate the task's commit, tag.
+
+    `ancestor`: what pm-agent knows of the working branch's history (`vcs.integrate.integrate`)."""
     if made.landed:
         tag = _tag(repo, plan_id, task, made.sha) if tag_checkpoint else None
         return Delivery(integration=None, commit_sha=made.sha, task_commit=made.sha, tag=tag, already_done=True)
     task_commit = made.sha
     # High-blast-radius CRITICAL tasks keep their branch and land as one merge commit (staged integration).
-    integration = integrate(repo, task_branch, working_branch, merge_commit=is_high_blast_radius(task))
+    one = (made.sha, made.parent) if made.parent is not None else None
+    integration = integrate(
+        repo, task_branch, working_branch, merge_commit=is_high_blast_radius(task), one_commit=one, ancestor=ancestor
+    )
     if not integration.ok:
         return Delivery(integration=integration, commit_sha=None, task_commit=task_commit)
     fault_point("after-integrate")
@@ -375,6 +387,9 @@ def rebase_after_conflict(worktree: Git, task_commit: str | None, onto: str) -> 
     The fixer then resolves the conflict in the worktree; returns the conflicting paths.
     """
     if task_commit is not None and worktree.head_sha() == task_commit:
+        # `commit_task` leaves the index as the agent left it (the worktree is usually removed next): the
+        # commit's own index first, so the stash below holds the task's new files as staged, not untracked.
+        worktree.run("read-tree", task_commit)
         worktree.run("reset", "--soft", "HEAD~1")
     worktree.run("stash", "push", "--include-untracked", "--quiet", "-m", "pm-agent: task change")
     worktree.run("reset", "--hard", "--quiet", onto)

@@ -62,6 +62,11 @@ class ForkPoints:
             self._state = (tip, frozenset({tip}))
         return git.run("merge-base", working, branch).strip()
 
+    def known_ancestor(self, commit: str, tip: str) -> bool:
+        """True when `commit` is surely an ancestor of `tip` (an earlier tip pm-agent saw `tip` grow from)."""
+        known_tip, known = self._state
+        return tip == known_tip and commit in known
+
     def landed(self, before: str, after: str) -> None:
         """pm-agent moved the working branch from `before` to `after`, a descendant (under the integration lock)."""
         known_tip, known = self._state

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -131,15 +132,41 @@ def _advance(git: Git, into_branch: str, before: str, new: str, reason: str) -> 
     wt.run(*NO_HOOKS_ARGS, "merge", "--ff-only", "--quiet", new)
 
 
-def integrate(git: Git, task_branch: str, into_branch: str, *, merge_commit: bool = False) -> IntegrationResult:
+def _known_one_commit(
+    one_commit: tuple[str, str] | None, ancestor: Callable[[str, str], bool] | None, before: str, task_sha: str
+) -> bool:
+    if one_commit is None or ancestor is None or one_commit[0] != task_sha:
+        return False
+    parent = one_commit[1]
+    return (parent == before or ancestor(parent, before)) and not ancestor(task_sha, before) and task_sha != before
+
+
+def integrate(
+    git: Git,
+    task_branch: str,
+    into_branch: str,
+    *,
+    merge_commit: bool = False,
+    one_commit: tuple[str, str] | None = None,
+    ancestor: Callable[[str, str], bool] | None = None,
+) -> IntegrationResult:
     """Bring `task_branch` into `into_branch`: fast-forward, else cherry-pick (or merge), never force.
 
     `merge_commit`: always record a `--no-ff` merge of the branch (staged integration of a held branch).
+    `one_commit`: (commit, its only parent) when the caller made the task branch's one commit itself, and
+    `ancestor(a, b)`: True when commit `a` is surely an ancestor of commit `b` (what pm-agent saw of the
+    working branch); with both, a task branch at that commit on an ancestor of the working branch needs no
+    `rev-list` to tell its sides.
     """
     git.check_writable(into_branch, "integrate into")
     before = git.rev_parse(f"refs/heads/{into_branch}")
     task_sha = git.rev_parse(task_branch)
-    commits, behind, merges = _sides(git, before, task_sha)
+    if _known_one_commit(one_commit, ancestor, before, task_sha):
+        assert one_commit is not None
+        # What `_sides` would print: the one commit on the right; on the left whatever `before` has past the parent.
+        commits, behind, merges = [task_sha], one_commit[1] != before, False
+    else:
+        commits, behind, merges = _sides(git, before, task_sha)
     base = {"task_branch": task_branch, "into_branch": into_branch, "before": before}
     if not commits:
         return IntegrationResult(status="up-to-date", after=before, message="already contained", **base)

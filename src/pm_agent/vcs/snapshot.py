@@ -113,12 +113,14 @@ def commit_checked(
     message: str,
     files: Mapping[str, str],
     index_env: Mapping[str, str] | None = None,
+    sync_index: bool = True,
 ) -> str:
     """Commit the checked tree plus `files` on the worktree's branch, whose tip must still be `checked.head`.
 
     The branch moves by compare-and-set (`update-ref <new> <old>`), so a commit made behind pm-agent's
-    back in the meantime makes this fail instead of being dropped. Afterwards the worktree's index is
-    the commit's and `files` are written to disk, so the worktree shows no change. Returns the sha.
+    back in the meantime makes this fail instead of being dropped. Afterwards `files` are written to disk
+    and, with `sync_index`, the worktree's index is the commit's, so the worktree shows no change (without
+    it the index stays as it was: for a worktree about to be removed). Returns the sha.
     `index_env`: a temporary index holding exactly `checked.tree` (see `tree_with_files`).
     """
     branch = worktree.current_branch()
@@ -131,7 +133,8 @@ def commit_checked(
     sha = worktree.run(*NO_HOOKS_ARGS, *identity, *commit_args, stdin_text=message).strip()
     reason = "pm-agent: commit the checked tree"
     worktree.run(*NO_HOOKS_ARGS, "update-ref", "-m", reason, f"refs/heads/{branch}", sha, checked.head)
-    worktree.run("read-tree", sha)
+    if sync_index:
+        worktree.run("read-tree", sha)
     for path, text in files.items():
         target = worktree.path / path
         target.parent.mkdir(parents=True, exist_ok=True)
