@@ -28,6 +28,7 @@ typecheck: $(STAMP)
 # --durations: the 30 slowest tests, to keep `make test` within its 20 minutes as the suite grows.
 pytest: $(STAMP)
 	sh tests/web/install_chromium.sh
+	sh tests/preflight/install_go.sh
 	$(BIN)/pytest -n 2 --dist loadfile --durations=30
 
 test: lint typecheck pytest
