@@ -26,10 +26,11 @@ class Signal:
         return f"keyword {self.match!r} in {self.where}"
 
 
-def _sources(task: Task) -> Iterator[tuple[str, str]]:
+def _sources(task: Task, paths: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """The texts the rules read, and where each is; `paths` are the task's expected paths (all_paths)."""
     yield "title", task.title
     yield "ownership", task.ownership
-    for path in task.expected_files.all_paths():
+    for path in paths:
         yield f"path {path}", path_words(path)
     yield "description", task.description
     for criterion in task.acceptance_criteria:
@@ -172,14 +173,15 @@ _CONSIDERED_MAX = 4096
 def critical_signals(task: Task) -> list[Signal]:
     """Every CRITICAL rule hit, in the order title, ownership, paths, description, criteria."""
     found: list[Signal] = []
-    sources = list(_sources(task))
+    paths = task.expected_files.all_paths()  # once: the sources and the path rules read them
+    sources = list(_sources(task, paths))
     rules = candidate_rules([text for _, text in sources])
     for where, text in sources:
         for rule in rules:
             match = rule.pattern.search(text)
             if match:
                 found.append(Signal(rule, match.group(0).lower(), where))
-    for path in task.expected_files.all_paths():
+    for path in paths:
         found.extend(_path_signals(path))
     return found
 
