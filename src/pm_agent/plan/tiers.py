@@ -113,7 +113,9 @@ def _keys(prefixes: set[str] | None) -> frozenset[str] | None:
 
 
 _HEAD = re.compile(r"[^a-z0-9]*([a-z0-9]*)")
-_WORD_STARTS = re.compile(r"(?<![a-z0-9])[a-z0-9]{1,3}")  # the first three characters of each word
+# The first three characters of each word: a match takes the whole word, so the next one starts a word
+# without a lookbehind tried at every position.
+_WORD_STARTS = re.compile(r"([a-z0-9]{1,3})[a-z0-9]*")
 # Each words rule with its needles: texts that hold none of a rule's needles cannot hit it, so one
 # quick look over a task's texts rules out most patterns (ASCII only: Unicode case folding matches
 # more than lower() shows). The keys, looked up once for all rules, rule out most before that.
