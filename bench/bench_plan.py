@@ -54,6 +54,30 @@ are Python), Task construction ~13% (pydantic, ~8 us a Task), labels, file entri
 ~26 (a task's sources and path words ~11, the candidate rules ~10); resolving ~13; queue, context and
 the one copy per task ~15. The replay is not much cheaper than the walk over Blocks was: the field
 readers' work, not the walk, is most of it. The goal needs about half of every stage again.
+
+What grew from 1,000 to 10,000 tasks (2026-11-27, a55a721; quiet machine 84 -> 113 us a task): hardly the
+work: cachegrind counts 1.108 M instructions a task at 1,000 and 1.172 M at 10,000 (+6%, mostly longer
+numbers and names). The rest is memory (a 10,000-task load holds 80-140 MB, 1,000 tasks ~15 MB, which
+the 32 MB L3 keeps) and four things that did grow: fields.task_heading's 4,096-entry cache missed both
+reads of every heading (20,801 misses for 10,401 headings: the reader walked the nodes only after every
+section was read, ~20,000 lines later); canonical_id's 8,192-entry cache was cycled through by each pass
+over the ids (26,819 misses of 32,537 calls); graphlib's sorter for the queue (2.6 -> 4-5 us a task);
+and _first_title's MULTILINE `^` tried at every character (1.7 -> 3-3.7 us a task). The collector does
+not run during a load (gc.callbacks: none at 3,000 tasks); the big strings (decode, split) grow a little
+with page faults.
+
+What changed (wip/plan): the reader walks each section's nodes as sections.iter_blocks reads them
+(task_heading misses 20,801 -> 10,401, peak traced memory 140 -> 119 MB); canonical_id keeps 32,768 ids
+and returns a plain id (`12`) without its regexes (misses 26,819 -> 10,953); the execution queue is
+Kahn's order over task positions with the same heap, graphlib only for what it cannot order (queue alone
+49 -> 27 ms at 10,000 tasks); the first title is searched for after a literal `\n` (10,000 tasks
+29-37 -> 9-10 ms); the loader updates the tasks it read in place of a model_copy each (-21 MB of dicts at
+10,000 tasks); a task's paths are listed once for the tier rules; the rules' keys are read a word per
+match. Instructions of one load (cachegrind, two loads minus one): 1,000 tasks 1.116 -> 1.000 G,
+10,000 tasks 11.77 -> 10.30 G (1.177 -> 1.030 M a task; 1,000 to 10,000 tasks +5.4% before, +3.0% now).
+Time, CPU, runs alternating with a55a721 on the shared machine at load 5-7 (every figure slower than on
+a quiet one): 10,000 tasks best of 18 loads 1,387 -> 1,217 ms (medians 1,423 -> 1,286); 1,000 tasks
+best of 60 101 -> 102 (medians 111 -> 106).
 """
 
 from __future__ import annotations

@@ -156,3 +156,22 @@ def test_a_plain_reference_reads_the_same_both_ways(value: str) -> None:
         assert read_refs(value) == fast
     finally:
         fastpath.ENABLED = True
+
+
+@pytest.mark.parametrize("path", [*sorted(FIXTURES.glob("*.md")), ROOT / "examples" / "sample" / "plan.md"])
+def test_tasks_have_the_same_fields_set_both_ways(path: Path) -> None:
+    # The loader updates the tasks it read in place of copying them (loader._updated): the fields set, which
+    # model_dump(exclude_unset=True) reads, are the copy's too.
+    def fields_set(plan: Any) -> list[tuple[dict[str, Any], set[str]]]:
+        return [(task.model_dump(exclude_unset=True), task.model_fields_set) for task in plan.tasks]
+
+    try:
+        fast = fields_set(load_plan(path))
+    except PlanError:
+        return
+    fastpath.ENABLED = False
+    try:
+        slow = fields_set(load_plan(path))
+    finally:
+        fastpath.ENABLED = True
+    assert fast == slow

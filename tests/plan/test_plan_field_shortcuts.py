@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from pm_agent.plan import fastpath
-from pm_agent.plan.fields import _NOTED_REF, _PLAIN_PATH, _SIMPLE_REFS, add_file_entry, read_refs
+from pm_agent.plan.fields import _NOTED_REF, _PLAIN_PATH, _SIMPLE_REFS, add_file_entry, canonical_id, read_refs
 from pm_agent.plan.models import ExpectedFiles
 
 T = TypeVar("T")
@@ -68,3 +68,17 @@ def test_file_entries_read_the_same_both_ways() -> None:
         assert _entry(text, code) == _slow(_entry, text, code), (text, code)
         shortcut += len(code) == 1 and _PLAIN_PATH.fullmatch(path) is not None
     assert shortcut > 2_000
+
+
+ID_PIECES = ("1", "2", "0", "9", "12", "007", "a", "A", "-", ".", "task", "Task-", " ", "²", "٣", "ß", "_", "x")
+
+
+def test_task_ids_key_the_same_both_ways() -> None:
+    # canonical_id returns a plain id (`12`) as it is; its cache is bypassed to compare the readings.
+    rng = random.Random(4)
+    plain = 0
+    for _ in range(20_000):
+        task_id = "".join(rng.choice(ID_PIECES) for _ in range(rng.randint(1, 4)))
+        assert canonical_id.__wrapped__(task_id) == _slow(canonical_id.__wrapped__, task_id), task_id
+        plain += task_id.isdigit() and task_id.isascii() and task_id[0] != "0"
+    assert plain > 1_000  # the shortcut is taken, not only the full reading

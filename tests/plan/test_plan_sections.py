@@ -6,6 +6,7 @@ markdown-it's nodes or gives up; a section left open at its end sends the rest t
 
 from __future__ import annotations
 
+import random
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -13,11 +14,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pm_agent.plan import fastpath
 from pm_agent.plan.fastmd import read_section, read_until
 from pm_agent.plan.fields import task_heading
 from pm_agent.plan.markdown import Node, lines_of, parse_tree, plain
 from pm_agent.plan.parser import read_plan
-from pm_agent.plan.sections import heading_raw, read_blocks, split_points
+from pm_agent.plan.sections import _title_starts, heading_raw, read_blocks, split_points
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -315,3 +317,23 @@ def test_a_section_the_fast_reader_cannot_end_falls_back_to_the_scanner() -> Non
     assert (blocks.sections, blocks.fast, blocks.whole) == (2, 2, False)
     _same_as_whole(text)
     assert [t.expected_files.create for t in read_plan(text).tasks] == [["a.py"], []]
+
+
+TITLE_PIECES = ("#", "# ", "#\t", "##", "=", "==", "= ", " ", "   ", "    ", "\n", "\n", "\n", "x", "\t", "Task 1: A")
+
+
+def test_the_title_search_after_line_breaks_finds_what_the_line_start_search_finds() -> None:
+    # sections._title_starts looks for `\n` and the title after it (and at the start), not `^` everywhere.
+    rng = random.Random(2)
+    found = 0
+    for _ in range(10_000):
+        text = "".join(rng.choice(TITLE_PIECES) for _ in range(rng.randint(0, 14)))
+        fast = list(_title_starts(text))
+        fastpath.ENABLED = False
+        try:
+            slow = list(_title_starts(text))
+        finally:
+            fastpath.ENABLED = True
+        assert fast == slow, repr(text)
+        found += len(fast)
+    assert found > 5_000  # titles were met often, at the start and after breaks

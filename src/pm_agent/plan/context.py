@@ -28,7 +28,8 @@ def key_paths(tasks: Sequence[Task], limit: int = MAX_ITEMS) -> list[str]:
     """The directories most tasks touch, most referenced first (ties in name order)."""
     counts: Counter[str] = Counter()
     for task in tasks:
-        dirs = {parent_dir(p) for p in task.expected_files.all_paths()}
+        files = task.expected_files  # every expected path (all_paths, whose order a set does not need)
+        dirs = {parent_dir(p) for paths in (files.create, files.modify, files.delete, files.test) for p in paths}
         counts.update(d + "/" for d in dirs if d != ".")
     return [d for d, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
 

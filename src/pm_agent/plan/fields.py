@@ -111,9 +111,13 @@ def normalize_task_id(raw: str | int) -> str:
     return text
 
 
-@lru_cache(maxsize=8192)  # each id is keyed several times: duplicate check, references, the graph
+# Each id is keyed several times (duplicate check, references, the graph), each time in a pass over all
+# the tasks: a cache smaller than the plan's ids is cycled through and misses every time.
+@lru_cache(maxsize=1 << 15)
 def canonical_id(task_id: str) -> str:
     """The key used to match references: `task-` dropped, case-folded, leading zeros dropped (`07` ~ `7`)."""
+    if fastpath.ENABLED and task_id.isascii() and task_id.isdigit() and task_id[0] != "0":
+        return task_id  # `12`, most ids: what the reading below gives it
     folded = normalize_task_id(task_id).casefold()
     match = _LEADING_ZEROS.match(folded)
     return match.group(1) + match.group(2) if match else folded

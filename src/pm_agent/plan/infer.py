@@ -59,7 +59,8 @@ class Inferred:
 
 def verification_reason(task: Task) -> str | None:
     """Why a task counts as a whole-plan verification (no files; title or a step says so), else None."""
-    if task.expected_files.all_paths():
+    files = task.expected_files
+    if files.create or files.modify or files.delete or files.test:  # all_paths() without making it
         return None
     title = task.title.strip()
     if _VERIFY_TITLE.search(title) and not _BUILD_VERB.match(title):

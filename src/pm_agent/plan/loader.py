@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pm_agent.errors import PlanError
+from pm_agent.plan import fastpath
 from pm_agent.plan.context import build_shared_context
 from pm_agent.plan.deps import execution_queue, resolve_edges
 from pm_agent.plan.fields import plan_id_from_path
@@ -53,7 +54,7 @@ def load_plan(plan_path: Path, design_path: Path | None = None, repo: Path | Non
             tier, tier_log = tier_update(task)
             presence, presence_log = triage_update(task, view)
             log = [*task.decision_log, *dep_log, *tier_log, presence_log]
-            tasks.append(task.model_copy(update={**tier, **presence, "depends_on": deps, "decision_log": log}))
+            tasks.append(_updated(task, {**tier, **presence, "depends_on": deps, "decision_log": log}))
         return Plan(
             plan_id=plan_id,
             path=str(plan_path),
@@ -64,6 +65,17 @@ def load_plan(plan_path: Path, design_path: Path | None = None, repo: Path | Non
             shared_context=build_shared_context(source.header, design_text, repo, tasks),
             warnings=[*source.warnings, *warnings],
         )
+
+
+def _updated(task: Task, update: dict[str, object]) -> Task:
+    """`task.model_copy(update=update)`, made by updating the task itself: the tasks just read are seen by
+    nothing else, and a copy of each is a dict of its 25 fields made anew (~21 MB at 10,000 tasks)."""
+    if not fastpath.ENABLED:
+        return task.model_copy(update=update)
+    # What model_copy does to its copy (a model without extra fields); no validation either way.
+    task.__dict__.update(update)
+    task.__pydantic_fields_set__.update(update)
+    return task
 
 
 @contextmanager

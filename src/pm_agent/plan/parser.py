@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from itertools import chain
 from pathlib import Path
 
 from pm_agent.errors import PlanError
@@ -22,7 +23,7 @@ from pm_agent.plan.markdown import (
 )
 from pm_agent.plan.models import PlanHeader, Task
 from pm_agent.plan.quotes import find_quote
-from pm_agent.plan.sections import read_blocks
+from pm_agent.plan.sections import Blocks, iter_blocks
 
 __all__ = ["FileTask", "ParsedPlan", "check_tasks", "parse_plan_text", "read_plan"]
 
@@ -71,16 +72,29 @@ class _Reader:
                 keep_title=file_task.keep_title,
                 body_from=0,
             )
-        nodes = read_blocks(self.text, self.lines, tasks=file_task is None and self.task_level is None).nodes
+        # A section's nodes at a time, walked while they are fresh; only a plan quoted in a task needs the
+        # nodes after its title (quotes.py), and then the rest is read at once.
+        sections = iter_blocks(self.text, self.lines, Blocks(), tasks=file_task is None and self.task_level is None)
+        nodes: Sequence[Node] = ()
         index = 0
-        while index < len(nodes):
+        rest_read = False  # the nodes hold the whole rest of the plan
+        while True:
+            if index >= len(nodes):
+                more = next(sections, None)
+                if more is None:
+                    break
+                nodes, index = more, 0
+                continue
             node = nodes[index]
             index += 1
             if node.type == "heading":
-                quoted = self.quoted_plan(nodes, index - 1)
-                if quoted is not None:
-                    index = quoted
-                    continue
+                if self.may_quote(node):
+                    if not rest_read:
+                        nodes, index, rest_read = [*nodes[index - 1 :], *chain.from_iterable(sections)], 1, True
+                    quoted = self.quoted_plan(nodes, index - 1)
+                    if quoted is not None:
+                        index = quoted
+                        continue
                 self.heading(node)
             elif isinstance(node, TaskOps) and self.draft is not None:
                 replay(self, self.draft, node)  # blocks fasttask.py read: what the branches below do with them
@@ -109,10 +123,20 @@ class _Reader:
 
         return numbered_heading(heading_text(node))
 
-    def quoted_plan(self, nodes: list[Node], index: int) -> int | None:
-        """Where a plan quoted in the open task ends (its nodes are skipped), or None if this is no quote."""
+    def may_quote(self, node: Node) -> bool:
+        """Whether the heading may open a plan quoted in the open task: a top-level title, no task heading."""
+        return (
+            self.draft is not None
+            and self.task_level is None
+            and heading_level(node) == 1
+            and self.task_heading(node) is None
+        )
+
+    def quoted_plan(self, nodes: Sequence[Node], index: int) -> int | None:
+        """Where a plan quoted in the open task ends (its nodes are skipped), or None if this is no quote;
+        nodes[index] is a heading that `may_quote`."""
         draft, node = self.draft, nodes[index]
-        if draft is None or self.task_level is not None or heading_level(node) != 1 or self.task_heading(node):
+        if draft is None:
             return None
         taken = {fields.canonical_id(t.id) for t in self.tasks} | {fields.canonical_id(draft.task_id)}
         quote = find_quote(

@@ -26,10 +26,11 @@ class Signal:
         return f"keyword {self.match!r} in {self.where}"
 
 
-def _sources(task: Task) -> Iterator[tuple[str, str]]:
+def _sources(task: Task, paths: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """The texts the rules read, and where each is; `paths` are the task's expected paths (all_paths)."""
     yield "title", task.title
     yield "ownership", task.ownership
-    for path in task.expected_files.all_paths():
+    for path in paths:
         yield f"path {path}", path_words(path)
     yield "description", task.description
     for criterion in task.acceptance_criteria:
@@ -112,7 +113,9 @@ def _keys(prefixes: set[str] | None) -> frozenset[str] | None:
 
 
 _HEAD = re.compile(r"[^a-z0-9]*([a-z0-9]*)")
-_WORD_STARTS = re.compile(r"(?<![a-z0-9])[a-z0-9]{1,3}")  # the first three characters of each word
+# The first three characters of each word: a match takes the whole word, so the next one starts a word
+# without a lookbehind tried at every position.
+_WORD_STARTS = re.compile(r"([a-z0-9]{1,3})[a-z0-9]*")
 # Each words rule with its needles: texts that hold none of a rule's needles cannot hit it, so one
 # quick look over a task's texts rules out most patterns (ASCII only: Unicode case folding matches
 # more than lower() shows). The keys, looked up once for all rules, rule out most before that.
@@ -172,14 +175,15 @@ _CONSIDERED_MAX = 4096
 def critical_signals(task: Task) -> list[Signal]:
     """Every CRITICAL rule hit, in the order title, ownership, paths, description, criteria."""
     found: list[Signal] = []
-    sources = list(_sources(task))
+    paths = task.expected_files.all_paths()  # once: the sources and the path rules read them
+    sources = list(_sources(task, paths))
     rules = candidate_rules([text for _, text in sources])
     for where, text in sources:
         for rule in rules:
             match = rule.pattern.search(text)
             if match:
                 found.append(Signal(rule, match.group(0).lower(), where))
-    for path in task.expected_files.all_paths():
+    for path in paths:
         found.extend(_path_signals(path))
     return found
 
