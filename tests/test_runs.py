@@ -216,6 +216,26 @@ def test_a_second_plan_with_the_same_task_ids_after_the_first_was_merged(project
     assert sorted(refs) == ["Refs: task-1", "Refs: task-1", "Refs: task-2", "Refs: task-2"], "both plans' commits"
 
 
+def test_a_new_plan_in_a_file_of_the_same_name_is_refused_while_the_old_branch_is_there(project: Project) -> None:
+    # Same file name, so the same plan id and working branch, other tasks: taking the branch over would mark them
+    # done on the old plan's commits. The run refuses before it stores anything and says what to do.
+    project.go.touch()
+    assert project.pm("run", "docs/notes.md", "--no-input").returncode == 0
+    plan = project.repo / "docs" / "notes.md"
+    plan.write_text(plan.read_text(encoding="utf-8").replace("Note 1", "Billing page"), encoding="utf-8")
+    git(project.repo, "commit", "-qam", "the next plan")
+    refused = project.pm("run", "docs/notes.md", "--no-input")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "the working branch pm/notes/work holds another plan's commits" in refused.stderr
+    assert "this plan's task-1 is 'Billing page'" in refused.stderr
+    assert "git branch -m pm/notes/work pm/notes/work-old" in refused.stderr
+    store = open_store(default_store_path(project.repo))
+    try:
+        assert len(store.list_runs()) == 1, "the refused run stored nothing"
+    finally:
+        store.close()
+
+
 def test_sigint_stops_the_run_cleanly_and_resume_finishes_it(project: Project) -> None:
     run = project.start()
     try:

@@ -149,6 +149,30 @@ def test_tasks_committed_on_the_working_branch_are_exists(repo: Path) -> None:
     assert by_id["1"].presence is Presence.MISSING
 
 
+def test_another_plans_commits_on_the_branch_are_refused_not_taken_over(repo: Path) -> None:
+    # A plan file of the same name (same plan id, same branch) whose task-10 is another task: its commit is not
+    # this plan's task-10 (the run would skip it, doing nothing); a person's own commit cannot be told apart.
+    plan = load_plan(repo / "docs" / "notes.md", None, repo)
+    git(repo, "switch", "-q", "-c", "pm/notes/work")
+    (repo / "billing.md").write_text("b\n", encoding="utf-8")
+    commit_all(repo, "feat(billing): add the billing page\n\nRefs: task-10\nReview: docs/reviews/task-10-review.md")
+    (repo / "one.md").write_text("1\n", encoding="utf-8")
+    mine = commit_all(repo, "did the first note by hand\n\nRefs: task-1")
+    git(repo, "switch", "-q", "main")
+    with pytest.raises(InputError, match="holds another plan's commits") as info:
+        done_on_branch(Git(repo), "pm/notes/work", plan)
+    message = str(info.value)
+    assert "task-10's commit" in message
+    assert "'Tenth note'" in message
+    assert "git branch -m pm/notes/work pm/notes/work-old" in message
+    assert "task-1's" not in message
+    git(repo, "switch", "-q", "pm/notes/work")
+    commit_all(repo, "feat(notes): Tenth Note\n\nRefs: task-10")  # the same task, written in another case
+    git(repo, "switch", "-q", "main")
+    tip = git(repo, "rev-parse", "pm/notes/work").strip()
+    assert done_on_branch(Git(repo), "pm/notes/work", plan)[1] == {"1": mine, "10": tip}
+
+
 def test_base_branch_is_the_remote_default_then_the_checked_out_branch(tmp_path: Path) -> None:
     origin = init_repo(tmp_path / "origin", branch="trunk")
     clone = tmp_path / "clone"

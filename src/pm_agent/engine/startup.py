@@ -14,10 +14,11 @@ from pathlib import Path
 
 from pm_agent.agents.factory import runner_from_config
 from pm_agent.config import CONFIG_FILE, PmConfig, load_config
+from pm_agent.engine.delivery import commit_message
 from pm_agent.engine.events import Listener
 from pm_agent.errors import AgentError, ConfigError, InputError, VcsError
 from pm_agent.plan import load_plan
-from pm_agent.plan.models import Plan, Presence
+from pm_agent.plan.models import Plan, Presence, Task
 from pm_agent.store import Store, default_store_path
 from pm_agent.vcs import Git, is_protected_branch, working_branch
 
@@ -179,16 +180,22 @@ def done_on_branch(git: Git, branch: str, plan: Plan) -> tuple[Plan, dict[str, s
     """The plan with tasks already committed on `branch` (a `Refs: task-<id>` trailer) marked EXISTS.
 
     Returns the updated plan and {task id: commit sha}. A branch that does not exist yet changes nothing.
+    `InputError` when the branch's commits are another plan's (a plan file of the same name, so the same
+    branch): a `Refs: task-<id>` commit whose subject is not this plan's task's.
     """
     if not git.branch_exists(branch):
         return plan, {}
     newest = _trailer_commits(git, branch)
     found: dict[str, str] = {}
+    others: list[str] = []
     tasks = []
     for task in plan.tasks:
-        sha = newest.get(task.ref)
-        if sha is None:
+        sha, subject = newest.get(task.ref, ("", ""))
+        if not sha:
             tasks.append(task)
+            continue
+        if not _same_task(subject, task):
+            others.append(f"{task.ref}'s commit {sha[:12]} is {subject!r}, this plan's {task.ref} is {task.title!r}")
             continue
         found[task.id] = sha
         reason = f"commit {sha[:12]} on the working branch {branch} carries 'Refs: {task.ref}'"
@@ -201,19 +208,39 @@ def done_on_branch(git: Git, branch: str, plan: Plan) -> tuple[Plan, dict[str, s
                 }
             )
         )
+    if others:
+        shown = "; ".join(others[:3]) + (f"; and {len(others) - 3} more" if len(others) > 3 else "")
+        raise InputError(
+            f"the working branch {branch} holds another plan's commits ({shown}). Keep them under another name"
+            f" and start afresh: `git branch -m {branch} {branch}-old`; or, if this is the same plan with tasks"
+            " renamed, give them back their titles"
+        )
     return plan.model_copy(update={"tasks": tasks}), found
 
 
-def _trailer_commits(git: Git, branch: str) -> dict[str, str]:
-    """{`task-<id>`: sha of the newest commit on `branch` with that `Refs:` trailer line}, in one git call."""
+def _same_task(subject: str, task: Task) -> bool:
+    """Whether a commit subject can be the one delivery writes for `task`: its description, as far as either goes
+    (a long subject is cut short; the type and scope may read differently in another pm-agent version). A
+    subject not of the `type(scope): description` form (a person's own commit) cannot be told apart: it is."""
+    head, colon, theirs = subject.partition(": ")
+    if not colon or " " in head:
+        return True
+    theirs = theirs.rstrip("…").strip().casefold()
+    ours = commit_message(task, "").partition("\n")[0].partition(": ")[2].rstrip("…").strip().casefold()
+    return theirs.startswith(ours) or ours.startswith(theirs)
+
+
+def _trailer_commits(git: Git, branch: str) -> dict[str, tuple[str, str]]:
+    """{`task-<id>`: (sha, subject) of the newest commit on `branch` with that `Refs:` trailer line}, in one git
+    call."""
     out = git.run("log", "--fixed-strings", "--grep=Refs: task-", "--format=%H%x1f%B%x1e", branch, "--")
-    newest: dict[str, str] = {}
+    newest: dict[str, tuple[str, str]] = {}
     for record in out.split("\x1e"):
         sha, _, body = record.strip("\n").partition("\x1f")
         for line in body.splitlines():
             key, sep, value = line.strip().partition(":")
             if sha and sep and key == "Refs" and value.strip().startswith("task-"):
-                newest.setdefault(value.strip(), sha)
+                newest.setdefault(value.strip(), (sha, body.partition("\n")[0].strip()))
     return newest
 
 
