@@ -9,6 +9,7 @@ import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,11 +18,27 @@ from pm_agent.engine.events import RecordingListener
 from pm_agent.engine.launch import start_run
 from pm_agent.engine.loop import LoopOutcome, PmLoop
 from pm_agent.engine.runctx import RunContext
+from pm_agent.engine.taskflow import TaskFlow
 from pm_agent.human.channels import EscalationChannel, PrintOnlyChannel
 from pm_agent.testing.model_server import ModelServer
 from pm_agent.testing.team import ScriptedTeam
 
 PY = sys.executable
+
+
+@pytest.fixture(autouse=True)
+def _applied_record_is_fresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TaskFlow._drive` takes the record `apply` returns instead of reading the task again: in every engine
+    test, that record must equal a fresh read at that point (the slow path it replaces)."""
+    apply = TaskFlow.apply
+
+    async def checked(self: TaskFlow, *args: Any, **kwargs: Any) -> Any:
+        known = await apply(self, *args, **kwargs)
+        fresh = self.record()
+        assert known == fresh, f"task-{self.task_id}: apply returned {known!r}, the store holds {fresh!r}"
+        return known
+
+    monkeypatch.setattr(TaskFlow, "apply", checked)
 
 
 def git(repo: Path, *args: str) -> str:

@@ -279,12 +279,19 @@ class SessionMonitor:
         signals: list[SignalRecord] = await self._call(self.store.signals_for_session, self.session_id)
         return next((s for s in signals if s.accepted), None)
 
+    def _touch_and_signal(self, touch: datetime | None, signal: SignalRecord | None) -> SignalRecord | None:
+        """The session's last output time stored (if given), then its accepted signal (if not known yet)."""
+        if touch is not None:
+            self.store.touch_session(self.session_id, touch)
+        if signal is None:
+            signal = next((s for s in self.store.signals_for_session(self.session_id) if s.accepted), None)
+        return signal
+
     # -- after the end -------------------------------------------------------------------------
     async def _finish(self, outcome: Outcome) -> MonitorResult:
-        if self._last_event_at is not None and self._last_event_at != self._touched_at:
-            await self._call(self.store.touch_session, self.session_id, self._last_event_at)
-        if self.signal is None:
-            self.signal = await self._accepted_signal()
+        touch = self._last_event_at if self._last_event_at != self._touched_at else None
+        if touch is not None or self.signal is None:  # both in one worker-thread trip
+            self.signal = await self._call(self._touch_and_signal, touch, self.signal)
         outcome.stuck = outcome.stopped is StopReason.STUCK
         status = final_status(outcome, self.signal)
         outcome.crashed = status is SessionStatus.CRASHED
@@ -293,7 +300,7 @@ class SessionMonitor:
         if outcome.stuck:
             outcome.error = f"no output for {self.limits.stuck_after_s:g} s: killed as stuck"
         # Both checks only read git (the guard may restore the main checkout): side by side, then noted in order.
-        reason, (denials, report) = await asyncio.gather(self._tampering(), self._checkout())
+        (reason, denials), report = await asyncio.gather(self._tampering(), self._checkout())
         if reason is not None:
             outcome.tampered = True
             outcome.tamper_reason = reason
@@ -315,17 +322,21 @@ class SessionMonitor:
         )
         return MonitorResult(record, outcome, self.signal, status, report)
 
-    async def _tampering(self) -> str | None:
-        """Whether the agent committed, moved HEAD or switched branch in its worktree (None: it did not)."""
-        if self.baseline is None or self.worktree is None:
-            return None
-        return await asyncio.to_thread(detect_tampering_since, self.worktree, self.baseline)
+    async def _tampering(self) -> tuple[str | None, list[Denial]]:
+        """Whether the agent committed, moved HEAD or switched branch in its worktree (None: it did not), and the
+        calls the confinement refused: one worker-thread trip for both."""
+        baseline, worktree = self.baseline, self.worktree
 
-    async def _checkout(self) -> tuple[list[Denial], CheckoutReport | None]:
-        """The calls the confinement refused, and the checkout guard's report (None without a guard)."""
-        denials = await asyncio.to_thread(collect_denials, self._denials, self.denial_log)
+        def look() -> tuple[str | None, list[Denial]]:
+            reason = None if baseline is None or worktree is None else detect_tampering_since(worktree, baseline)
+            return reason, collect_denials(self._denials, self.denial_log)
+
+        return await asyncio.to_thread(look)
+
+    async def _checkout(self) -> CheckoutReport | None:
+        """The checkout guard's report (None without a guard)."""
         if self.guard is None:
-            return denials, None
+            return None
         guard, ticket = self.guard
         label = f"session-{self.session_id}"
         try:
@@ -334,7 +345,7 @@ class SessionMonitor:
         except PmAgentError as exc:  # unchecked is not clean: the result is refused like an escape
             report = CheckoutReport(label, changes=[f"the main checkout could not be checked: {exc}"])
             report.unrestored.append("the main checkout (not checked)")
-        return denials, report
+        return report
 
     async def _confinement(
         self, outcome: Outcome, denials: list[Denial], report: CheckoutReport | None

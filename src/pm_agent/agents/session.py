@@ -155,6 +155,11 @@ def _confinement(host: AgentHost, workdir: Path, guard: CheckoutGuard | None, se
     )
 
 
+def _has_findings(result: MonitorResult) -> bool:
+    """Whether `_record_findings` has anything to record (most sessions: no, and no worker thread is asked)."""
+    return bool(result.outcome.denials) or (result.checkout is not None and bool(result.checkout.escaped))
+
+
 def _record_findings(store: Store, run_id: str, task_id: str, result: MonitorResult) -> None:
     """The confinement's refusals and the guard's findings as events of the task (`pm-agent log`)."""
     session = result.record.id
@@ -206,19 +211,22 @@ async def start_session(
         workdir = Path(resume.workdir)
         cost_before = await asyncio.to_thread(previous_cost, store, resume)
     token = new_token()
-    record: SessionRecord = await asyncio.to_thread(
-        store.create_session,
-        run_id,
-        task_id,
-        role,
-        attempt,
-        token,
-        host.runner.name,
-        str(workdir),
-        resume.id if resume is not None else None,
-    )
-    baseline = await asyncio.to_thread(_baseline, host, workdir)
-    guard = await asyncio.to_thread(_guard, host, workdir)
+
+    def prepare() -> tuple[SessionRecord, SessionBaseline | None, tuple[CheckoutGuard, CheckoutTicket] | None]:
+        # One worker-thread trip for the three, in this order: each trip costs the loop a wake-up and a handoff.
+        record = store.create_session(
+            run_id,
+            task_id,
+            role,
+            attempt,
+            token,
+            host.runner.name,
+            str(workdir),
+            resume.id if resume is not None else None,
+        )
+        return record, _baseline(host, workdir), _guard(host, workdir)
+
+    record, baseline, guard = await asyncio.to_thread(prepare)
     confinement = _confinement(host, workdir, guard[0] if guard else None, record.id) if host.confine else None
     request = SessionRequest(
         prompt=prompt,
@@ -255,7 +263,8 @@ async def start_session(
         poll_s=host.poll_s,
     )
     result = await monitor.run()
-    await asyncio.to_thread(_record_findings, store, run_id, task_id, result)
+    if _has_findings(result):
+        await asyncio.to_thread(_record_findings, store, run_id, task_id, result)
     return result
 
 

@@ -128,8 +128,13 @@ class TaskFlow:
 
     async def _drive(self) -> TaskRecord:
         guard = 4 * self.rc.config.max_iterations + 20  # every step transitions; this is a backstop
+        # The task as the last decision's writes read it back: nothing writes a task in flight between those writes
+        # and the next look (the store watch skips it while it is written, answers and plan edits skip tasks in
+        # flight), so that record is what a fresh read gives, without another worker-thread trip.
+        known: TaskRecord | None = None
         for _ in range(guard):
-            rec = await asyncio.to_thread(self.record)
+            rec = known if known is not None else await asyncio.to_thread(self.record)
+            known = None
             state = S(rec.state)
             if self.rc.workflow.is_terminal(state) or self.rc.workflow.is_waiting(state) or self.rc.aborted:
                 return rec
@@ -137,7 +142,7 @@ class TaskFlow:
                 return rec  # sliced: the subtasks run first, the loop brings this task back after them
             stop = limit_reached(rec.task_id, state, self.rc.context_of(rec), self.rc.config, self.rc.workflow)
             try:
-                await self.apply(state, stop if stop is not None else await self.decide(rec, state))
+                known = await self.apply(state, stop if stop is not None else await self.decide(rec, state))
             except _Refused:
                 continue  # escalated (or the run stopped): the next look at the state says what follows
         raise AgentError(f"task-{self.task_id} made no progress in {guard} steps")
@@ -164,8 +169,9 @@ class TaskFlow:
             return Decision(handover, HANDOVER_REASONS.get(state, f"the PM moves on from {state.value}"))
         raise TransitionError(f"task-{rec.task_id}: no handler for state {state.value}")
 
-    async def apply(self, state: IssueState, decision: Decision, step: Step | None = None) -> None:
-        """Store what `decision` says, in order, then run the session it asks for and apply what follows."""
+    async def apply(self, state: IssueState, decision: Decision, step: Step | None = None) -> TaskRecord:
+        """Store what `decision` says, in order, then run the session it asks for and apply what follows; the task
+        as the last decision's writes read it back."""
         rc, d = self.rc, decision
         rc.aborted = rc.aborted or d.abort
         if d.escalation is None:
@@ -181,7 +187,7 @@ class TaskFlow:
         if d.cleanup is not None:
             self.cleanups.append(d.cleanup)
         if d.then is None:
-            return
+            return rec
         now = d.target or state
         ran = await self.session(rec, d.then)
         signal = typed_signal(ran.signal) if ran.signal is not None else None
@@ -189,7 +195,7 @@ class TaskFlow:
             following = apply_slices(rc, self.record(), signal)
         else:
             following = route(now, ran.end(), self.history, rc.config, rc.workflow)
-        await self.apply(now, following, ran)
+        return await self.apply(now, following, ran)
 
     def _store(self, d: Decision, step: Step | None) -> tuple[TaskRecord, IssueState | None]:
         """The decision's writes, in order; the task's record, and the state it left if it moved."""
@@ -245,7 +251,8 @@ class TaskFlow:
         resume: tuple[SessionRecord, str] | None = None
         fresh_prompt: str | None = None
         if nxt.kind == "agent":
-            recovered = await asyncio.to_thread(self._recover, rec, role)
+            # A task never dispatched (attempt 0) has no session to recover: no worker-thread trip to find none.
+            recovered = await asyncio.to_thread(self._recover, rec, role) if rec.attempt else None
             if isinstance(recovered, Step):
                 return recovered
             resume = recovered
@@ -330,11 +337,13 @@ class TaskFlow:
 
     def _recover(self, rec: TaskRecord, role: str) -> Step | tuple[SessionRecord, str] | None:
         """After a restart: reuse a stored signal, or resume a session pm-agent's death interrupted."""
+        if rec.attempt == 0:
+            return None
         store = self.rc.store
         mine = [
             s for s in store.list_sessions(self.rc.run_id, rec.task_id) if s.role == role and s.attempt == rec.attempt
         ]
-        if not mine or rec.attempt == 0:
+        if not mine:
             return None
         last = mine[-1]
         signal = next((g for g in store.signals_for_session(last.id) if g.accepted and not g.consumed), None)

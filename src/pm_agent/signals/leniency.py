@@ -13,6 +13,7 @@ is treated as missing, so the message says "required").
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Mapping
 from typing import Any, Union, get_args, get_origin
@@ -40,17 +41,18 @@ def normalise(
 def _normalise(
     model: type[BaseModel], data: Mapping[str, Any], foreign: Mapping[str, str], prefix: str, notes: list[str]
 ) -> dict[str, Any]:
-    fields = {info.alias or name: info for name, info in model.model_fields.items()}
+    fields = _wire_fields(model)
     out: dict[str, Any] = {}
     for key, value in data.items():
         where = f"{prefix}{key}"
-        info = fields.get(key)
-        if info is None:
+        field = fields.get(key)
+        if field is None:
             if key in foreign and is_empty(value):
                 notes.append(f"{where}: {_shown(value)} ignored (a {foreign[key]} field)")
             else:
                 out[key] = value  # unknown, or another signal's field with a value: validation refuses it
             continue
+        info = field[0]
         if value is None:
             if info.is_required():
                 continue  # validation reports it as required
@@ -58,18 +60,28 @@ def _normalise(
             if default is not None:
                 notes.append(f"{where}: null read as {_shown(default)}")
                 continue
-        out[key] = _read(info, value, where, notes)
+        out[key] = _read(field, value, where, notes)
     return out
 
 
-def _read(info: FieldInfo, value: Any, where: str, notes: list[str]) -> Any:
+# A field as the reading needs it: its info, and the model inside it (if any) and whether it is a list of them.
+Field = tuple[FieldInfo, type[BaseModel] | None, bool]
+
+
+@functools.cache  # a model's fields are fixed once it is defined; every payload of a kind reads the same ones
+def _wire_fields(model: type[BaseModel]) -> dict[str, Field]:
+    """The model's fields by their wire name (the alias when there is one); read-only for the callers."""
+    return {info.alias or name: (info, *_nested_model(info.annotation)) for name, info in model.model_fields.items()}
+
+
+def _read(field: Field, value: Any, where: str, notes: list[str]) -> Any:
     """One field's value through the field's own reader, then into a nested model if it has one."""
+    info, nested, many = field
     for meta in info.metadata:
         if isinstance(meta, BeforeValidator) and isinstance(meta.func, Lenient):
             value, note = meta.func.read(value)
             if note:
                 notes.append(f"{where}: {note}")
-    nested, many = _nested_model(info.annotation)
     if nested is None:
         return value
     if many and isinstance(value, list):

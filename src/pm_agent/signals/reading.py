@@ -9,6 +9,7 @@ per line. `parse_signal(data)` is the same without the notes.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -89,6 +90,7 @@ def signal_kind(value: Any) -> str | None:
     return kind if isinstance(kind, str) and kind in SIGNAL_MODELS else None
 
 
+@functools.cache  # the models are fixed: one answer per kind, read-only for its callers (`normalise` only reads)
 def _foreign_fields(kind: str) -> dict[str, str]:
     """The fields of the other signals that `kind` does not take, each with the first signal that does."""
     own = set(wire_fields(kind))
