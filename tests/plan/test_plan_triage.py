@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from pm_agent.plan import ExpectedFiles, Presence, Task, load_plan, triage
+from pm_agent.plan import ExpectedFiles, Presence, Task, load_plan
+from pm_agent.plan.triage import triage
 
 Git = Callable[..., str]
 Write = Callable[..., Path]

@@ -9,14 +9,11 @@ from typing import TYPE_CHECKING
 
 from pm_agent._lazy import lazy_exports
 
-# `triage` is both a submodule and a function: bound here, the package attribute is the function, as it was
-# when every export was imported eagerly (a lazy export would lose to the submodule once that is imported).
-from pm_agent.plan.triage import triage
-
 if TYPE_CHECKING:
     from pm_agent.plan.context import build_shared_context
     from pm_agent.plan.deps import check_cycles, execution_queue, resolve, resolve_dependencies
     from pm_agent.plan.design import DesignDoc, parse_design_text
+    from pm_agent.plan.enums import TaskStatus, Tier
     from pm_agent.plan.fields import Ref, canonical_id, normalize_task_id, parse_refs, plan_id_from_path, read_refs
     from pm_agent.plan.loader import load_plan, read_text
     from pm_agent.plan.models import (
@@ -30,8 +27,6 @@ if TYPE_CHECKING:
         SecurityFlags,
         SharedContext,
         Task,
-        TaskStatus,
-        Tier,
     )
     from pm_agent.plan.parser import parse_plan_text
     from pm_agent.plan.tiers import classify_tier, infer_security_flags
@@ -70,7 +65,6 @@ __all__ = [
     "read_text",
     "resolve",
     "resolve_dependencies",
-    "triage",
     "triage_task",
 ]
 
@@ -84,8 +78,9 @@ __getattr__, __dir__ = lazy_exports(
         "pm_agent.plan.loader": "load_plan read_text",
         "pm_agent.plan.models": (
             "Dependency EnvironmentContract ExpectedFiles IOContract Plan PlanHeader Presence "
-            "SecurityFlags SharedContext Task TaskStatus Tier"
+            "SecurityFlags SharedContext Task"
         ),
+        "pm_agent.plan.enums": "TaskStatus Tier",
         "pm_agent.plan.parser": "parse_plan_text",
         "pm_agent.plan.tiers": "classify_tier infer_security_flags",
         "pm_agent.plan.triage": "RepoView assign_tests triage_task",

@@ -6,24 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
-class Tier(StrEnum):
-    """Review depth of a task (seed 001)."""
-
-    CRITICAL = "critical"
-    NORMAL = "normal"
-    LOW = "low"
-
-
-class TaskStatus(StrEnum):
-    """Seed 001's coarse status; the fine-grained state is the lifecycle state (seed 003)."""
-
-    PENDING = "pending"
-    READY = "ready"
-    IN_PROGRESS = "in_progress"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    ESCALATED = "escalated"
+from pm_agent.plan.enums import TaskStatus as TaskStatus  # re-exported: callers import both from here
+from pm_agent.plan.enums import Tier as Tier
 
 
 class Presence(StrEnum):

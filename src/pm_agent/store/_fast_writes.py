@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from pm_agent.errors import StoreError
-from pm_agent.plan.models import TaskStatus
+from pm_agent.plan.enums import TaskStatus
 from pm_agent.redaction import redact
 from pm_agent.store._connect import FaultHook
 from pm_agent.store._fast import Columns, db_json, db_time, insert, require_run, require_task

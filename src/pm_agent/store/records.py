@@ -10,12 +10,15 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pm_agent.lifecycle.states import IssueState
-from pm_agent.plan.models import Task, TaskStatus, Tier
+from pm_agent.plan.enums import TaskStatus, Tier
+
+if TYPE_CHECKING:
+    from pm_agent.plan.models import Task
 
 INITIAL_STATE = IssueState.RECEIVED  # lifecycle state of every new task
 
@@ -115,6 +118,8 @@ class TaskRecord(_Record):
 
     def task(self) -> Task:
         """The task contract as the plan model."""
+        from pm_agent.plan.models import Task  # not at import: the signal server reads records, never tasks
+
         return Task.model_validate(self.contract)
 
 
