@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pm_agent.engine.delivery import commit_message, subject_description
+from pm_agent.engine.commit_message import commit_message, subject_description
 from pm_agent.plan import Task
 
 

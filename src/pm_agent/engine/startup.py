@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pm_agent.agents.factory import runner_from_config
 from pm_agent.config import CONFIG_FILE, PmConfig, load_config
-from pm_agent.engine.delivery import commit_message
+from pm_agent.engine.commit_message import commit_message
 from pm_agent.engine.events import Listener
 from pm_agent.errors import AgentError, ConfigError, InputError, VcsError
 from pm_agent.plan import load_plan
