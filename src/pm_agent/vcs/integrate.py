@@ -132,13 +132,17 @@ def _advance(git: Git, into_branch: str, before: str, new: str, reason: str) -> 
     wt.run(*NO_HOOKS_ARGS, "merge", "--ff-only", "--quiet", new)
 
 
-def _known_one_commit(
+def _told_sides(
     one_commit: tuple[str, str] | None, ancestor: Callable[[str, str], bool] | None, before: str, task_sha: str
-) -> bool:
+) -> tuple[list[str], bool, bool] | None:
+    """What `_sides` would answer, told by the caller (`integrate`'s `one_commit` and `ancestor`), or None."""
     if one_commit is None or ancestor is None or one_commit[0] != task_sha:
-        return False
+        return None
     parent = one_commit[1]
-    return (parent == before or ancestor(parent, before)) and not ancestor(task_sha, before) and task_sha != before
+    if (parent != before and not ancestor(parent, before)) or ancestor(task_sha, before) or task_sha == before:
+        return None
+    # The one commit on the right; on the left whatever `before` has past the parent.
+    return [task_sha], parent != before, False
 
 
 def integrate(
@@ -161,12 +165,7 @@ def integrate(
     git.check_writable(into_branch, "integrate into")
     before = git.rev_parse(f"refs/heads/{into_branch}")
     task_sha = git.rev_parse(task_branch)
-    if _known_one_commit(one_commit, ancestor, before, task_sha):
-        assert one_commit is not None
-        # What `_sides` would print: the one commit on the right; on the left whatever `before` has past the parent.
-        commits, behind, merges = [task_sha], one_commit[1] != before, False
-    else:
-        commits, behind, merges = _sides(git, before, task_sha)
+    commits, behind, merges = _told_sides(one_commit, ancestor, before, task_sha) or _sides(git, before, task_sha)
     base = {"task_branch": task_branch, "into_branch": into_branch, "before": before}
     if not commits:
         return IntegrationResult(status="up-to-date", after=before, message="already contained", **base)
