@@ -45,9 +45,7 @@ def world(tmp_path: Path, git_repo: Path) -> Iterator[World]:
     db = tmp_path / "state" / "state.db"
     store = open_store(db)
     plan = Plan(plan_id="p1", path="plan.md", tasks=[Task(id=t, title=f"task {t}") for t in TASKS])
-    run = store.create_run(
-        plan, baseline_sha="0" * 40, working_branch="pm/p1/work", shared_context={}, config={}
-    )
+    run = store.create_run(plan, baseline_sha="0" * 40, working_branch="pm/p1/work", shared_context={}, config={})
     try:
         yield World(db, store, run.id, git_repo, tmp_path)
     finally:
@@ -55,11 +53,20 @@ def world(tmp_path: Path, git_repo: Path) -> Iterator[World]:
 
 
 @pytest.fixture
-def claude_host(world: World, agent_home: Path, model_server: ModelServer, claude_bin: Path) -> AgentHost:
-    """Sessions of the real Claude Code CLI, talking to the scripted model server."""
+def claude_host(world: World, agent_home: Path, model_server: ModelServer, claude_bin: Path) -> Iterator[AgentHost]:
+    """Sessions of the real Claude Code CLI, talking to the scripted model server, with signal_back answered
+    in this process as a run does (its relay per session); test_claude_confinement's sessions start the
+    standalone server."""
     runner = ClaudeRunner(agent_home=agent_home, binary=claude_bin, max_retries=0)
     limits = SessionLimits(max_turns=20, stuck_after_s=30, time_budget_s=90, signal_grace_s=1.0)
-    return AgentHost(world.store, world.db, runner, limits=limits, env=model_server.env(), poll_s=0.1)
+    host = AgentHost(
+        world.store, world.db, runner, limits=limits, env=model_server.env(), poll_s=0.1, serve_signals=True
+    )
+    yield host
+    listening = host._signals
+    host.close()
+    if listening is not None:  # Claude Code connects its MCP servers at start: every session went through the relay
+        assert listening.sessions_served >= 1, "no session reached the socket: the relay became the standalone server"
 
 
 @pytest.fixture

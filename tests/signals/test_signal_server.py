@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +23,7 @@ from mcp.types import CallToolResult, TextContent
 from pm_agent.signals import TOOL_NAME, mcp_config, new_token
 from pm_agent.signals.desk import SignalDesk
 from pm_agent.signals.server import SignalServer
+from pm_agent.signals.socket_server import SignalSocket
 from pm_agent.signals.tokens import SERVER_NAME
 from pm_agent.store.records import SessionRecord
 
@@ -59,8 +60,32 @@ async def call(config: dict[str, Any], arguments: dict[str, Any]) -> CallToolRes
         return await client.call_tool("signal_back", arguments)
 
 
-def config_for(world: World, session: SessionRecord) -> dict[str, Any]:
-    return mcp_config(world.db, session.token, python=sys.executable)
+Served = Callable[[Path], "Path | None"]
+
+
+@pytest.fixture(params=["process", "socket", "relay-alone"])
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
+    """How the session's server is reached: its own process (`-m pm_agent.signals.server`), the relay to a
+    `SignalSocket` answering in this process, or the relay with nothing listening (it becomes the server)."""
+    sockets: list[SignalSocket] = []
+
+    def serve(db: Path) -> Path | None:
+        if request.param == "process":
+            return None
+        if request.param == "relay-alone":
+            return tmp_path / "nobody-listens.sock"
+        sockets.append(SignalSocket(db))
+        return sockets[-1].path
+
+    yield serve
+    if request.param == "socket":
+        assert sum(s.sessions_served for s in sockets) >= 1, "the relay did not go through the socket"
+    for sock in sockets:
+        sock.close()
+
+
+def config_for(world: World, session: SessionRecord, served: Served) -> dict[str, Any]:
+    return mcp_config(world.db, session.token, python=sys.executable, socket=served(world.db))
 
 
 def test_mcp_config_shape(tmp_path: Path) -> None:
@@ -85,9 +110,9 @@ def test_mcp_config_shape(tmp_path: Path) -> None:
     assert len(new_token()) >= 32
 
 
-async def test_list_tools_shows_only_signal_back_with_a_role_aware_schema(world: World) -> None:
+async def test_list_tools_shows_only_signal_back_with_a_role_aware_schema(served: Served, world: World) -> None:
     reviewer = world.session("reviewer")
-    async with connect(config_for(world, reviewer)) as client:
+    async with connect(config_for(world, reviewer, served)) as client:
         tools = (await client.list_tools()).tools
     assert [tool.name for tool in tools] == ["signal_back"]
     (tool,) = tools
@@ -104,10 +129,10 @@ async def test_list_tools_shows_only_signal_back_with_a_role_aware_schema(world:
 
 
 async def test_valid_complete_is_stored_before_the_tool_returns(
-    world: World, complete: dict[str, Any]
+    served: Served, world: World, complete: dict[str, Any]
 ) -> None:
     developer = world.session("codeweaver")
-    async with connect(config_for(world, developer)) as client:
+    async with connect(config_for(world, developer, served)) as client:
         result = await client.call_tool("signal_back", complete)
         stored = world.signals(developer)  # the server is still running: no flush-on-exit can help
     assert not result.is_error, text(result)
@@ -124,9 +149,11 @@ async def test_valid_complete_is_stored_before_the_tool_returns(
 
 
 async def test_unknown_token_is_refused_and_recorded_as_refused(
-    world: World, complete: dict[str, Any]
+    served: Served, world: World, complete: dict[str, Any]
 ) -> None:
-    config = mcp_config(world.db, "not-a-token", python=sys.executable, run_id=world.run_id, task_id="3")
+    config = mcp_config(
+        world.db, "not-a-token", python=sys.executable, run_id=world.run_id, task_id="3", socket=served(world.db)
+    )
     result = await call(config, complete)
     assert result.is_error
     assert "Signal refused: the session token is unknown to pm-agent" in text(result)
@@ -138,9 +165,11 @@ async def test_unknown_token_is_refused_and_recorded_as_refused(
     assert stored.payload == complete
 
 
-async def test_token_of_a_session_on_another_task_is_refused(world: World, complete: dict[str, Any]) -> None:
+async def test_token_of_a_session_on_another_task_is_refused(
+    served: Served, world: World, complete: dict[str, Any]
+) -> None:
     on_task_4 = world.session("developer", task_id="4")
-    result = await call(config_for(world, on_task_4), complete)  # stepId "3"
+    result = await call(config_for(world, on_task_4, served), complete)  # stepId "3"
     assert result.is_error
     assert "stepId: this session works on task '4', not '3'; use \"4\"" in text(result)
     (stored,) = world.signals(on_task_4)
@@ -150,21 +179,19 @@ async def test_token_of_a_session_on_another_task_is_refused(world: World, compl
     assert world.task_signals("3") == []
 
 
-async def test_role_not_allowed_is_refused(world: World) -> None:
+async def test_role_not_allowed_is_refused(served: Served, world: World) -> None:
     reviewer = world.session("lawbringer")
     arguments = {"signal": "needs-user-input", "stepId": "3", "question": "Ship it?", "context": "LGTM"}
-    result = await call(config_for(world, reviewer), arguments)
+    result = await call(config_for(world, reviewer, served), arguments)
     assert result.is_error
-    expected = (
-        "signal: the reviewer role may not send needs-user-input; it may send: complete, needs-role-followup"
-    )
+    expected = "signal: the reviewer role may not send needs-user-input; it may send: complete, needs-role-followup"
     assert expected in text(result)
     (stored,) = world.signals(reviewer)
     assert (stored.accepted, stored.kind) == (False, "needs-user-input")
 
 
 async def test_malformed_payload_gets_a_readable_error_and_then_a_corrected_call_is_accepted(
-    world: World, complete: dict[str, Any]
+    served: Served, world: World, complete: dict[str, Any]
 ) -> None:
     developer = world.session()
     bad = {
@@ -174,7 +201,7 @@ async def test_malformed_payload_gets_a_readable_error_and_then_a_corrected_call
         "filesCreatd": ["a.py"],
         "criteriaMapping": [{"criterion": "works", "location": "src/app/login.py"}],
     }
-    async with connect(config_for(world, developer)) as client:
+    async with connect(config_for(world, developer, served)) as client:
         refused = await client.call_tool("signal_back", bad)
         after_refusal = world.signals(developer)
         accepted = await client.call_tool("signal_back", complete)
@@ -195,9 +222,9 @@ async def test_malformed_payload_gets_a_readable_error_and_then_a_corrected_call
     assert [(s.seq, s.accepted) for s in world.signals(developer)] == [(1, False), (2, True)]
 
 
-async def test_arguments_the_schema_does_not_know_still_reach_validation(world: World) -> None:
+async def test_arguments_the_schema_does_not_know_still_reach_validation(served: Served, world: World) -> None:
     developer = world.session()
-    async with connect(config_for(world, developer)) as client:
+    async with connect(config_for(world, developer, served)) as client:
         first = await client.call_tool("signal_back", {"type": "complete", "stepId": "3", "summary": "x"})
         second = await client.call_tool("signal_back", {"signal": "done", "stepId": "3"})
     assert first.is_error
@@ -210,11 +237,11 @@ async def test_arguments_the_schema_does_not_know_still_reach_validation(world: 
 
 
 async def test_parallel_calls_get_distinct_seqs_and_only_one_is_accepted(
-    world: World, complete: dict[str, Any]
+    served: Served, world: World, complete: dict[str, Any]
 ) -> None:
     developer = world.session()
     results: list[CallToolResult] = []
-    async with connect(config_for(world, developer)) as client:
+    async with connect(config_for(world, developer, served)) as client:
 
         async def one(summary: str) -> None:
             results.append(await client.call_tool("signal_back", {**complete, "summary": summary}))
@@ -228,8 +255,8 @@ async def test_parallel_calls_get_distinct_seqs_and_only_one_is_accepted(
     assert sum(not r.is_error for r in results) == 1
 
 
-async def test_missing_store_is_reported_to_the_agent(tmp_path: Path, complete: dict[str, Any]) -> None:
-    config = mcp_config(tmp_path / "nowhere.db", "tok", python=sys.executable)
+async def test_missing_store_is_reported_to_the_agent(served: Served, tmp_path: Path, complete: dict[str, Any]) -> None:
+    config = mcp_config(tmp_path / "nowhere.db", "tok", python=sys.executable, socket=served(tmp_path / "nowhere.db"))
     result = await call(config, complete)
     assert result.is_error
     assert f"the store {tmp_path / 'nowhere.db'} does not exist" in text(result)
@@ -237,11 +264,11 @@ async def test_missing_store_is_reported_to_the_agent(tmp_path: Path, complete: 
 
 
 async def test_a_payload_over_the_limit_crosses_stdio_and_is_refused_with_the_limit(
-    world: World, complete: dict[str, Any]
+    served: Served, world: World, complete: dict[str, Any]
 ) -> None:
     developer = world.session()
     big = {**complete, "testEvidence": ["x" * (300 * 1024)]}
-    async with connect(config_for(world, developer)) as client:
+    async with connect(config_for(world, developer, served)) as client:
         refused = await client.call_tool("signal_back", big)
         accepted = await client.call_tool("signal_back", complete)
     assert refused.is_error
@@ -297,7 +324,7 @@ def test_at_end_of_input_the_server_answers_everything_then_leaves_without_teard
     import subprocess
 
     developer = world.session("codeweaver")
-    (server,) = config_for(world, developer)["mcpServers"].values()
+    (server,) = mcp_config(world.db, developer.token)["mcpServers"].values()
     marker = tmp_path / "torn-down"
     code = (
         f"import atexit, pathlib; atexit.register(lambda: pathlib.Path({str(marker)!r}).write_text('x'));"

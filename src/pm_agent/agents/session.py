@@ -25,12 +25,13 @@ when the workdir is a linked worktree, its main checkout is recorded before and 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pm_agent.agents.base import AgentRunner, Confinement, Outcome, SessionLimits, SessionRequest
 from pm_agent.agents.monitor import MonitorResult, SessionMonitor
@@ -39,6 +40,9 @@ from pm_agent.signals.tokens import mcp_config, new_token
 from pm_agent.store import SessionRecord, SessionStatus, Store
 from pm_agent.vcs import SessionBaseline, record_session_baseline
 from pm_agent.vcs.checkout_guard import CheckoutGuard, CheckoutTicket
+
+if TYPE_CHECKING:
+    from pm_agent.signals.socket_server import SignalSocket
 
 __all__ = [
     "CONVERSATION_LOST",
@@ -56,6 +60,8 @@ __all__ = [
     "start_session",
 ]
 
+log = logging.getLogger(__name__)
+
 
 @dataclass
 class AgentHost:
@@ -71,11 +77,36 @@ class AgentHost:
     poll_s: float = 0.25
     confine: bool = True  # keep sessions' writes in their workdir (settings and hook for runners that take them)
     checkout_guard: CheckoutGuard | None = None  # the run's guard; None: one per session from its worktree
+    # Answer signal_back in this process (`signals/socket_server.py`), each session's MCP server a small relay;
+    # False: each session starts the standalone server process (its ~75 ms of imports).
+    serve_signals: bool = False
+    _signals: SignalSocket | None = field(default=None, init=False, repr=False)
 
     @property
     def state_dir(self) -> Path:
         """pm-agent's own folder: where the store lives (`<repo>/.pm-agent`)."""
         return self.db_path.parent
+
+    def signal_socket(self) -> Path | None:
+        """Where this process answers signal_back (listening from the first call); None: not served here."""
+        if not self.serve_signals:
+            return None
+        if self._signals is None:
+            from pm_agent.signals.socket_server import SignalSocket
+
+            try:
+                self._signals = SignalSocket(self.db_path)
+            except OSError as exc:  # e.g. a temporary folder too deep for a socket: sessions start their own server
+                log.warning("signal_back stays one process per session: %s", exc)
+                self.serve_signals = False
+                return None
+        return self._signals.path
+
+    def close(self) -> None:
+        """Stop answering signal_back here (sessions still open get the rest of `SignalSocket.close`'s wait)."""
+        if self._signals is not None:
+            self._signals.close()
+            self._signals = None
 
 
 SessionResult = MonitorResult
@@ -236,7 +267,9 @@ async def start_session(
         resume_id=resume_id,
         env=dict(host.env),
         limits=limits,
-        mcp_config=mcp_config(host.db_path, token, host.python, run_id=run_id, task_id=task_id),
+        mcp_config=mcp_config(
+            host.db_path, token, host.python, run_id=run_id, task_id=task_id, socket=host.signal_socket()
+        ),
         previous_cost_usd=cost_before,
         confinement=confinement,
     )

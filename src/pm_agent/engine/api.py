@@ -195,6 +195,7 @@ def _drive(rc: RunContext, poll_s: float, github: GitHubApi | None = None) -> Ru
             left = bridge.stop()
             if left:
                 rc.emit("github.pending", f"GitHub: {left} action(s) not sent yet; they go out on `pm-agent resume`")
+        rc.host.close()
         rc.store.close()
 
 

@@ -59,6 +59,7 @@ def _context(
         limits=limits,
         python=sys.executable,
         checkout_guard=guard,
+        serve_signals=True,
     )
     design = (
         Path(run.design_doc).read_text(encoding="utf-8") if run.design_doc and Path(run.design_doc).exists() else ""

@@ -258,13 +258,17 @@ def _drive(
         limits=limits_from_config(config.agent),
         python=sys.executable,
         checkout_guard=CheckoutGuard(repo, db_path.parent / "quarantine"),
+        serve_signals=True,
     )
     ic = IntakeCtx(repo, store, config, host, run, info, opts.listener, opts.channel)
 
     def stopping(sig: signal.Signals) -> None:
         ic.emit("run.stopping", f"{sig.name}: stopping the request; its agent session is ended")
 
-    outcome = asyncio.run(run_until_signal(drive_intake(ic), stopping))
+    try:
+        outcome = asyncio.run(run_until_signal(drive_intake(ic), stopping))
+    finally:
+        host.close()
     if isinstance(outcome, Stopped):
         store.set_run_status(run.id, RunStatus.STOPPED)
         store.append_event(run.id, "run.stopped", {"signal": outcome.signal.name})

@@ -21,6 +21,9 @@ TOKEN_ENV: Final = "PM_AGENT_SESSION_TOKEN"
 RUN_ENV: Final = "PM_AGENT_RUN_ID"
 TASK_ENV: Final = "PM_AGENT_TASK_ID"
 SERVER_MODULE: Final = "pm_agent.signals.server"
+SOCKET_ENV: Final = "PM_AGENT_SIGNAL_SOCKET"
+RELAY: Final = Path(__file__).with_name("relay.py")
+"""Run by path with `python -I -S` when pm-agent serves signals on a socket (`signals/socket_server.py`)."""
 
 
 def new_token() -> str:
@@ -41,24 +44,30 @@ def mcp_config(
     *,
     run_id: str | None = None,
     task_id: str | None = None,
+    socket: Path | None = None,
 ) -> dict[str, Any]:
     """The `--mcp-config` JSON (as a dict) that runs the signal_back server for the session `token`.
 
     `run_id` and `task_id`, when given, only let the server keep an audit record of a call whose
     token turns out to be unknown (the store files every signal under a run and task); they never
-    make a signal acceptable.
+    make a signal acceptable. With `socket` (where the running pm-agent answers), the command is the
+    relay, which becomes the standalone server when nothing listens there.
     """
     env = {DB_ENV: str(db_path), TOKEN_ENV: token}
     if run_id is not None:
         env[RUN_ENV] = run_id
     if task_id is not None:
         env[TASK_ENV] = task_id
+    args = ["-m", SERVER_MODULE]
+    if socket is not None:
+        env[SOCKET_ENV] = str(socket)
+        args = ["-I", "-S", str(RELAY)]
     return {
         "mcpServers": {
             server_name: {
                 "type": "stdio",
                 "command": python,
-                "args": ["-m", SERVER_MODULE],
+                "args": args,
                 "env": env,
             }
         }
