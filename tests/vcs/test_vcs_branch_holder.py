@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
+import pytest
+
+from pm_agent.errors import VcsError
 from pm_agent.vcs import Git, WorktreeInfo
 
 WORK = "pm/demo/work"
@@ -50,3 +54,39 @@ def test_a_head_file_it_cannot_read_leaves_the_answer_to_git(repo: Git, tmp_path
     assert _same(repo, WORK) is not None
     head.write_text("not a ref\n")
     assert _same(repo, WORK) is None
+
+
+def test_it_answers_while_another_thread_holds_the_metadata_lock(repo: Git, tmp_path: Path) -> None:
+    """An integration asks whether the working branch is checked out; another slot's `worktree add` must not
+    make it wait (the HEAD files are read without the lock; anything unreadable goes to `worktree list`)."""
+    repo.worktree_add(tmp_path / "wt1", "feat/one", WORK)
+    answers: list[WorktreeInfo | None] = []
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with repo.metadata_lock():
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        asker = threading.Thread(target=lambda: answers.append(Git(repo.path).branch_holder(WORK)))
+        asker.start()
+        asker.join(10)
+        assert not asker.is_alive(), "branch_holder waited for the metadata lock"
+    finally:
+        release.set()
+        holder.join(10)
+    assert answers == [None]
+
+
+def test_delete_branch_refuses_a_branch_checked_out_and_deletes_one_that_is_not(repo: Git, tmp_path: Path) -> None:
+    repo.worktree_add(tmp_path / "wt1", "feat/one", WORK)
+    repo.create_branch("feat/two", WORK)
+    with pytest.raises(VcsError):
+        repo.delete_branch("feat/one")
+    assert repo.branch_exists("feat/one")
+    repo.delete_branch("feat/two")
+    assert not repo.branch_exists("feat/two")

@@ -31,14 +31,36 @@ def test_worktrees_added_and_removed_from_several_slots_at_once(tmp_path: Path) 
             except Exception as exc:  # collected: a failure in a thread would otherwise be lost
                 errors.append(f"slot {n} round {i}: {exc}")
 
+    # Meanwhile, the question an integration asks, read without the lock: never a wrong answer.
+    held = Git(repo).worktree_add(tmp_path / "held", "pm/held", start="main")
+    done = threading.Event()
+
+    def ask() -> None:
+        git = Git(repo)
+        while not done.is_set():
+            try:
+                holder = git.branch_holder("pm/held")
+                assert holder is not None
+                assert Path(holder.path) == held.path
+                assert git.branch_holder("pm/nobody") is None
+            except Exception as exc:
+                errors.append(f"branch_holder: {exc!r}")
+                return
+
     threads = [threading.Thread(target=slot, args=(n,)) for n in range(SLOTS)]
+    asker = threading.Thread(target=ask)
+    asker.start()
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout=300)
-    assert not any(t.is_alive() for t in threads)
+    done.set()
+    asker.join(timeout=60)
+    assert not any(t.is_alive() for t in [*threads, asker])
     assert errors == []
     git = Git(repo)
+    git.worktree_remove(held.path, force=True)
+    git.delete_branch("pm/held")
     assert [info.path for info in git.worktree_list()] == [str(repo.resolve())]
     assert git.run("branch", "--list", "pm/*").strip() == ""
 

@@ -28,8 +28,15 @@ class GitWorktrees(GitCore):
         return sha
 
     def delete_branch(self, name: str) -> None:
-        """Delete branch `name` whatever it holds (`branch -D`)."""
+        """Delete branch `name` whatever it holds (`branch -D`'s effect; it refuses a branch checked out).
+
+        When no worktree has it checked out, `update-ref -d`: it reads no worktree metadata, so it need not
+        wait for the lock that `worktree add` and `remove` hold (tens of ms on a loaded machine)."""
         self.check_writable(name, "delete")
+        if self.branch_holder(name) is None:
+            proc = self.try_run("update-ref", "-d", f"refs/heads/{name}")
+            if proc.returncode == 0:
+                return
         with self.metadata_lock():
             self.run("branch", "-D", name)
 
@@ -95,17 +102,21 @@ class GitWorktrees(GitCore):
         """The worktree (not bare) that has `branch` checked out, None when none has: `worktree_list`'s answer.
 
         `worktree list` reads each worktree's HEAD file; so does this, without a git process, when every
-        HEAD is a plain branch ref or sha naming another branch. Anything else asks `worktree list`."""
-        with self.metadata_lock():  # the same lock `worktree add` holds while it writes the metadata
-            common = self.common_dir()
-            try:
-                heads = [common / "HEAD", *(p / "HEAD" for p in (common / "worktrees").iterdir())]
-            except FileNotFoundError:
-                heads = [common / "HEAD"]
-            except OSError:
-                heads = []
-            if heads and all(_other_head(head, branch) for head in heads):
-                return None
+        HEAD is a plain branch ref or sha naming another branch. Anything else asks `worktree list`.
+
+        The files are read without the metadata lock: a worktree that `worktree add` or `remove` is writing
+        at that moment has a HEAD that is missing, empty, or the null sha it starts with, all of which name
+        no branch or send the question to `worktree list` (which takes the lock), so nothing half-written
+        is trusted. Integrations no longer wait here for another slot's `worktree add`."""
+        common = self.common_dir()
+        try:
+            heads = [common / "HEAD", *(p / "HEAD" for p in (common / "worktrees").iterdir())]
+        except FileNotFoundError:
+            heads = [common / "HEAD"]
+        except OSError:
+            heads = []
+        if heads and all(_other_head(head, branch) for head in heads):
+            return None
         return next((w for w in self.worktree_list() if w.branch == branch and not w.bare), None)
 
     def worktree_list(self) -> list[WorktreeInfo]:
