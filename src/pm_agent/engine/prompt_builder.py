@@ -92,9 +92,14 @@ def task_contract(task: Task, config: PmConfig, *, shared_context: str, task_del
     }
 
 
-def render_contract(contract: dict[str, Any]) -> str:
+# libyaml's emitter when PyYAML has it (its wheels do): the same text (tests compare) at a fifth of the CPU,
+# ~1 ms less per prompt.
+_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def render_contract(contract: dict[str, Any], dumper: Any = _DUMPER) -> str:
     """The contract as YAML for a prompt."""
-    return yaml.safe_dump({"task_contract": contract}, sort_keys=False, allow_unicode=True, width=100)
+    return yaml.dump({"task_contract": contract}, Dumper=dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
 # ---------------------------------------------------------------- a session's prompt
