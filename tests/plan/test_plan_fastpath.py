@@ -148,7 +148,7 @@ def test_the_reference_check_finds_what_the_whole_text_search_finds() -> None:
     ["Task 12", " Task 7 ", "Task 007", "Task 1.", "Task 12a", "task 3", "Task  4", "Task 5\n", "Task 0", "Task 1, 2"],
 )
 def test_a_plain_reference_reads_the_same_both_ways(value: str) -> None:
-    from pm_agent.plan.fields import read_refs
+    from pm_agent.plan.refs import read_refs
 
     fast = read_refs(value)
     fastpath.ENABLED = False

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from pm_agent.plan import fastpath
-from pm_agent.plan.fields import _NOTED_REF, _PLAIN_PATH, _SIMPLE_REFS, add_file_entry, canonical_id, read_refs
+from pm_agent.plan.fields import _PLAIN_PATH, add_file_entry, canonical_id
 from pm_agent.plan.models import ExpectedFiles
+from pm_agent.plan.refs import _NOTED_REF, _SIMPLE_REFS, read_refs
 
 T = TypeVar("T")
 REF_PIECES = (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pm_agent.errors import PlanError
-from pm_agent.plan import fields, load_plan, parse_plan_text
+from pm_agent.plan import fields, load_plan, parse_plan_text, refs
 from pm_agent.plan.numbered import numbered_heading
 
 FORMS = Path(__file__).parent / "fixtures" / "forms"
@@ -132,7 +132,7 @@ def test_numbered_heading_forms(text: str, expected: tuple[str, str] | None) -> 
     ],
 )
 def test_full_width_punctuation_in_references(value: str, expected: list[tuple[str, str]]) -> None:
-    assert [(r.task_id, r.note) for r in fields.read_refs(value)] == expected
+    assert [(r.task_id, r.note) for r in refs.read_refs(value)] == expected
 
 
 def test_task_word_and_units_in_chinese() -> None:
@@ -141,6 +141,6 @@ def test_task_word_and_units_in_chinese() -> None:
     assert fields.step_title("步骤 1：编写测试") == "编写测试"
     assert fields.parse_estimate("45 分钟") == 0.75
     assert fields.parse_estimate("1 天") == 8.0
-    assert fields.phase_ref("阶段 2 完成") == "2"
-    assert fields.phase_ref("Phase 1 complete") == "1"
-    assert fields.phase_ref("the parser task") is None
+    assert refs.phase_ref("阶段 2 完成") == "2"
+    assert refs.phase_ref("Phase 1 complete") == "1"
+    assert refs.phase_ref("the parser task") is None

@@ -8,7 +8,7 @@ import pytest
 
 from pm_agent.errors import PlanError
 from pm_agent.plan import load_plan, parse_plan_text
-from pm_agent.plan.fields import Ref, read_refs
+from pm_agent.plan.refs import Ref, read_refs
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from pm_agent.plan.deps import check_cycles, execution_queue, resolve, resolve_dependencies
     from pm_agent.plan.design import DesignDoc, parse_design_text
     from pm_agent.plan.enums import TaskStatus, Tier
-    from pm_agent.plan.fields import Ref, canonical_id, normalize_task_id, parse_refs, plan_id_from_path, read_refs
+    from pm_agent.plan.fields import canonical_id, normalize_task_id, plan_id_from_path
     from pm_agent.plan.loader import load_plan, read_text
     from pm_agent.plan.models import (
         Dependency,
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         Task,
     )
     from pm_agent.plan.parser import parse_plan_text
+    from pm_agent.plan.refs import Ref, parse_refs, read_refs
     from pm_agent.plan.tiers import classify_tier, infer_security_flags
     from pm_agent.plan.triage import RepoView, assign_tests, triage_task
 
@@ -74,7 +75,8 @@ __getattr__, __dir__ = lazy_exports(
         "pm_agent.plan.context": "build_shared_context",
         "pm_agent.plan.deps": "check_cycles execution_queue resolve resolve_dependencies",
         "pm_agent.plan.design": "DesignDoc parse_design_text",
-        "pm_agent.plan.fields": "Ref canonical_id normalize_task_id parse_refs plan_id_from_path read_refs",
+        "pm_agent.plan.fields": "canonical_id normalize_task_id plan_id_from_path",
+        "pm_agent.plan.refs": "Ref parse_refs read_refs",
         "pm_agent.plan.loader": "load_plan read_text",
         "pm_agent.plan.models": (
             "Dependency EnvironmentContract ExpectedFiles IOContract Plan PlanHeader Presence "

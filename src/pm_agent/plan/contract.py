@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from pm_agent.errors import PlanError
 from pm_agent.plan import fields
 from pm_agent.plan.models import EnvironmentContract, ExpectedFiles, IOContract, SecurityFlags, Tier
+from pm_agent.plan.refs import parse_refs
 
 # Keys a contract block may carry; each maps onto a Task field.
 CONTRACT_KEYS = frozenset(
@@ -229,7 +230,7 @@ def _refs(value: Any) -> list[str]:
     if isinstance(value, int) and not isinstance(value, bool):
         return [str(value)]
     if isinstance(value, str):
-        return fields.parse_refs(value)
+        return parse_refs(value)
     if isinstance(value, list):
         refs: list[str] = []
         for item in value:

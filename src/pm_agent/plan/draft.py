@@ -10,6 +10,7 @@ from pm_agent.errors import PlanError
 from pm_agent.plan import fields
 from pm_agent.plan.contract import Contract
 from pm_agent.plan.models import Dependency, ExpectedFiles, PlanHeader, Task, Tier
+from pm_agent.plan.refs import Ref
 
 TASK_LISTS = ("acceptance_criteria", "non_goals", "tests_to_add", "tests_to_run")
 
@@ -25,7 +26,7 @@ class Draft:
     explicit_tier: Tier | None = None
     ownership: str = ""
     estimate: float | None = None
-    refs: list[fields.Ref] = field(default_factory=list)
+    refs: list[Ref] = field(default_factory=list)
     said_none: bool = False  # `**Depends on:** none` (or `depends_on: []`) was written
     adopt: bool = False  # a task file's front-matter task: the file's first task heading fills it in
     keep_id: bool = False  # the id came from front matter; a heading does not replace it
@@ -45,7 +46,7 @@ class Draft:
         if value and value not in bucket:
             bucket.append(value)
 
-    def add_refs(self, refs: list[fields.Ref]) -> None:
+    def add_refs(self, refs: list[Ref]) -> None:
         known = {ref.task_id for ref in self.refs}
         self.refs.extend(ref for ref in refs if ref.task_id not in known)
 
@@ -64,7 +65,7 @@ class Draft:
         self.explicit_tier = contract.tier or self.explicit_tier
         self.ownership = contract.ownership if contract.ownership is not None else self.ownership
         if contract.depends_on is not None:
-            self.add_refs([fields.Ref(ref) for ref in contract.depends_on])
+            self.add_refs([Ref(ref) for ref in contract.depends_on])
             self.said_none = self.said_none or not contract.depends_on
         for name, values in contract.lists.items():
             for value in values:
@@ -125,7 +126,7 @@ class FileTask:
     title: str
     keep_id: bool  # the front matter names the id (`task_number:`); else a `# Task N:` heading may
     keep_title: bool
-    refs: tuple[fields.Ref, ...] = ()
+    refs: tuple[Ref, ...] = ()
     said_none: bool = False
 
 

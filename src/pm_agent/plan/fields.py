@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
 
@@ -15,7 +14,7 @@ from pm_agent.plan.labels import LIST_FIELDS as LIST_FIELDS
 from pm_agent.plan.models import ExpectedFiles, Tier
 
 # Full-width punctuation of CJK plans read as its ASCII twin in labels and field values.
-_FULL_WIDTH = str.maketrans({"：": ":", "（": "(", "）": ")", "，": ",", "；": ";", "、": ","})
+FULL_WIDTH = str.maketrans({"：": ":", "（": "(", "）": ")", "，": ",", "；": ";", "、": ","})
 _STEP = re.compile(r"^(?:step\s+|步骤\s*)(?P<n>[0-9]+[a-z]?)\s*(?:[:：.)\-–—]\s*(?P<title>.*))?$", re.IGNORECASE)
 # `Task 3: Title`, `Task 3a：Title`, `Task 12 — Title`, `Task 4. Title`, `任务 1：Title`; the id must hold
 # a digit, so a heading such as `Task ownership: who does what` is not a task.
@@ -24,27 +23,8 @@ _TASK_HEADING = re.compile(
     r"(?:\s*[:：]\s*|\s+[-–—]+\s+|\.\s+)(?P<title>\S.*)$",
     re.IGNORECASE,
 )
-# A reference at the start of a piece: `Task 2`, `task-2`, `Tasks 2`, `#2`, `2`, `T-3a`; the rest is prose.
-_REF_HEAD = re.compile(
-    r"^(?P<prefix>(?:tasks?|任务)\s*[-_#]?\s*|#)?(?P<id>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?P<rest>.*)$",
-    re.IGNORECASE | re.DOTALL,
-)
-# A reference inside prose: `needs the schema from Task 2`.
-_REF_INSIDE = re.compile(r"(?:\btasks?|任务)\s*[-_#]?\s*#?(?P<id>\d[A-Za-z0-9._-]*[A-Za-z0-9]|\d)\b", re.IGNORECASE)
-_REF_SEPARATORS = frozenset(",;&")
-_SIMPLE_REF = re.compile(r"Task (\d{1,9})")
-# `Task 3, Task 5` and `Task 3 (needs its cache)`: what the reading below makes of them, in one match.
-_SIMPLE_REFS = re.compile(r"Task \d{1,9}(?:, Task \d{1,9})+")
-_NOTED_REF = re.compile(r"Task (\d{1,9}) \(([A-Za-z0-9 ]*[A-Za-z0-9][A-Za-z0-9 ]*)\)")
-_DIGITS = re.compile(r"\d+")
 # No quotes, spaces, range or full-width colon; no `/` or `./` first, no `//` or `/./`, no `/.,;` last.
 _PLAIN_PATH = re.compile(r"(?!\.?/)(?!.*/\.?/)[^\s:：'\"`]*[^\s:：'\"`/.,;]")
-# `and` separates references (`Task 1 and Task 2`, `Tasks 1 and 2`), not prose (`GREEN and committed`).
-_REF_START = re.compile(r"\s*(?:tasks?\b|任务|#|\d)", re.IGNORECASE)
-_NONE = frozenset({"", "none", "nothing", "n/a", "na", "-", "—", "no", "no dependencies", "(none)", "无", "无依赖"})
-_NONE_WORD = re.compile(
-    r"^(?:(?:none|nothing|n/a|no dependencies|no deps|independent)\b|无(?:依赖)?(?:$|\W))", re.IGNORECASE
-)
 _SPAN = r"\d+(?:\s*[-–]\s*\d+)?"
 _RANGE = re.compile(rf"^(?P<path>.+?):(?P<range>{_SPAN}(?:\s*,\s*{_SPAN})*)$")  # `a.py:12-40`, `a.py:94,100`
 # Between two paths of one entry only separators may stand (`a.py`, `b.py` and `c.py`); prose ends the list.
@@ -123,148 +103,9 @@ def canonical_id(task_id: str) -> str:
     return match.group(1) + match.group(2) if match else folded
 
 
-@dataclass(frozen=True)
-class Ref:
-    """One task reference as written: the id, and any prose around it (`Task 2 (for the schema)`)."""
-
-    task_id: str
-    note: str = ""
-
-
-def read_refs(value: str) -> list[Ref]:
-    """References in a `Depends on` value, each with the prose next to it; [] for `none`.
-
-    Prose is kept, not refused: `Task 1 GREEN passing` -> Ref("1", "GREEN passing"). ValueError
-    only when no reference can be read at all.
-    """
-    if fastpath.ENABLED:
-        stripped = value.strip()
-        simple = _SIMPLE_REF.fullmatch(stripped)
-        if simple is not None:  # `Task 12`, the commonest value: what the reading below gives it
-            return [Ref(simple.group(1))]
-        if _SIMPLE_REFS.fullmatch(stripped):
-            return [Ref(task_id) for task_id in _DIGITS.findall(stripped)]
-        noted = _NOTED_REF.fullmatch(stripped)
-        if noted is not None and " and " not in stripped.lower():
-            return [Ref(noted.group(1), noted.group(2).strip())]
-    text = value.translate(_FULL_WIDTH).strip().rstrip(".。").strip()
-    if text.lower() in _NONE or _NONE_WORD.match(text):
-        return []  # `None (runs beside Task 1 on purpose)`: the prose does not add references
-    refs: list[Ref] = []
-    pending: list[str] = []  # prose before the first reference
-    unread: str | None = None
-    pieces = _split_refs(text)
-    for piece in pieces:
-        found = _piece_refs(piece, alone=len(pieces) == 1)
-        if not found:
-            prose = piece.strip("`*_ ")
-            if not prose or prose.lower() in _NONE:
-                continue
-            unread = unread or prose
-            if refs:
-                last = refs[-1]
-                refs[-1] = Ref(last.task_id, _join(last.note, prose))
-            else:
-                pending.append(prose)
-            continue
-        if pending:
-            found[0] = Ref(found[0].task_id, _join(" ".join(pending), found[0].note))
-            pending = []
-        refs.extend(found)
-    if not refs:
-        raise ValueError(f"cannot read task reference {unread or text!r} (write e.g. 'Task 2, Task 3' or 'none')")
-    return refs
-
-
-# `## Phase 2: Billing`, `## 阶段 1：包装器` group tasks; `Depends on: Phase 1 complete` names every task of one.
-_PHASE = re.compile(r"^(?:phase|stage|阶段)\s*(?P<n>\d{1,3})(?![\d.])", re.IGNORECASE)
-_PHASE_REF = re.compile(
-    r"^(?:all\s+(?:of\s+)?)?(?:phase|stage|阶段)\s*(?P<n>\d{1,3})(?:\s*(?:tasks|complete[d]?|done|finished|全部)?)?"
-    r"\s*(?:完成|结束|全部完成)?$",
-    re.IGNORECASE,
-)
-
-
-def phase_number(heading: str) -> str | None:
-    """`Phase 2: Billing` / `阶段 1：包装器` -> "2" / "1": the number of a heading that opens a group of tasks."""
-    match = _PHASE.match(heading.strip())
-    return match.group("n") if match else None
-
-
-def phase_ref(value: str) -> str | None:
-    """`Phase 1 complete` / `阶段 1 完成` / `Phase 2` -> the phase number a `Depends on` value names, else None."""
-    match = _PHASE_REF.match(value.translate(_FULL_WIDTH).strip().strip("`*").rstrip(".。").strip())
-    return match.group("n") if match else None
-
-
-def parse_refs(value: str) -> list[str]:
-    """`Task 2, Task 3` / `task-2 and 3` / `none` -> task ids; ValueError on text with no reference at all."""
-    return [ref.task_id for ref in read_refs(value)]
-
-
-def _split_refs(text: str) -> list[str]:
-    """Split at `,` `;` `&`, and at `+` and the word `and` before a reference; not inside brackets or code spans."""
-    if not any(char in text for char in ",;&+") and " and " not in text.lower():
-        return [text.strip()] if text.strip() else []  # nothing to split at: one piece (most values)
-    pieces: list[str] = []
-    depth, code, start, i = 0, False, 0, 0
-    lowered = text.lower()
-    while i < len(text):
-        char = text[i]
-        if char == "`":
-            code = not code
-        elif code:
-            pass
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth = max(depth - 1, 0)
-        elif depth == 0 and (char in _REF_SEPARATORS or (char == "+" and _REF_START.match(text, i + 1))):
-            pieces.append(text[start:i])
-            start = i + 1
-        elif depth == 0 and lowered.startswith(" and ", i) and _REF_START.match(text, i + 5):
-            pieces.append(text[start:i])
-            start = i + 5
-            i += 4
-        i += 1
-    pieces.append(text[start:])
-    return [p.strip() for p in pieces if p.strip()]
-
-
-def _piece_refs(piece: str, *, alone: bool) -> list[Ref]:
-    """The references one piece holds: a leading one (the rest is its note), else any `Task N` inside.
-
-    A bare word without a digit is an id only when it is the whole value (`Depends on: login`);
-    otherwise it is prose (`Task 1 GREEN and committed`, `the parser task`).
-    """
-    head = _REF_HEAD.match(piece.strip().strip("`").strip())
-    if head is not None:
-        task_id, note = head.group("id"), _note(head.group("rest"))
-        if head.group("prefix") or any(c.isdigit() for c in task_id) or (alone and not note):
-            return [Ref(normalize_task_id(task_id), note)]
-    return [Ref(normalize_task_id(m.group("id")), _note(piece)) for m in _REF_INSIDE.finditer(piece)]
-
-
-def _note(text: str) -> str:
-    """Prose next to a reference, without the brackets, dashes and colons that introduce it."""
-    note = text.strip().strip("`").strip()
-    if note.startswith("("):
-        depth = 0
-        for index, char in enumerate(note):
-            depth += {"(": 1, ")": -1}.get(char, 0)
-            if depth == 0:
-                note = f"{note[1:index].strip()} {note[index + 1 :].strip()}"
-                break
-    return note.strip().lstrip(":：-–—").strip().rstrip(".").strip()
-
-
-def _join(first: str, second: str) -> str:
-    return f"{first}; {second}" if first and second else first or second
-
-
 def parse_tier(value: str) -> Tier:
     """`critical` / `CRITICAL - touches billing` -> Tier.CRITICAL; ValueError for anything else."""
-    word = re.split(r"[\s,;:(—–-]+", value.translate(_FULL_WIDTH).strip().strip("`*").strip(), maxsplit=1)[0].lower()
+    word = re.split(r"[\s,;:(—–-]+", value.translate(FULL_WIDTH).strip().strip("`*").strip(), maxsplit=1)[0].lower()
     try:
         return Tier(word)
     except ValueError:
@@ -284,7 +125,7 @@ _SIZES = {"xs": 0.5, "s": 1.0, "small": 1.0, "m": 3.0, "medium": 3.0, "l": 8.0, 
 
 def parse_estimate(value: str) -> float:
     """`2h`, `3`, `30 min`, `1.5 days`, `small` / `medium` / `large` -> a positive size; ValueError otherwise."""
-    text = value.translate(_FULL_WIDTH).strip().strip("`*").strip()
+    text = value.translate(FULL_WIDTH).strip().strip("`*").strip()
     word = re.split(r"[\s,;(—–]+", text, maxsplit=1)[0].lower()
     if word in _SIZES and not text[:1].isdigit():
         return _SIZES[word]

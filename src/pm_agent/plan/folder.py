@@ -20,6 +20,7 @@ from pm_agent.errors import PlanError
 from pm_agent.plan import fields
 from pm_agent.plan.models import Dependency, PlanHeader, Task
 from pm_agent.plan.parser import FileTask, ParsedPlan, check_tasks, read_plan
+from pm_agent.plan.refs import Ref, read_refs
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 # Front-matter keys that make a file one task (CCPM task files); `epic.md` or analysis notes have none.
@@ -131,7 +132,7 @@ def _file_task(path: Path, meta: dict[str, Any], warn: list[str]) -> FileTask | 
     if explicit is None and number is None:
         return None
     title = next((s.strip() for key in ("name", "title") for s in _strings(meta.get(key)) if s.strip()), "")
-    refs: list[fields.Ref] = []
+    refs: list[Ref] = []
     said_none = False
     for key in ("depends_on", "dependencies"):
         if key not in meta:
@@ -140,7 +141,7 @@ def _file_task(path: Path, meta: dict[str, Any], warn: list[str]) -> FileTask | 
         said_none = said_none or not items
         for item in items:
             try:
-                refs.extend(fields.read_refs(item))
+                refs.extend(read_refs(item))
             except ValueError as exc:
                 warn.append(f"{path}:1: ignored in front matter {key}: {exc}")
     parallel = " ".join(_strings(meta.get("parallel"))).strip().lower()
