@@ -210,6 +210,27 @@ def test_find_commits_by_trailers_answers_like_one_lookup_per_ref(repo: Git, wri
         repo.find_commits_by_trailers(["task-1"], ["no-such-branch"])
 
 
+def test_commits_by_trailer_prefix_gives_each_refs_newest_commit_and_its_subject(repo: Git, write: Write) -> None:
+    repo.run("checkout", "-q", "pm/demo/work")
+    shas = {}
+    messages = [
+        "feat(a): one\n\nRefs: task-1",
+        "feat(b): twelve\n\nRefs: task-12",
+        "fix(a): one again\n\nRefs: task-1\nReview: again",
+        "docs: prose that says Refs: task-9 in passing",
+        "chore: other\n\nRefs: issue-4",
+    ]
+    for n, message in enumerate(messages):
+        write(repo.path, f"f{n}.py", f"x = {n}\n")
+        shas[n] = repo.commit_all(message + "\n")
+    found = repo.commits_by_trailer_prefix("pm/demo/work", "task-")
+    assert found == {"task-1": (shas[2], "fix(a): one again"), "task-12": (shas[1], "feat(b): twelve")}
+    assert {ref: sha for ref, (sha, _) in found.items()} == repo.find_commits_by_trailers(
+        ["task-1", "task-12", "task-9"], ["pm/demo/work"]
+    )
+    assert repo.commits_by_trailer_prefix("main", "task-") == {}
+
+
 def test_changes_and_text_match_changes_and_diff_text(repo: Git, write: Write) -> None:
     base = repo.head_sha()
     long = "".join(f"line {i}\n" for i in range(40))

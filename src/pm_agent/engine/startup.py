@@ -185,7 +185,7 @@ def done_on_branch(git: Git, branch: str, plan: Plan) -> tuple[Plan, dict[str, s
     """
     if not git.branch_exists(branch):
         return plan, {}
-    newest = _trailer_commits(git, branch)
+    newest = git.commits_by_trailer_prefix(branch, "task-")
     found: dict[str, str] = {}
     others: list[str] = []
     tasks = []
@@ -228,20 +228,6 @@ def _same_task(subject: str, task: Task) -> bool:
     theirs = theirs.rstrip("…").strip().casefold()
     ours = commit_message(task, "").partition("\n")[0].partition(": ")[2].rstrip("…").strip().casefold()
     return theirs.startswith(ours) or ours.startswith(theirs)
-
-
-def _trailer_commits(git: Git, branch: str) -> dict[str, tuple[str, str]]:
-    """{`task-<id>`: (sha, subject) of the newest commit on `branch` with that `Refs:` trailer line}, in one git
-    call."""
-    out = git.run("log", "--fixed-strings", "--grep=Refs: task-", "--format=%H%x1f%B%x1e", branch, "--")
-    newest: dict[str, tuple[str, str]] = {}
-    for record in out.split("\x1e"):
-        sha, _, body = record.strip("\n").partition("\x1f")
-        for line in body.splitlines():
-            key, sep, value = line.strip().partition(":")
-            if sha and sep and key == "Refs" and value.strip().startswith("task-"):
-                newest.setdefault(value.strip(), (sha, body.partition("\n")[0].strip()))
-    return newest
 
 
 def store_exists(repo: Path) -> bool:

@@ -6,7 +6,7 @@ Hooks and signing are off for every commit and tag pm-agent makes; it never amen
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pm_agent import environ
@@ -116,6 +116,26 @@ class GitCommits(GitCore):
         """`find_commit_by_trailer` over every branch in `branches` at once (one `git log`)."""
         return self.find_commits_by_trailers([ref], branches, key=key, since=since).get(ref)
 
+    def _log_bodies(self, greps: Sequence[str], revs: Sequence[str], names: Sequence[str]) -> Iterator[tuple[str, str]]:
+        """(sha, message) of each commit of `revs` whose message has one of the fixed strings `greps`, newest
+        first; `names` are what an unknown-revision error names."""
+        proc = self.try_run(
+            "log",
+            "--fixed-strings",
+            *(f"--grep={g}" for g in greps),
+            "--format=%H%x1f%B%x1e",
+            "--end-of-options",
+            *revs,
+            "--",
+        )
+        if proc.returncode != 0:
+            shown = ", ".join(repr(b) for b in names)
+            raise GitCommandError(["log", *names], proc.returncode, f"unknown revision {shown}", cwd=self.path)
+        for record in proc.stdout.split("\x1e"):
+            sha, _, body = record.strip("\n").partition("\x1f")
+            if sha:
+                yield sha, body
+
     def find_commits_by_trailers(
         self, refs: Sequence[str], branches: Sequence[str] = ("HEAD",), *, key: str = "Refs", since: str | None = None
     ) -> dict[str, str]:
@@ -123,23 +143,26 @@ class GitCommits(GitCore):
         ref found (one `git log` per 200 refs): ref -> sha."""
         found: dict[str, str] = {}
         unique = list(dict.fromkeys(refs))
+        revs = [*branches, f"^{since}"] if since else list(branches)
         for start in range(0, len(unique), 200):
             wanted = {f"{key}: {ref}": ref for ref in unique[start : start + 200]}
-            greps = [f"--grep={line}" for line in wanted]
-            revs = [*branches, f"^{since}"] if since else branches
-            proc = self.try_run(
-                "log", "--fixed-strings", *greps, "--format=%H%x1f%B%x1e", "--end-of-options", *revs, "--"
-            )
-            if proc.returncode != 0:
-                names = ", ".join(repr(b) for b in branches)
-                raise GitCommandError(["log", *branches], proc.returncode, f"unknown revision {names}", cwd=self.path)
-            for record in proc.stdout.split("\x1e"):
-                sha, _, body = record.strip("\n").partition("\x1f")
-                for line in body.splitlines() if sha else ():
+            for sha, body in self._log_bodies(list(wanted), revs, branches):
+                for line in body.splitlines():
                     ref = wanted.get(line.strip())
                     if ref is not None and ref not in found:
                         found[ref] = sha  # newest first: the first match is the newest
         return found
+
+    def commits_by_trailer_prefix(self, branch: str, prefix: str, *, key: str = "Refs") -> dict[str, tuple[str, str]]:
+        """{ref: (sha, subject)} of the newest commit on `branch` with a line `<key>: <ref>` whose ref starts
+        with `prefix` (any such ref, in one git call)."""
+        newest: dict[str, tuple[str, str]] = {}
+        for sha, body in self._log_bodies([f"{key}: {prefix}"], [branch], [branch]):
+            for line in body.splitlines():
+                name, sep, value = line.strip().partition(":")
+                if sep and name == key and value.strip().startswith(prefix):
+                    newest.setdefault(value.strip(), (sha, body.partition("\n")[0].strip()))
+        return newest
 
     def tag(self, name: str, sha: str, message: str | None = None) -> str:
         """Create tag `name` at `sha` (annotated if `message`); idempotent when it already points there."""
