@@ -157,7 +157,10 @@ open_store(sys.argv[1]).close()
 """
 
 
-def test_concurrent_first_open_migrates_once(db_path: Path) -> None:
+@pytest.mark.parametrize("round_", range(3))
+def test_concurrent_first_open_migrates_once(db_path: Path, round_: int) -> None:
+    """Four processes open a fresh store at the same moment (one of them sometimes got "database is locked"
+    from the switch to WAL before `apply_pragmas` retried it): all succeed, the migrations run once."""
     import time
 
     start = str(time.time() + 1.0)

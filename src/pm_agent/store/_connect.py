@@ -4,7 +4,9 @@ SQLAlchemy import, so the signal server can open the file cheaply."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +23,26 @@ PRAGMAS = (
     "PRAGMA synchronous = FULL",
     "PRAGMA foreign_keys = ON",
 )
+
+_LOCKED_RETRY_S = 0.02
+
+
+def apply_pragmas(execute: Callable[[str], object], *, limit_s: float = BUSY_TIMEOUT_MS / 1000) -> None:
+    """Run `PRAGMAS` on a new connection, each retried while SQLite says the database is locked (up to `limit_s`).
+
+    The busy timeout does not cover every case: a connection switching a new file to WAL while another does
+    the same can get SQLITE_BUSY at once (SQLite's deadlock avoidance skips the busy handler), and four
+    processes opening a fresh store together sometimes saw one fail so."""
+    deadline = time.monotonic() + limit_s
+    for pragma in PRAGMAS:
+        while True:
+            try:
+                execute(pragma)
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(_LOCKED_RETRY_S)
 
 
 _write_locks: dict[str, threading.RLock] = {}

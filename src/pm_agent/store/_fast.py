@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from pm_agent.errors import NotFoundError, StoreError
-from pm_agent.store._connect import BUSY_TIMEOUT_MS, PRAGMAS, write_lock
+from pm_agent.store._connect import BUSY_TIMEOUT_MS, apply_pragmas, write_lock
 from pm_agent.store._json import dump_json
 from pm_agent.store.columns import columns_of
 
@@ -126,8 +126,7 @@ class Connections:
             conn = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
             )
-            for pragma in PRAGMAS:
-                conn.execute(pragma)
+            apply_pragmas(conn.execute)
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)

@@ -31,9 +31,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from pm_agent.errors import StoreError
 from pm_agent.store._connect import BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS
-from pm_agent.store._connect import PRAGMAS as _PRAGMAS
 from pm_agent.store._connect import FaultHook as FaultHook
-from pm_agent.store._connect import write_lock
+from pm_agent.store._connect import apply_pragmas, write_lock
 
 WRITE_OPTION = "pm_agent_write"
 FAULT_OPTION = "pm_agent_fault"
@@ -43,8 +42,7 @@ def _on_connect(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.isolation_level = None  # SQLAlchemy's begin hook emits BEGIN, not sqlite3
     cursor = dbapi_connection.cursor()
     try:
-        for pragma in _PRAGMAS:
-            cursor.execute(pragma)
+        apply_pragmas(cursor.execute)
         mode = cursor.execute("PRAGMA journal_mode").fetchone()[0]
     finally:
         cursor.close()
