@@ -216,6 +216,33 @@ def test_a_second_plan_with_the_same_task_ids_after_the_first_was_merged(project
     assert sorted(refs) == ["Refs: task-1", "Refs: task-1", "Refs: task-2", "Refs: task-2"], "both plans' commits"
 
 
+def test_the_same_plan_grown_after_its_branch_was_merged_starts_from_the_code_as_it_is_now(
+    project: Project, tmp_path: Path
+) -> None:
+    # The plan's branch merged, the user's own work on top, a task added to the same plan: tasks 1 and 2 are
+    # taken over, and task 3 starts from trunk as it is now (with the user's file), not from the old tip.
+    project.go.touch()
+    assert project.pm("run", "docs/notes.md", "--no-input").returncode == 0
+    git(project.repo, "merge", "-q", "--no-ff", "-m", "merge the notes", "pm/notes/work")
+    (project.repo / "MINE.md").write_text("the user's\n", encoding="utf-8")
+    git(project.repo, "add", "MINE.md")
+    git(project.repo, "commit", "-q", "-m", "the user's own work")
+    script = tmp_path / "scripts" / "3.json"
+    script.write_text(json.dumps(note_script(3)), encoding="utf-8")
+    plan = project.repo / "docs" / "notes.md"
+    plan.write_text(plan.read_text(encoding="utf-8") + "\n" + note_section(3, script), encoding="utf-8")
+    git(project.repo, "commit", "-qam", "task 3")
+    trunk = git(project.repo, "rev-parse", "HEAD").strip()
+    again = project.pm("run", "docs/notes.md", "--no-input")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "working branch pm/notes/work was already merged here" in again.stdout
+    assert "already has 2 of 3 tasks committed" in again.stdout
+    assert again.stdout.count("session.started") == 1, "only task 3 had an agent"
+    git(project.repo, "merge-base", "--is-ancestor", trunk, "pm/notes/work")  # raises when trunk is not in it
+    assert git(project.repo, "show", "pm/notes/work:MINE.md") == "the user's\n"
+    assert git(project.repo, "show", "pm/notes/work:notes/n3.md") == "note 3\n"
+
+
 def test_a_new_plan_in_a_file_of_the_same_name_is_refused_while_the_old_branch_is_there(project: Project) -> None:
     # Same file name, so the same plan id and working branch, other tasks: taking the branch over would mark them
     # done on the old plan's commits. The run refuses before it stores anything and says what to do.

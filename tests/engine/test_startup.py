@@ -14,6 +14,7 @@ import pytest
 from pm_agent.config import PmConfig
 from pm_agent.engine.startup import (
     base_branch,
+    catch_up,
     check_branch,
     check_start,
     done_on_branch,
@@ -171,6 +172,49 @@ def test_another_plans_commits_on_the_branch_are_refused_not_taken_over(repo: Pa
     git(repo, "switch", "-q", "main")
     tip = git(repo, "rev-parse", "pm/notes/work").strip()
     assert done_on_branch(Git(repo), "pm/notes/work", plan)[1] == {"1": mine, "10": tip}
+
+
+def test_another_plans_commits_the_baseline_has_are_history_not_refused(repo: Path) -> None:
+    # Plan B's task-10, merged into main, is in the working branch's history too (the branch was made, or moved
+    # forward, from main): not this branch's work, so neither refused nor taken over; this plan's own older
+    # task-1 commit further back is still found.
+    plan = load_plan(repo / "docs" / "notes.md", None, repo)
+    (repo / "one.md").write_text("1\n", encoding="utf-8")
+    one = commit_all(repo, "feat(notes): first note\n\nRefs: task-1")
+    (repo / "billing.md").write_text("b\n", encoding="utf-8")
+    commit_all(repo, "feat(billing): add the billing page\n\nRefs: task-10")
+    (repo / "b1.md").write_text("b\n", encoding="utf-8")
+    commit_all(repo, "feat(billing): invoices\n\nRefs: task-1")
+    git(repo, "branch", "pm/notes/work")
+    baseline = git(repo, "rev-parse", "HEAD").strip()
+    marked, found = done_on_branch(Git(repo), "pm/notes/work", plan, baseline)
+    assert found == {"1": one}
+    assert {t.id: t.presence for t in marked.tasks}["10"] is Presence.MISSING
+    with pytest.raises(InputError, match="holds another plan's commits"):  # without the baseline: as before
+        done_on_branch(Git(repo), "pm/notes/work", plan)
+
+
+def test_a_merged_working_branch_is_moved_forward_to_the_baseline(repo: Path, tmp_path: Path) -> None:
+    gitter = Git(repo)
+    git(repo, "switch", "-q", "-c", "pm/notes/work")
+    (repo / "n.md").write_text("n\n", encoding="utf-8")
+    old_tip = commit_all(repo, "feat(notes): first note\n\nRefs: task-1")
+    git(repo, "switch", "-q", "main")
+    assert catch_up(gitter, "pm/notes/work", git(repo, "rev-parse", "HEAD").strip()) is None  # not merged: left
+    assert git(repo, "rev-parse", "pm/notes/work").strip() == old_tip
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge the notes", "pm/notes/work")
+    (repo / "mine.md").write_text("mine\n", encoding="utf-8")
+    baseline = commit_all(repo, "the user's own work after the merge")
+    line = catch_up(gitter, "pm/notes/work", baseline)
+    assert line is not None
+    assert f"moved it forward to {baseline[:12]}" in line
+    assert git(repo, "rev-parse", "pm/notes/work").strip() == baseline
+    assert catch_up(gitter, "pm/notes/work", baseline) is None  # at the baseline: nothing to do
+    assert catch_up(gitter, "pm/other/work", baseline) is None  # no such branch
+    git(repo, "branch", "-f", "pm/notes/work", old_tip)
+    gitter.worktree_add(tmp_path / "wt", "pm/notes/work")  # someone works on it: left as it is
+    assert catch_up(gitter, "pm/notes/work", baseline) is None
+    assert git(repo, "rev-parse", "pm/notes/work").strip() == old_tip
 
 
 def test_base_branch_is_the_remote_default_then_the_checked_out_branch(tmp_path: Path) -> None:

@@ -210,7 +210,9 @@ def test_find_commits_by_trailers_answers_like_one_lookup_per_ref(repo: Git, wri
         repo.find_commits_by_trailers(["task-1"], ["no-such-branch"])
 
 
-def test_commits_by_trailer_prefix_gives_each_refs_newest_commit_and_its_subject(repo: Git, write: Write) -> None:
+def test_commits_by_trailer_prefix_gives_each_refs_commits_newest_first_with_their_subjects(
+    repo: Git, write: Write
+) -> None:
     repo.run("checkout", "-q", "pm/demo/work")
     shas = {}
     messages = [
@@ -224,8 +226,11 @@ def test_commits_by_trailer_prefix_gives_each_refs_newest_commit_and_its_subject
         write(repo.path, f"f{n}.py", f"x = {n}\n")
         shas[n] = repo.commit_all(message + "\n")
     found = repo.commits_by_trailer_prefix("pm/demo/work", "task-")
-    assert found == {"task-1": (shas[2], "fix(a): one again"), "task-12": (shas[1], "feat(b): twelve")}
-    assert {ref: sha for ref, (sha, _) in found.items()} == repo.find_commits_by_trailers(
+    assert found == {
+        "task-1": [(shas[2], "fix(a): one again"), (shas[0], "feat(a): one")],
+        "task-12": [(shas[1], "feat(b): twelve")],
+    }
+    assert {ref: commits[0][0] for ref, commits in found.items()} == repo.find_commits_by_trailers(
         ["task-1", "task-12", "task-9"], ["pm/demo/work"]
     )
     assert repo.commits_by_trailer_prefix("main", "task-") == {}

@@ -20,7 +20,7 @@ from pm_agent.engine.events import Listener
 from pm_agent.engine.reconcile import plan_exempt
 from pm_agent.engine.reconfig import resume_config
 from pm_agent.engine.runctx import RunContext
-from pm_agent.engine.startup import StartInput, check_start, done_on_branch, record_takeover
+from pm_agent.engine.startup import StartInput, catch_up, check_start, done_on_branch, record_takeover
 from pm_agent.errors import NotFoundError
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import default_workflow
@@ -91,10 +91,13 @@ def start_run(
     repo, config, branch = checked.repo, checked.config, checked.branch
     git = Git(repo)
     baseline = git.head_sha()
-    plan, on_branch = done_on_branch(git, branch, checked.plan)
+    plan, on_branch = done_on_branch(git, branch, checked.plan, baseline)
     for warning in plan.warnings:
         listener.emit("plan.warning", warning)
     env_baseline = run_preflight(repo, git, config, baseline, listener)
+    moved = catch_up(git, branch, baseline)
+    if moved is not None:
+        listener.emit("run.branch_forward", moved)
     if not git.branch_exists(branch):
         git.create_branch(branch, baseline)
     _exclude_state_dir(git)

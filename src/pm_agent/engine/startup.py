@@ -176,21 +176,30 @@ def check_start(
     return StartInput(root, config, plan, branch, dirty)
 
 
-def done_on_branch(git: Git, branch: str, plan: Plan) -> tuple[Plan, dict[str, str]]:
+def done_on_branch(git: Git, branch: str, plan: Plan, baseline: str | None = None) -> tuple[Plan, dict[str, str]]:
     """The plan with tasks already committed on `branch` (a `Refs: task-<id>` trailer) marked EXISTS.
 
     Returns the updated plan and {task id: commit sha}. A branch that does not exist yet changes nothing.
-    `InputError` when the branch's commits are another plan's (a plan file of the same name, so the same
-    branch): a `Refs: task-<id>` commit whose subject is not this plan's task's.
+    `InputError` when the branch holds another plan's commits (a plan file of the same name, so the same
+    branch): a task's newest `Refs: task-<id>` commit has a subject that is not this plan's task's and is not in
+    `baseline`'s history (other plans' commits merged into trunk are history, not this branch's work).
     """
     if not git.branch_exists(branch):
         return plan, {}
-    newest = git.commits_by_trailer_prefix(branch, "task-")
+    commits = git.commits_by_trailer_prefix(branch, "task-")
     found: dict[str, str] = {}
     others: list[str] = []
     tasks = []
     for task in plan.tasks:
-        sha, subject = newest.get(task.ref, ("", ""))
+        # The newest commit decides, leaving out another task's that the baseline has (history, not this branch's).
+        sha, subject = next(
+            (
+                (sha, subject)
+                for sha, subject in commits.get(task.ref, [])
+                if _same_task(subject, task) or baseline is None or not git.is_ancestor(sha, baseline)
+            ),
+            ("", ""),
+        )
         if not sha:
             tasks.append(task)
             continue
@@ -216,6 +225,24 @@ def done_on_branch(git: Git, branch: str, plan: Plan) -> tuple[Plan, dict[str, s
             " renamed, give them back their titles"
         )
     return plan.model_copy(update={"tasks": tasks}), found
+
+
+def catch_up(git: Git, branch: str, baseline: str) -> str | None:
+    """Move an existing working branch that is already merged (an ancestor of `baseline`) forward to `baseline`,
+    so the run's remaining tasks start from what the user has now, not from the branch's old tip; the line
+    that says so, or None when the branch is absent, at `baseline`, holds commits `baseline` lacks, or is
+    checked out in a worktree (someone works on it: it is left as it is)."""
+    if not git.branch_exists(branch):
+        return None
+    tip = git.rev_parse(f"refs/heads/{branch}")
+    if tip == baseline or not git.is_ancestor(tip, baseline) or git.branch_holder(branch) is not None:
+        return None
+    reason = "pm-agent: the working branch was merged; the run starts from the baseline"
+    git.run("update-ref", "-m", reason, f"refs/heads/{branch}", baseline, tip)
+    return (
+        f"working branch {branch} was already merged here ({tip[:12]} is in {baseline[:12]}'s history): "
+        f"moved it forward to {baseline[:12]}, so the remaining tasks start from the code as it is now"
+    )
 
 
 def _same_task(subject: str, task: Task) -> bool:

@@ -153,16 +153,21 @@ class GitCommits(GitCore):
                         found[ref] = sha  # newest first: the first match is the newest
         return found
 
-    def commits_by_trailer_prefix(self, branch: str, prefix: str, *, key: str = "Refs") -> dict[str, tuple[str, str]]:
-        """{ref: (sha, subject)} of the newest commit on `branch` with a line `<key>: <ref>` whose ref starts
-        with `prefix` (any such ref, in one git call)."""
-        newest: dict[str, tuple[str, str]] = {}
+    def commits_by_trailer_prefix(
+        self, branch: str, prefix: str, *, key: str = "Refs"
+    ) -> dict[str, list[tuple[str, str]]]:
+        """{ref: [(sha, subject), ...] newest first} of the commits on `branch` with a line `<key>: <ref>` whose ref
+        starts with `prefix` (every such ref, in one git call)."""
+        found: dict[str, list[tuple[str, str]]] = {}
         for sha, body in self._log_bodies([f"{key}: {prefix}"], [branch], [branch]):
+            refs = set()
             for line in body.splitlines():
                 name, sep, value = line.strip().partition(":")
                 if sep and name == key and value.strip().startswith(prefix):
-                    newest.setdefault(value.strip(), (sha, body.partition("\n")[0].strip()))
-        return newest
+                    refs.add(value.strip())
+            for ref in refs:
+                found.setdefault(ref, []).append((sha, body.partition("\n")[0].strip()))
+        return found
 
     def tag(self, name: str, sha: str, message: str | None = None) -> str:
         """Create tag `name` at `sha` (annotated if `message`); idempotent when it already points there."""
