@@ -58,6 +58,15 @@ def test_the_config_starts_the_relay_by_path_without_site_packages(tmp_path: Pat
     assert server["env"][tokens.TOKEN_ENV] == "tok"
 
 
+def test_without_the_relay_file_the_config_starts_the_standalone_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tokens, "RELAY", tmp_path / "in-a-zip" / "relay.py")  # pm-agent imported from a zip
+    server = tokens.mcp_config(tmp_path / "state.db", "tok", socket=tmp_path / "s.sock")["mcpServers"]["pm"]
+    assert server["args"] == ["-m", tokens.SERVER_MODULE]
+    assert tokens.SOCKET_ENV not in server["env"]
+
+
 def test_the_relay_imports_no_pm_agent_answers_everything_and_ends_at_end_of_input(
     world: World, complete: dict[str, Any]
 ) -> None:

@@ -59,7 +59,8 @@ def mcp_config(
     if task_id is not None:
         env[TASK_ENV] = task_id
     args = ["-m", SERVER_MODULE]
-    if socket is not None:
+    # Imported from a zip, pm-agent has no relay file to run: sessions then start the standalone server.
+    if socket is not None and RELAY.is_file():
         env[SOCKET_ENV] = str(socket)
         args = ["-I", "-S", str(RELAY)]
     return {
