@@ -177,10 +177,9 @@ async def test_time_budget_and_cancellation_kill_the_session(world: World, fake_
     assert result.outcome.stopped is StopReason.TIMEOUT
 
     task = asyncio.ensure_future(
-        start_session(
-            fake_host, run_id=world.run_id, task_id="t2", role="developer", prompt=marker, workdir=world.repo
-        )
+        start_session(fake_host, run_id=world.run_id, task_id="t2", role="developer", prompt=marker, workdir=world.repo)
     )
+
     def printing() -> bool:
         sessions = world.store.list_sessions(world.run_id, "t2")
         return bool(sessions) and bool(world.store.session_events(sessions[0].id))
@@ -228,3 +227,15 @@ async def test_the_command_runner_drives_the_fake_agent(world: World, fake_host:
     assert result.record.runner == "command"
     assert result.outcome.agent_session_id is not None
     assert (world.repo / "c.txt").read_text() == "c"
+
+
+def test_the_fake_agent_does_not_import_the_model_servers_http_stack() -> None:
+    """One fake agent per session in the loop benchmark: its imports are CPU the sessions compete for."""
+    import subprocess
+    import sys
+
+    code = "import json, sys, pm_agent.testing.fake_agent; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    loaded = json.loads(done.stdout)
+    assert "pm_agent.testing.fake_agent" in loaded
+    assert not [m for m in loaded if m.startswith(("pm_agent.testing.model_server", "http"))], loaded
