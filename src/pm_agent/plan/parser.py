@@ -19,6 +19,7 @@ from pm_agent.plan.markdown import (
     lines_of,
 )
 from pm_agent.plan.models import PlanHeader, Task
+from pm_agent.plan.nested_fences import mend
 from pm_agent.plan.quotes import find_quote
 from pm_agent.plan.refs import phase_number
 from pm_agent.plan.sections import Blocks, iter_blocks
@@ -92,7 +93,10 @@ class _Reader(TaskBody):
             elif node.type in ("bullet_list", "ordered_list"):
                 self.list_(self.draft, node)
             elif node.type == "fence":
-                self.fence_code(self.draft, node.info, node.content, first_line(node))
+                # A bare fence that runs to the end of the plan may be a block's real close, read as an opening.
+                to_end = not node.info.strip() and node.map is not None and node.map[1] >= len(self.lines)
+                open_ = True if to_end else None
+                self.fence_code(self.draft, node.info, node.content, first_line(node), open_fence=open_)
             else:
                 self.draft.pending = None
                 if not self.draft.in_steps and node.type not in ("hr", "code_block"):
@@ -157,6 +161,8 @@ class _Reader(TaskBody):
             draft.line = first_line(node)
             return
         if parsed is not None or (draft is not None and level <= draft.level):
+            # A heading that is no task's ends a task holding a block that may have ended early: mend, read again.
+            self.cut_short = self.cut_short or (parsed is None and draft is not None and draft.open_fence)
             self.close(node.map[0] if node.map else len(self.lines))
             draft = None
         if parsed is not None:
@@ -246,7 +252,14 @@ def read_plan(
     be read by its numbered headings (numbered.py); when they are refused, `ParsedPlan.refused` says why.
     """
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    parsed = _Reader(text, path, source).run(file_task)
+    reader = _Reader(text, path, source)
+    parsed = reader.run(file_task)
+    if reader.cut_short:
+        mended_text, mended = mend(text, fields.task_heading)
+        if mended:
+            text = mended_text
+            parsed = _Reader(text, path, source).run(file_task)
+            parsed.warnings[:0] = [f"{path or 'plan'}:{block.warning()}" for block in mended]
     if numbered and file_task is None and not parsed.tasks:
         from pm_agent.plan.numbered import read_numbered  # its regexes cost every plan load; few plans need it
 

@@ -15,6 +15,7 @@ from pm_agent.plan.contract import is_contract_block, read_contract
 from pm_agent.plan.draft import TASK_LISTS, Draft
 from pm_agent.plan.fasttask import ItemLines
 from pm_agent.plan.markdown import Line, Node, first_line, inline_of, item_paragraph, lines_of
+from pm_agent.plan.nested_fences import holds_open_fence
 from pm_agent.plan.refs import Ref, phase_ref, read_refs
 
 __all__ = ["TaskBody"]
@@ -28,6 +29,7 @@ class TaskBody:
         self.path = path
         self.warnings: list[str] = []
         self.phases: dict[str, list[str]] = {}
+        self.cut_short = False  # a block that holds fences of its own made the text after it misread
 
     def error(self, message: str, line: int | None) -> PlanError:
         return PlanError(message, path=self.path, line=line)
@@ -172,8 +174,13 @@ class TaskBody:
         elif not draft.in_steps:
             draft.description.append(self.raw_map(where))
 
-    def fence_code(self, draft: Draft, info: str, content: str, line: int) -> None:
-        """A fence in a task (`line` its first): a yaml contract applies to the draft."""
+    def fence_code(self, draft: Draft, info: str, content: str, line: int, open_fence: bool | None = None) -> None:
+        """A fence in a task (`line` its first): a yaml contract applies to the draft. `open_fence`: whether its
+        code ends inside a fence of its own, when the caller knows (else read from `content`)."""
         draft.pending = None
+        open_ = holds_open_fence(content) if open_fence is None else open_fence
+        if open_ and draft.open_fence and not info.strip():
+            self.cut_short = True  # the mirror image of a block that ended early: see nested_fences.py
+        draft.open_fence = draft.open_fence or open_
         if is_contract_block(info, content):
             draft.apply(read_contract(content, line, self.path))

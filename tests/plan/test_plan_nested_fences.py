@@ -1,0 +1,104 @@
+"""A ```markdown block that holds ``` fences of its own (a README written into a plan) is read as one block.
+
+By Markdown's rules such a block ends at its first inner close, and the README's own headings then end the
+task early: its later steps (often the commit) were lost without a word. Seen in a public agent-written plan;
+fixtures/forms/readme-in-a-block.md is a short plan of our own in that form.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pm_agent.plan import fastpath, fields, load_plan
+from pm_agent.plan.nested_fences import holds_open_fence, mend
+
+FORM = Path(__file__).parent / "fixtures" / "forms" / "readme-in-a-block.md"
+
+
+@pytest.fixture(params=["fast", "markdown-it"])
+def either_path(request: pytest.FixtureRequest) -> object:
+    """Both of the parser's ways of reading a task's blocks."""
+    fastpath.ENABLED = request.param == "fast"
+    yield request.param
+    fastpath.ENABLED = True
+
+
+def test_the_task_keeps_its_later_steps_and_the_plan_says_what_it_read(either_path: object) -> None:
+    plan = load_plan(FORM)
+    by_id = {t.id: t for t in plan.tasks}
+    assert list(by_id) == ["1", "2", "3"]
+    assert by_id["2"].steps == ["Write the README", "Check the README renders", "Commit"]
+    assert "## License" in by_id["2"].body
+    assert by_id["2"].body.rstrip().endswith('git commit -m "docs: README"\n```')
+    assert [t.line for t in plan.tasks] == [7, 29, 72]  # line numbers as written
+    (warning,) = plan.warnings
+    assert warning == (
+        f"{FORM}:36: the ```markdown block holds ``` fences of its own; by Markdown's rules it ends at line 45, "
+        "and the rest of Task 2 is misread after it (its headings would end the task, its steps fall into code "
+        "blocks). Read as one block up to line 57; a longer fence (````markdown) around such a block says so in "
+        "Markdown itself"
+    )
+
+
+def test_the_same_plan_with_a_longer_fence_reads_the_same_without_a_warning(tmp_path: Path) -> None:
+    lines = FORM.read_text(encoding="utf-8").split("\n")
+    assert (lines[35], lines[56]) == ("```markdown", "```")
+    lines[35], lines[56] = "````markdown", "````"
+    fixed = tmp_path / "plan.md"
+    fixed.write_text("\n".join(lines), encoding="utf-8")
+    plan = load_plan(fixed)
+    assert plan.warnings == []
+    assert [t.steps for t in plan.tasks] == [t.steps for t in load_plan(FORM).tasks]
+
+
+@pytest.mark.parametrize("heading", ["Usage:", "#### Usage"], ids=["no heading", "a heading below the task's"])
+def test_without_headings_that_end_the_task_the_steps_swallowed_still_tell_the_real_close(
+    tmp_path: Path, heading: str, either_path: object
+) -> None:
+    # Markdown reads the real close as an opening: the code block it opens holds the task's next steps and ends
+    # inside their ```bash fence, the mirror image of the block that ended early.
+    text = FORM.read_text(encoding="utf-8").replace("## Usage", heading).replace("## License", "License:")
+    plan_path = tmp_path / "plan.md"
+    plan_path.write_text(text, encoding="utf-8")
+    assert [b.end for b in mend(text, fields.task_heading)[1]] == [57]
+    plan = load_plan(plan_path)
+    assert len(plan.warnings) == 1
+    assert plan.tasks[1].steps == ["Write the README", "Check the README renders", "Commit"]
+
+
+def test_a_block_that_ends_the_plan_is_read_to_its_real_close(tmp_path: Path, either_path: object) -> None:
+    # The README task is the last: Markdown's block opened at the real close runs to the end of the plan.
+    text = FORM.read_text(encoding="utf-8")
+    last = text[: text.index("**Step 2: Check the README renders**")] + "**Step 2: Commit it.**\n"
+    plan_path = tmp_path / "plan.md"
+    plan_path.write_text(last, encoding="utf-8")
+    plan = load_plan(plan_path)
+    assert [t.id for t in plan.tasks] == ["1", "2"]
+    assert plan.tasks[1].steps == ["Write the README", "Commit it."]
+    assert len(plan.warnings) == 1
+
+
+def test_a_block_without_an_inner_fence_that_names_its_language_is_left_as_markdown_reads_it() -> None:
+    # Inner fences without an info string cannot be told from the outer block's close: nothing is guessed.
+    text = FORM.read_text(encoding="utf-8").replace("```bash\npip install marks", "```\npip install marks")
+    assert mend(text, fields.task_heading) == (text, [])
+
+
+def test_mending_lengthens_only_the_two_fence_lines() -> None:
+    text = FORM.read_text(encoding="utf-8")
+    mended, (block,) = mend(text, fields.task_heading)
+    before, after = text.split("\n"), mended.split("\n")
+    changed = [n + 1 for n, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+    assert changed == [36, 57]
+    assert (after[35], after[56]) == ("````markdown", "````")
+    assert (block.opened, block.markdown_end, block.end, block.info, block.task_id) == (36, 45, 57, "markdown", "2")
+    assert mend(mended, fields.task_heading) == (mended, [])  # once mended, Markdown reads it so
+
+
+def test_holds_open_fence_tells_a_code_that_ends_inside_a_fence_of_its_own() -> None:
+    assert holds_open_fence("# Title\n```bash\npip install x\n")
+    assert not holds_open_fence("# Title\n```bash\npip install x\n```\nmore\n")
+    assert not holds_open_fence("print('no fences here')\n")
+    assert holds_open_fence("```\nbare, opened\n```\n```json\n{}\n")
