@@ -39,6 +39,13 @@ _BUILD_VERB = re.compile(
     r"|^(?:添加|创建|新建|实现|编写|构建|新增|修复|重构|更新|迁移|提取|集成|安装|配置|移除|删除|替换|支持|重写)",
     re.IGNORECASE,
 )
+# ... though a title that names the final check is one whatever its first verb: `Remove stubs and final
+# verification` (a public plan's last task, run fourth of sixteen before this).
+# The phrase ends the title (`Add the final review notes template` builds something).
+_FINAL_CHECK = re.compile(
+    r"\bfinal\s+(?:verification|validation|checks?|review|tests?|sweep|pass)\W*$|最终(?:验证|检查|校验)\W*$",
+    re.IGNORECASE,
+)
 # A step whose scope is the whole: `Run the full test suite`, `Re-run all probes`, `Final review`.
 _VERIFY_STEP = re.compile(
     r"\b(?:full|entire|whole|complete)\s+(?:test|suite|verification|check|gate|run|regression)"
@@ -63,7 +70,7 @@ def verification_reason(task: Task) -> str | None:
     if files.create or files.modify or files.delete or files.test:  # all_paths() without making it
         return None
     title = task.title.strip()
-    if _VERIFY_TITLE.search(title) and not _BUILD_VERB.match(title):
+    if _VERIFY_TITLE.search(title) and (not _BUILD_VERB.match(title) or _FINAL_CHECK.search(title)):
         return f"verification task ({title!r}) runs after every earlier task"
     for step in task.steps:
         if _VERIFY_STEP.search(step):
