@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pm_agent.plan import fastpath, fields, load_plan
-from pm_agent.plan.nested_fences import holds_open_fence, mend
+from pm_agent.plan.nested_fences import fence_lines, mend
 
 FORM = Path(__file__).parent / "fixtures" / "forms" / "readme-in-a-block.md"
 
@@ -97,8 +97,47 @@ def test_mending_lengthens_only_the_two_fence_lines() -> None:
     assert mend(mended, fields.task_heading) == (mended, [])  # once mended, Markdown reads it so
 
 
-def test_holds_open_fence_tells_a_code_that_ends_inside_a_fence_of_its_own() -> None:
-    assert holds_open_fence("# Title\n```bash\npip install x\n")
-    assert not holds_open_fence("# Title\n```bash\npip install x\n```\nmore\n")
-    assert not holds_open_fence("print('no fences here')\n")
-    assert holds_open_fence("```\nbare, opened\n```\n```json\n{}\n")
+def test_fence_lines_tells_a_code_that_ends_inside_a_fence_of_its_own() -> None:
+    assert fence_lines("# Title\n```bash\npip install x\n") == (True, True)
+    assert fence_lines("# Title\n```bash\npip install x\n```\nmore\n") == (False, True)
+    assert fence_lines("print('no fences here')\n") == (False, False)
+    assert fence_lines("```\nbare, opened\n```\n```json\n{}\n") == (True, True)
+
+
+BARE = FORM.with_name("readme-bare-inner-fences.md")
+
+
+def test_a_readme_whose_first_inner_fence_is_bare_keeps_its_task_whole(either_path: object) -> None:
+    # Markdown closes the ```markdown block at the README's first (bare) inner fence; the README's own
+    # `### Step 2: Start it` heading then read as the plan's step 2, and the real one (the commit) was lost.
+    plan = load_plan(BARE)
+    assert [t.steps for t in plan.tasks] == [
+        ["Write the server", "Commit"],
+        ["Write the README", "Commit the README"],
+        ["Build", "Tag"],
+    ]
+    assert "### Step 2: Start it" in plan.tasks[1].body
+    (warning,) = plan.warnings
+    assert warning.startswith(f"{BARE}:33: the ```markdown block holds ``` fences of its own; by Markdown's rules")
+    assert "it ends at line 40" in warning
+    assert "Read as one block up to line 63" in warning
+
+
+def test_only_the_tasks_the_parser_names_are_looked_at() -> None:
+    text = BARE.read_text(encoding="utf-8")
+    assert mend(text, fields.task_heading, starts=[5])[1] == []  # task 1's heading: nothing there
+    assert [b.task_id for b in mend(text, fields.task_heading, starts=[26])[1]] == ["2"]
+
+
+def test_a_markdown_block_written_with_a_longer_fence_before_a_phase_heading_is_not_touched(tmp_path: Path) -> None:
+    text = (
+        "# Plan\n\n## Phase 1: Docs\n\n### Task 1: README\n\n**Step 1: Write it**\n\n````markdown\n# Tool\n\n"
+        "```bash\ntool run\n```\n\n## Usage\n\nRun it.\n````\n\n## Phase 2: Code\n\n### Task 2: Code\n\n"
+        "**Step 1: Write it**\n\n```python\nprint(1)\n```\n"
+    )
+    path = tmp_path / "plan.md"
+    path.write_text(text, encoding="utf-8")
+    plan = load_plan(path)
+    assert plan.warnings == []
+    assert [t.steps for t in plan.tasks] == [["Write it"], ["Write it"]]
+    assert mend(text, fields.task_heading) == (text, [])

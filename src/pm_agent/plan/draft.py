@@ -40,7 +40,7 @@ class Draft:
     log: list[str] = field(default_factory=list)
     pending: str | None = None  # a list label waiting for its list (`**Files:**` then `- Create: ...`)
     in_steps: bool = False  # after the first step, prose and code belong to steps, not the description
-    open_fence: bool = False  # a fenced block of the task ended inside an inner fence of its own (nested_fences.py)
+    open_fence: bool = False  # a block of the task may have ended early: nested fences, or Markdown (nested_fences.py)
 
     def add(self, name: str, value: str) -> None:
         bucket = self.steps if name == "steps" else self.lists[name]

@@ -55,7 +55,7 @@ class _Fence:
     info: str
     content: str  # the code of a yaml fence; "" for any other (no contract: its code is not read)
     line: int
-    open_fence: bool  # its code ends inside a fence of its own (`nested_fences.holds_open_fence`)
+    lines: tuple[bool, bool]  # its code's own fence lines: `nested_fences.fence_lines`
 
 
 @dataclass(slots=True)
@@ -86,7 +86,9 @@ class Target(Protocol):
 
     def labelled(self, draft: Draft, line: Line, plan_line: int) -> bool: ...
     def list_items(self, draft: Draft, items: Iterable[ItemLines]) -> None: ...
-    def fence_code(self, draft: Draft, info: str, content: str, line: int, open_fence: bool | None = None) -> None: ...
+    def fence_code(
+        self, draft: Draft, info: str, content: str, line: int, lines: tuple[bool, bool] | None = None
+    ) -> None: ...
 
 
 def replay(reader: Target, draft: Draft, node: TaskOps) -> None:
@@ -101,7 +103,7 @@ def replay(reader: Target, draft: Draft, node: TaskOps) -> None:
         elif type(op) is _Items:
             reader.list_items(draft, op.items)
         elif type(op) is _Fence:
-            reader.fence_code(draft, op.info, op.content, op.line, open_fence=op.open_fence)
+            reader.fence_code(draft, op.info, op.content, op.line, op.lines)
         else:
             draft.pending = None
 
@@ -229,7 +231,7 @@ def _fence(lines: Sequence[str], start: int, end: int) -> tuple[_Op, int] | None
     if (marker[0] == "`" and "`" in info) or "\\" in info or "&" in info:
         return None
     char, size = marker[0], len(marker)
-    inner = False
+    inner, seen = False, False
     for index in range(start + 1, end):
         text = lines[index]
         if char in text[:4]:
@@ -237,8 +239,8 @@ def _fence(lines: Sequence[str], start: int, end: int) -> tuple[_Op, int] | None
             if closer is not None and closer.group(1)[0] == char and len(closer.group(1)) >= size:
                 break
             fence = _FENCE.fullmatch(text)
-            if fence is not None and fence.group(2)[0] == char:  # a fence line of its code's own
-                inner = bool(fence.group(3).strip()) or not inner
+            if fence is not None:  # a fence line of its code's own
+                inner, seen = bool(fence.group(3).strip()) or not inner, True
     else:
         return None  # unclosed: markdown-it decides where it ends
     words = info.strip().lower().split()
@@ -252,4 +254,4 @@ def _fence(lines: Sequence[str], start: int, end: int) -> tuple[_Op, int] | None
                 text = text[min(indent, len(text) - len(text.lstrip(" "))) :]
             code.append(text + "\n")
         content = "".join(code)
-    return _Fence(info, content, start + 1, inner), index + 1
+    return _Fence(info, content, start + 1, (inner, seen)), index + 1

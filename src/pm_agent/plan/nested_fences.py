@@ -13,21 +13,21 @@ after it is plan text again: its headings end the task early, its real closing `
 swallows the task's next steps, and the rest of the task (often the commit) is lost. A public agent-written
 plan does exactly this (a README in a ```markdown block).
 
-`mend` finds such a block by its content ending inside an inner fence it opened (a fence line with an info
-string, never closed), and its real close by what Markdown makes of the rest of the task (`_Finder`). The
-block is then read up to that close by giving both of its fence lines a longer run of backticks; line
-numbers do not change. Each mended block is reported, with its lines, in a warning; anything else is left as
-Markdown reads it. The parser calls `mend` only when a task held such a block and its text after the block
-was misread (parser.py, `cut_short`), so other plans pay nothing.
+`mend` looks at the tasks the parser names (those holding such a suspect block whose text after it was
+misread: a heading ended the task, or a code block swallowed its next fenced step) and reads the suspect up to
+its real close, the first bare fence after Markdown's close that the plan's own structure follows (the next
+step label, the next task, the end): `_Finder` says how. Both of the block's fence lines get a longer run of
+backticks, so line numbers do not change; each mended block is reported, with its lines, in a warning.
+Anything else is left as Markdown reads it, and other plans pay nothing.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Mended", "holds_open_fence", "mend"]
+__all__ = ["Mended", "fence_lines", "is_markdown_info", "mend", "suspect"]
 
 # Fence lines and ATX headings, the only lines that matter here (found by one C-speed scan).
 _MARKS = re.compile(
@@ -76,120 +76,200 @@ class _Fence:
     inner_open: bool = False  # the content's own fence lines: an inner block opened and not closed
 
 
-def holds_open_fence(content: str) -> bool:
-    """Whether a fenced block's content (as Markdown read it) ends inside a fence it opened: a line such as
-    ```bash with no close after it. The parser asks this of each task's fences (most hold no fence at all)."""
+def fence_lines(content: str) -> tuple[bool, bool]:
+    """(whether a fenced block's content, as Markdown read it, ends inside a fence it opened, such as ```bash with
+    no close after it; whether it holds any fence line at all). The parser asks this of each task's fences."""
     if "```" not in content and "~~~" not in content:
-        return False
-    inner = False
+        return False, False
+    inner, seen = False, False
     for mark in _marks(content):
         if mark.fence is not None:
-            inner = bool(mark.info) or not inner
-    return inner
+            inner, seen = bool(mark.info) or not inner, True
+    return inner, seen
 
 
-def _marks(text: str) -> list[_Mark]:
-    found: list[_Mark] = []
-    line, pos = 1, 0
-    for match in _MARKS.finditer(text):
+def suspect(info: str, ends_open: bool, has_fences: bool) -> bool:
+    """Whether a task's block may have ended early: inside a fence of its own, or a ```markdown block that Markdown
+    closed at its first inner fence (its content then holds none)."""
+    return ends_open or (not has_fences and is_markdown_info(info))
+
+
+def _marks(text: str, line: int = 1, pos: int = 0) -> Iterator[_Mark]:
+    """The fence lines and headings of `text` from offset `pos`, which is on 1-based `line`."""
+    for match in _MARKS.finditer(text, pos):
         line += text.count("\n", pos, match.start())
         pos = match.start()
         fence = match.group("fence")
         if fence is not None:
-            found.append(_Mark(line, pos, fence, match.group("info").strip(), 0, ""))
+            yield _Mark(line, pos, fence, match.group("info").strip(), 0, "")
         else:
             title = (match.group("title") or "").strip().rstrip("#").strip()
-            found.append(_Mark(line, pos, None, "", len(match.group("hashes")), title))
-    return found
+            yield _Mark(line, pos, None, "", len(match.group("hashes")), title)
 
 
 def _closes(mark: _Mark, fence: _Fence) -> bool:
     return mark.fence is not None and mark.fence[0] == fence.char and len(mark.fence) >= fence.size and not mark.info
 
 
+_MARKDOWN_INFOS = frozenset({"markdown", "md", "mdx"})
+# A step label (`**Step 2: Commit**`, `- [ ] **Step 2: ...`, `### Step 2: ...`), and its number.
+# Its form (checkbox, `**` or the heading's hashes) is compared too: a README in the block may have its own
+# `### Step 2` headings under a plan whose steps are `**Step N:**` labels.
+_STEP = re.compile(r"^\s*([-*+]\s+\[[ xX]\]\s+)?(\*\*|#{1,6})\s*Step\s+(\d+)", re.IGNORECASE)
+Step = tuple[bool, str, int]  # (a checkbox, `**` or the hashes, the number)
+
+
+def _step(text: str) -> Step | None:
+    match = _STEP.match(text)
+    return (match.group(1) is not None, match.group(2), int(match.group(3))) if match is not None else None
+_RULE = re.compile(r"^ {0,3}(?:-{3,}|\*{3,}|_{3,})\s*$")
+
+
+def is_markdown_info(info: str) -> bool:
+    """Whether a fence's info string says its code is Markdown (a README, a plan, a SKILL.md)."""
+    words = info.split()
+    return bool(words) and words[0].lower() in _MARKDOWN_INFOS
+
+
 class _Finder:
-    """The first block to mend, read as Markdown reads it (a block ends at the first bare fence that can close it).
+    """The first block to mend (see the module): Markdown's reading finds the suspect and the damage, the plan's
+    structure finds the real close.
 
-    A block that Markdown closed inside an inner fence of its own is suspect. Its real close is found in one of
-    two ways within the task's section: a later block opened by a bare fence that itself ends inside an inner
-    fence, or runs to the end of the plan, is the mirror image (the real close opened it, and the task's next
-    fenced step is inside it); else, when headings at the task's level or above follow (they end the task), the
-    first bare fence after the last of them."""
+    Suspect: a block that Markdown closed inside an inner fence of its own, or any ```markdown block. Damage,
+    within the task's section after Markdown's close: a heading at the task heading's level or above (it ends
+    the task), or a block opened by a bare fence that itself ends inside an inner fence or runs to the end of
+    the plan (the real close read as an opening, the task's next fenced step inside it). The real close: the
+    first bare fence after Markdown's that the plan's structure follows: the task's next step label (the one
+    after the step that holds the block), the next task heading (a rule may stand between), or the end."""
 
-    def __init__(self, task_heading: Callable[[str], tuple[str, str] | None]) -> None:
+    def __init__(self, lines: list[str], task_heading: Callable[[str], tuple[str, str] | None]) -> None:
+        self.lines = lines
         self.task_heading = task_heading
         self.task_id: str | None = None
         self.task_level: int | None = None
         self.fence: _Fence | None = None  # the block the scan is in
-        self.suspect: tuple[_Fence, _Mark] | None = None  # a block closed while one of its inner blocks was open
-        self.stray = False  # a heading after it ends the task
-        self.close: _Mark | None = None  # the first bare fence after the last such heading
+        self.suspect: tuple[_Fence, _Mark] | None = None  # the first suspect of the task, and Markdown's close
 
-    def run(self, marks: list[_Mark]) -> Mended | None:
+    def run(self, marks: Iterator[_Mark]) -> Mended | None:
+        """The first block to mend in `marks`; from the first task heading in them to the next only."""
         for mark in marks:
-            hit = self._in_block(mark, self.fence) if self.fence is not None else self._outside(mark)
-            if hit is not None:
-                return hit
+            heading = self.fence is None and mark.fence is None and self.task_level is not None
+            if heading and self.task_heading(mark.title) is not None:
+                return None  # the next task: this one is read
+            damaged = self._in_block(mark, self.fence) if self.fence is not None else self._outside(mark)
+            if damaged:
+                found = self._real_close()
+                if found is not None:
+                    return found
+                self.suspect = None  # nothing follows the plan's structure: left as Markdown reads it
         if self.fence is not None and self._mirror(self.fence):  # it runs to the end of the plan
-            return self._found(self.fence.opener)
-        return self._found(self.close) if self.close is not None else None
-
-    def _found(self, end: _Mark) -> Mended:
-        assert self.suspect is not None
-        block, markdown_end = self.suspect
-        return Mended(block.opener.line, markdown_end.line, end.line, block.opener.info, self.task_id)
+            return self._real_close()
+        return None
 
     def _mirror(self, block: _Fence) -> bool:
         return self.suspect is not None and not block.opener.info and _closes(block.opener, self.suspect[0])
 
-    def _in_block(self, mark: _Mark, block: _Fence) -> Mended | None:
+    def _in_block(self, mark: _Mark, block: _Fence) -> bool:
         if not _closes(mark, block):
             if mark.fence is not None and mark.fence[0] == block.char:
                 block.inner_open = bool(mark.info) or not block.inner_open
-            return None
+            return False
         self.fence = None
-        if block.inner_open:
-            if self._mirror(block):
-                return self._found(block.opener)
-            if self.suspect is None:
-                self.suspect, self.stray, self.close = (block, mark), False, None
-        return None
+        if block.inner_open and self._mirror(block):
+            return True
+        if self.suspect is None and (block.inner_open or is_markdown_info(block.opener.info)):
+            self.suspect = (block, mark)
+        return False
 
-    def _outside(self, mark: _Mark) -> Mended | None:
+    def _outside(self, mark: _Mark) -> bool:
         if mark.fence is not None:
-            if self.suspect is not None and self.stray and self.close is None and _closes(mark, self.suspect[0]):
-                self.close = mark
             self.fence = _Fence(mark, mark.fence[0], len(mark.fence))
-            return None
+            return False
         parsed = self.task_heading(mark.title)
-        if parsed is not None:  # the task's section ends
-            if self.close is not None:
-                return self._found(self.close)
-            self.task_level, self.task_id = mark.level, parsed[0]
-            self.suspect, self.stray, self.close = None, False, None
-        elif self.suspect is not None and self.task_level is not None and mark.level <= self.task_level:
-            self.stray, self.close = True, None
+        if parsed is not None:
+            self.task_level, self.task_id, self.suspect = mark.level, parsed[0], None
+            return False
+        return self.suspect is not None and self.task_level is not None and mark.level <= self.task_level
+
+    def _real_close(self) -> Mended | None:
+        """The first bare fence after Markdown's close that the plan's structure follows, before the next task."""
+        assert self.suspect is not None
+        block, markdown_end = self.suspect
+        step = self._step_before(block.opener.line)
+        index = markdown_end.line - 1  # 0-based: Markdown's close, itself a candidate
+        while index < len(self.lines):
+            text = self.lines[index]
+            if index >= markdown_end.line and self._is_task_heading(text):
+                return None
+            fence = _FENCE_LINE.fullmatch(text)
+            bare = fence is not None and fence.group(1)[0] == block.char and len(fence.group(1)) >= block.size
+            if bare and self._structure_after(index + 1, step):
+                if index == markdown_end.line - 1:
+                    return None  # Markdown's close is the real one
+                return Mended(block.opener.line, markdown_end.line, index + 1, block.opener.info, self.task_id)
+            index += 1
         return None
 
+    def _step_before(self, line: int) -> Step | None:
+        """The step label nearest above 1-based `line`, in the task's section."""
+        for index in range(line - 2, -1, -1):
+            text = self.lines[index]
+            if self._is_task_heading(text):
+                return None
+            step = _step(text)
+            if step is not None:
+                return step
+        return None
 
-def mend(text: str, task_heading: Callable[[str], tuple[str, str] | None]) -> tuple[str, list[Mended]]:
+    def _structure_after(self, index: int, step: Step | None) -> bool:
+        """Whether the first non-blank line from `index` (0-based) is the plan's own: the next step's label, a
+        task heading (after a rule, if one stands there), or the end of the plan."""
+        rest = (text for text in self.lines[index:] if text.strip())
+        first = next(rest, None)
+        if first is not None and _RULE.match(first):
+            first = next(rest, None)
+            return first is None or self._is_task_heading(first)
+        if first is None or self._is_task_heading(first):
+            return True
+        after = _step(first)
+        return after is not None and step is not None and after == (step[0], step[1], step[2] + 1)
+
+    def _is_task_heading(self, text: str) -> bool:
+        heading = _HEADING_LINE.fullmatch(text)
+        return heading is not None and self.task_heading(heading.group(1).strip().rstrip("#").strip()) is not None
+
+
+_FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
+_HEADING_LINE = re.compile(r" {0,3}#{1,6}[ \t]+(.*)")
+
+
+def mend(
+    text: str, task_heading: Callable[[str], tuple[str, str] | None], starts: Sequence[int] | None = None
+) -> tuple[str, list[Mended]]:
     """`text` with each block that holds fences of its own read as one block (see the module), and what was mended.
 
-    `task_heading` reads a heading's text as (id, title) when it starts a task (`fields.task_heading`)."""
+    `task_heading` reads a heading's text as (id, title) when it starts a task (`fields.task_heading`); `starts`
+    are the 1-based lines of the task headings to look at (the parser's suspects), by default every task's."""
     if text.count("```") < 4 and text.count("~~~") < 4:
         return text, []
+    if starts is None:
+        starts = [m.line for m in _marks(text) if m.fence is None and task_heading(m.title) is not None]
     mended: list[Mended] = []
-    for _ in range(_MAX_ROUNDS):
-        block = _Finder(task_heading).run(_marks(text))
-        if block is None:
-            break
-        marks = _marks(text)
-        inner = max((len(m.fence) for m in marks if m.fence and block.opened < m.line < block.end), default=0)
-        opening, end = (next(m for m in marks if m.line == line) for line in (block.opened, block.end))
-        assert opening.fence is not None
-        longer = opening.fence[0] * (max(len(opening.fence), inner) + 1)
-        text = _lengthen(_lengthen(text, end, longer), opening, longer)  # the later line first: offsets hold
-        mended.append(block)
+    lines = text.split("\n")
+    for start in sorted(set(starts)):
+        for _ in range(_MAX_ROUNDS):
+            offset = sum(len(line) + 1 for line in lines[: start - 1])
+            block = _Finder(lines, task_heading).run(_marks(text, start, offset))
+            if block is None:
+                break
+            marks = [m for m in _marks(text, start, offset) if m.fence is not None and m.line <= block.end]
+            inner = max((len(m.fence or "") for m in marks if block.opened < m.line < block.end), default=0)
+            opening, end = (next(m for m in marks if m.line == line) for line in (block.opened, block.end))
+            assert opening.fence is not None
+            longer = opening.fence[0] * (max(len(opening.fence), inner) + 1)
+            text = _lengthen(_lengthen(text, end, longer), opening, longer)  # the later line first: offsets hold
+            lines = text.split("\n")
+            mended.append(block)
     return text, mended
 
 

@@ -95,8 +95,8 @@ class _Reader(TaskBody):
             elif node.type == "fence":
                 # A bare fence that runs to the end of the plan may be a block's real close, read as an opening.
                 to_end = not node.info.strip() and node.map is not None and node.map[1] >= len(self.lines)
-                open_ = True if to_end else None
-                self.fence_code(self.draft, node.info, node.content, first_line(node), open_fence=open_)
+                lines = (True, True) if to_end else None
+                self.fence_code(self.draft, node.info, node.content, first_line(node), lines)
             else:
                 self.draft.pending = None
                 if not self.draft.in_steps and node.type not in ("hr", "code_block"):
@@ -162,7 +162,8 @@ class _Reader(TaskBody):
             return
         if parsed is not None or (draft is not None and level <= draft.level):
             # A heading that is no task's ends a task holding a block that may have ended early: mend, read again.
-            self.cut_short = self.cut_short or (parsed is None and draft is not None and draft.open_fence)
+            if parsed is None and draft is not None and draft.open_fence:
+                self.cut_short.append(draft.line)
             self.close(node.map[0] if node.map else len(self.lines))
             draft = None
         if parsed is not None:
@@ -255,7 +256,7 @@ def read_plan(
     reader = _Reader(text, path, source)
     parsed = reader.run(file_task)
     if reader.cut_short:
-        mended_text, mended = mend(text, fields.task_heading)
+        mended_text, mended = mend(text, fields.task_heading, reader.cut_short)
         if mended:
             text = mended_text
             parsed = _Reader(text, path, source).run(file_task)

@@ -15,7 +15,7 @@ from pm_agent.plan.contract import is_contract_block, read_contract
 from pm_agent.plan.draft import TASK_LISTS, Draft
 from pm_agent.plan.fasttask import ItemLines
 from pm_agent.plan.markdown import Line, Node, first_line, inline_of, item_paragraph, lines_of
-from pm_agent.plan.nested_fences import holds_open_fence
+from pm_agent.plan.nested_fences import fence_lines, suspect
 from pm_agent.plan.refs import Ref, phase_ref, read_refs
 
 __all__ = ["TaskBody"]
@@ -29,7 +29,7 @@ class TaskBody:
         self.path = path
         self.warnings: list[str] = []
         self.phases: dict[str, list[str]] = {}
-        self.cut_short = False  # a block that holds fences of its own made the text after it misread
+        self.cut_short: list[int] = []  # task heading lines: a block there may have ended early (nested_fences.py)
 
     def error(self, message: str, line: int | None) -> PlanError:
         return PlanError(message, path=self.path, line=line)
@@ -174,13 +174,16 @@ class TaskBody:
         elif not draft.in_steps:
             draft.description.append(self.raw_map(where))
 
-    def fence_code(self, draft: Draft, info: str, content: str, line: int, open_fence: bool | None = None) -> None:
-        """A fence in a task (`line` its first): a yaml contract applies to the draft. `open_fence`: whether its
-        code ends inside a fence of its own, when the caller knows (else read from `content`)."""
+    def fence_code(
+        self, draft: Draft, info: str, content: str, line: int, lines: tuple[bool, bool] | None = None
+    ) -> None:
+        """A fence in a task (`line` its first): a yaml contract applies to the draft. `lines`: `fence_lines` of
+        its code when the caller knows it (else read from `content`)."""
         draft.pending = None
-        open_ = holds_open_fence(content) if open_fence is None else open_fence
-        if open_ and draft.open_fence and not info.strip():
-            self.cut_short = True  # the mirror image of a block that ended early: see nested_fences.py
-        draft.open_fence = draft.open_fence or open_
+        ends_open, has_fences = fence_lines(content) if lines is None else lines
+        if draft.open_fence and ends_open and not info.strip():
+            # The mirror image of a block that ended early (its real close read as an opening): nested_fences.py.
+            self.cut_short.append(draft.line)
+        draft.open_fence = draft.open_fence or suspect(info, ends_open, has_fences)
         if is_contract_block(info, content):
             draft.apply(read_contract(content, line, self.path))
