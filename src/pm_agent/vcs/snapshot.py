@@ -95,15 +95,21 @@ def tree_with_files(
     `index_env`: a temporary index that holds exactly `tree` (`Git.worktree_snapshot`'s when its tree is
     `tree`), written to instead of reading `tree` into a new one. A tree object depends only on the index's
     entries, and an index whose `write-tree` is `tree` has `tree`'s entries: the result is the same tree."""
+    if index_env is not None:  # no temporary folder: each one is an inode made and removed per task
+        return _written_tree(git, files, dict(index_env))
     with tempfile.TemporaryDirectory(prefix="pm-agent-index-") as tmp:
-        env = dict(index_env) if index_env is not None else {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        if index_env is None:
-            git.run("read-tree", tree, env=env)
-        for path, text in files.items():
-            # --no-filters: pm-agent's own text goes in as written; no repository filter driver runs.
-            blob = git.run("hash-object", "-w", "--no-filters", "--stdin", stdin_text=text).strip()
-            git.run("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
-        return git.run("write-tree", env=env).strip()
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git.run("read-tree", tree, env=env)
+        return _written_tree(git, files, env)
+
+
+def _written_tree(git: Git, files: Mapping[str, str], env: dict[str, str]) -> str:
+    """`files` added to the index `env` names, and that index written as a tree."""
+    for path, text in files.items():
+        # --no-filters: pm-agent's own text goes in as written; no repository filter driver runs.
+        blob = git.run("hash-object", "-w", "--no-filters", "--stdin", stdin_text=text).strip()
+        git.run("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+    return git.run("write-tree", env=env).strip()
 
 
 def commit_checked(
