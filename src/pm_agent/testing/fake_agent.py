@@ -13,7 +13,7 @@ A script is a JSON list of steps, or `{"steps": [...], "resume_steps": [...], "c
     {"bash": "command"}                   run a shell command in the cwd, as a Bash tool call
     {"signal": {...}}                     call signal_back with this payload through the MCP server
     {"sleep": 1.5}                        sleep, printing nothing
-    {"print": "raw text"}                 print a raw line (garbage, not JSON)
+    {"print": "raw text"}                 print a raw line (garbage, not JSON); prints in a row go out together
     {"big_line": 5242880}                 print one line of that many bytes, in chunks
     {"stderr": "text"}                    a line on stderr
     {"exit": 3}                           exit at once with that code, no result event
@@ -225,6 +225,10 @@ class FakeAgent:
 
     async def _step(self, step: dict[str, Any]) -> int | None:
         values = {"prompt": self.prompt, "session_id": self.session_id}
+        if "print" not in step:
+            # Prints in a row leave in as few writes as the pipe takes: a burst arrives as one, however
+            # loaded the machine (a flush per line let the reader see them one by one).
+            sys.stdout.flush()
         if "signal" in step:
             await self._signal(_fill(step["signal"], values))
         elif "sleep" in step:
@@ -252,7 +256,6 @@ class FakeAgent:
             self._tool("Bash", {"command": command}, output, done.returncode != 0)
         elif "print" in step:
             sys.stdout.write(str(step["print"]) + "\n")
-            sys.stdout.flush()
         elif "big_line" in step:
             remaining = int(step["big_line"])
             chunk = "x" * 65536
