@@ -190,13 +190,23 @@ def done_on_branch(git: Git, branch: str, plan: Plan, baseline: str | None = Non
     found: dict[str, str] = {}
     others: list[str] = []
     tasks = []
+    own: set[str] | None = None  # the branch's commits the baseline lacks (asked of git once, when needed)
+
+    def branch_work(sha: str) -> bool:
+        nonlocal own
+        if baseline is None:
+            return True
+        if own is None:
+            own = set(git.commits_since(baseline, branch))
+        return sha in own
+
     for task in plan.tasks:
         # The newest commit decides, leaving out another task's that the baseline has (history, not this branch's).
         sha, subject = next(
             (
                 (sha, subject)
                 for sha, subject in commits.get(task.ref, [])
-                if _same_task(subject, task) or baseline is None or not git.is_ancestor(sha, baseline)
+                if _same_task(subject, task) or branch_work(sha)
             ),
             ("", ""),
         )
