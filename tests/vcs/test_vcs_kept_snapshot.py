@@ -72,3 +72,27 @@ def test_a_changed_index_defers_to_a_fresh_snapshot(wt: Git, kept: tuple[Checked
     index.close()
     assert not wt.still_matches(index)
     assert _both(wt, checked, index) == []
+
+
+def test_the_kept_index_lives_in_the_worktrees_git_folder_and_goes_with_the_worktree(
+    repo: Git, wt: Git, write: Write
+) -> None:
+    # One left open (pm-agent killed between a task's gates and its delivery) must not stay behind in /tmp.
+    write(wt.path, "app.py", "the agent's edit\n")
+    _, left_open = kept_snapshot(wt)
+    index = Path(left_open.env["GIT_INDEX_FILE"])
+    admin = wt.git_path("index").parent
+    assert index.parent.parent == admin
+    assert index.is_file()
+    repo.worktree_remove(wt.path, force=True)
+    assert not admin.exists()
+    assert not index.exists()
+    left_open.close()  # nothing left to remove: no error
+
+
+def test_in_a_main_checkout_the_kept_index_is_a_temporary_file(repo: Git) -> None:
+    _, kept = kept_snapshot(repo)
+    try:
+        assert not Path(kept.env["GIT_INDEX_FILE"]).is_relative_to(repo.path)
+    finally:
+        kept.close()

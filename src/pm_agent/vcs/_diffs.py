@@ -49,7 +49,7 @@ class GitDiffs(GitCore):
     def kept_snapshot(self) -> KeptSnapshot:
         """`worktree_tree`, its temporary index kept until `KeptSnapshot.close`: `still_matches` can then tell
         in one git process, not two, that the worktree still has that tree."""
-        tmp = Path(tempfile.mkdtemp(prefix="pm-agent-index-"))
+        tmp = Path(tempfile.mkdtemp(prefix="pm-agent-index-", dir=self._scratch_home()))
         since_ns = time.time_ns() - 1_000_000_000  # a second's margin for the file system's coarser clock
         try:
             env = {"GIT_INDEX_FILE": str(tmp / "index")}
@@ -60,6 +60,13 @@ class GitDiffs(GitCore):
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return KeptSnapshot(tree, env, stamp, since_ns, tmp)
+
+    def _scratch_home(self) -> Path | None:
+        """Where a kept index lives: in a linked worktree's own git folder, which `git worktree remove` deletes with
+        it, so one left by a killed pm-agent goes with its worktree; elsewhere (a main checkout) the temporary
+        directory, as any temporary file."""
+        admin = self.git_path("index").parent
+        return admin if admin.parent == self.common_dir() / "worktrees" else None
 
     def still_matches(self, kept: KeptSnapshot) -> bool:
         """True when the worktree surely still has `kept.tree`, False when it may not (ask `worktree_tree`).
