@@ -24,7 +24,7 @@ import pytest
 from pm_agent.agents.claude import ClaudeRunner
 from pm_agent.agents.session import AgentHost
 from pm_agent.signals import relay, tokens
-from pm_agent.signals.socket_server import SignalSocket
+from pm_agent.signals.socket_server import SignalSocket, sweep_stale
 
 if TYPE_CHECKING:
     from conftest import World
@@ -177,3 +177,26 @@ def test_a_temporary_folder_too_deep_for_a_socket_keeps_one_server_process_per_s
     assert "signal_back stays one process per session: socket path too long" in caplog.text
     assert list(deep.iterdir()) == []  # the folder made for it is gone
     assert not host.serve_signals
+
+
+def test_the_socket_folders_of_killed_runs_are_swept_and_no_other(tmp_path: Path) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f"pm-agent-signals-{dead.pid}-abc"
+    live = tmp_path / f"pm-agent-signals-{os.getpid()}-def"
+    busy = tmp_path / f"pm-agent-signals-{dead.pid}-ghi"  # holds more than its socket: not ours to judge
+    other = tmp_path / "pm-agent-index-xyz"
+    for folder in (stale, live, busy, other):
+        folder.mkdir()
+        (folder / "signals.sock").write_text("")
+    (busy / "notes.txt").write_text("keep")
+    assert sweep_stale(tmp_path) == [stale]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (live, busy, other))
+
+
+def test_a_new_socket_is_named_for_its_process(world: World) -> None:
+    served = SignalSocket(world.db)
+    try:
+        assert served.path.parent.name.startswith(f"pm-agent-signals-{os.getpid()}-")
+    finally:
+        served.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import socket
 import tempfile
@@ -25,11 +26,44 @@ from pm_agent.signals.desk import desk_from_env
 from pm_agent.signals.server import SignalServer
 from pm_agent.signals.tokens import DB_ENV, RUN_ENV, TASK_ENV, TOKEN_ENV
 
-__all__ = ["MAX_PATH", "SignalSocket"]
+__all__ = ["MAX_PATH", "SignalSocket", "sweep_stale"]
 
 log = logging.getLogger(__name__)
 
 MAX_PATH = 100  # sun_path is 108 bytes on Linux, 104 on macOS, terminator included
+_PREFIX = "pm-agent-signals-"
+
+
+def sweep_stale(root: Path | None = None) -> list[Path]:
+    """Remove the socket folders of pm-agent processes that no longer run (killed: a clean stop removes its own);
+    the folders removed. Only this user's, and only a folder holding nothing but its socket."""
+    removed: list[Path] = []
+    try:
+        entries = list((root or Path(tempfile.gettempdir())).glob(f"{_PREFIX}*"))
+    except OSError:
+        return removed
+    for folder in entries:
+        pid = folder.name.removeprefix(_PREFIX).partition("-")[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        try:
+            if folder.stat().st_uid != os.getuid() or {p.name for p in folder.iterdir()} - {"signals.sock"}:
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
 _HELLO_LIMIT = 4096
 
 
@@ -38,7 +72,9 @@ class SignalSocket:
 
     def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
-        self._dir = Path(tempfile.mkdtemp(prefix="pm-agent-"))  # 0700: only this user can connect
+        sweep_stale()
+        # 0700: only this user can connect. The pid in the name lets a later run remove it if this process is killed.
+        self._dir = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
         self.path = self._dir / "signals.sock"
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._closed = False
