@@ -276,16 +276,18 @@ class SessionMonitor:
         await self.session.stop(reason)
 
     async def _accepted_signal(self) -> SignalRecord | None:
-        signals: list[SignalRecord] = await self._call(self.store.signals_for_session, self.session_id)
-        return next((s for s in signals if s.accepted), None)
+        signal: SignalRecord | None = await self._call(self._stored_signal)
+        return signal
+
+    def _stored_signal(self) -> SignalRecord | None:
+        """The session's accepted signal in the store, if any (a blocking read: call it in a worker thread)."""
+        return next((s for s in self.store.signals_for_session(self.session_id) if s.accepted), None)
 
     def _touch_and_signal(self, touch: datetime | None, signal: SignalRecord | None) -> SignalRecord | None:
         """The session's last output time stored (if given), then its accepted signal (if not known yet)."""
         if touch is not None:
             self.store.touch_session(self.session_id, touch)
-        if signal is None:
-            signal = next((s for s in self.store.signals_for_session(self.session_id) if s.accepted), None)
-        return signal
+        return self._stored_signal() if signal is None else signal
 
     # -- after the end -------------------------------------------------------------------------
     async def _finish(self, outcome: Outcome) -> MonitorResult:

@@ -337,13 +337,11 @@ class TaskFlow:
 
     def _recover(self, rec: TaskRecord, role: str) -> Step | tuple[SessionRecord, str] | None:
         """After a restart: reuse a stored signal, or resume a session pm-agent's death interrupted."""
-        if rec.attempt == 0:
-            return None
         store = self.rc.store
         mine = [
             s for s in store.list_sessions(self.rc.run_id, rec.task_id) if s.role == role and s.attempt == rec.attempt
         ]
-        if not mine:
+        if not mine or rec.attempt == 0:
             return None
         last = mine[-1]
         signal = next((g for g in store.signals_for_session(last.id) if g.accepted and not g.consumed), None)

@@ -262,7 +262,12 @@ def mend(
             block = _Finder(lines, task_heading).run(_marks(text, start, offset))
             if block is None:
                 break
-            marks = [m for m in _marks(text, start, offset) if m.fence is not None and m.line <= block.end]
+            marks: list[_Mark] = []
+            for mark in _marks(text, start, offset):  # the fence lines up to the block's end, not the whole plan's
+                if mark.line > block.end:
+                    break
+                if mark.fence is not None:
+                    marks.append(mark)
             inner = max((len(m.fence or "") for m in marks if block.opened < m.line < block.end), default=0)
             opening, end = (next(m for m in marks if m.line == line) for line in (block.opened, block.end))
             assert opening.fence is not None
