@@ -2,14 +2,17 @@
 
 For each size: a generated repository (committed), a real run started on it (`start_run`: plan, triage, shared
 context, store, working branch), then for TASKS tasks what the loop does before an agent starts: the task's
-worktree (`PmLoop._worktree`: `git worktree add` of the task branch from the working branch, `merge --ff-only`
-when clean) and the developer's dispatch prompt (`prompt_builder.build_prompt`, as `TaskFlow.session` calls it).
-Then the worktrees are removed as the engine removes them (`Git.worktree_remove`).
+worktree (`PmLoop._worktree`: the task branch from the working branch in a new or a taken-over worktree,
+`merge --ff-only` when clean) and the developer's dispatch prompt (`prompt_builder.build_prompt`, as
+`TaskFlow.session` calls it). Then the worktrees left are removed (`Git.worktree_remove`).
 
-Setup grows with the repository (a worktree checks every file out), so two alternatives are timed beside it,
-informative only (the engine is unchanged): a sparse worktree (`worktree add --no-checkout`, `sparse-checkout
-set --cone` on the task's expected folders, `checkout`), and a pool: one kept worktree that the next task takes
-over with `reset --hard`, `clean -fd` and `checkout -B <task branch> <working branch>`.
+Setup grows with the repository (a new worktree checks every file out), so the engine keeps finished tasks'
+worktrees (`vcs.pool.WorktreePool`): a finished task's worktree is retired (detached, cleaned, moved aside) after
+the next dispatch, and a later task takes it over (`checkout -b`, `worktree move`), rewriting only the files that
+differ. The tasks here go as the loop takes them with one slot: the first two get new worktrees, the rest take a
+retired one over; both are timed, and retiring apart (it is off the path to the agent's start). A sparse
+worktree (`worktree add --no-checkout`, `sparse-checkout set --cone` on the task's expected folders, `checkout`)
+is timed beside them, informative only.
 """
 
 from __future__ import annotations
@@ -125,32 +128,44 @@ def _setup(loop: PmLoop, rc: RunContext, rec: TaskRecord) -> str:
 
 
 def measure(root: Path, n_files: int) -> dict[str, float]:
-    """Prompt bytes (mean of the tasks), setup ms and removal ms (medians), and the alternatives' ms."""
+    """Prompt bytes (mean of the tasks); setup ms (new and taken-over worktrees), retiring and removal ms (medians);
+    the sparse alternative's ms."""
     repo = make_repo(root, n_files)
     rc = _start(repo)
     try:
         loop = PmLoop(rc)
         records = rc.store.list_tasks(rc.run_id)[:TASKS]
         prompts: list[int] = []
-        setups: list[float] = []
-        for rec in records:
+        setups: dict[bool, list[float]] = {True: [], False: []}  # taken over or not
+        retires: list[float] = []
+        for i, rec in enumerate(records):
+            taken = loop.pool.taken
             start = time.perf_counter()
             prompts.append(len(_setup(loop, rc, rec).encode("utf-8")))
-            setups.append((time.perf_counter() - start) * 1000)
-        removals = [_ms(partial(rc.git.worktree_remove, rc.worktree_path(rec.task_id), force=True)) for rec in records]
-        alternatives = _alternatives(rc, records)
+            setups[loop.pool.taken > taken].append((time.perf_counter() - start) * 1000)
+            if i:  # the loop retires a finished task's worktree after the next dispatch
+                done = records[i - 1]
+                retire = partial(loop.pool.retire, rc.worktree_path(done.task_id), rc.task_branch_of(done))
+                retires.append(_ms(retire))
+        last = rc.worktree_path(records[-1].task_id)
+        left = [last, *loop.pool.spares()]
+        removals = [_ms(partial(rc.git.worktree_remove, path, force=True)) for path in left]
+        sparse = _sparse(rc, records)
     finally:
         rc.store.close()
     return {
         "prompt": sum(prompts) / len(prompts),
-        "setup": median(setups),
+        "setup": median(setups[True] + setups[False]),
+        "new": median(setups[False]),
+        "taken": median(setups[True]),
+        "retire": median(retires),
         "remove": median(removals),
-        **alternatives,
+        "sparse": sparse,
     }
 
 
-def _alternatives(rc: RunContext, records: list[TaskRecord]) -> dict[str, float]:
-    """Informative, not the engine: per task, a sparse worktree, and a switch of one kept (pooled) worktree."""
+def _sparse(rc: RunContext, records: list[TaskRecord]) -> float:
+    """Informative, not the engine: per task, a sparse worktree of the task's expected folders (median ms)."""
     base = rc.run.working_branch
     sparse: list[float] = []
     for rec in records:
@@ -163,21 +178,7 @@ def _alternatives(rc: RunContext, records: list[TaskRecord]) -> dict[str, float]
             _git(path, "checkout", "--quiet", branch)
 
         sparse.append(_ms(add_sparse))
-    pool = rc.state_dir / "bench-pool"
-    rc.git.run("worktree", "add", "--quiet", "--detach", str(pool), base)  # made once, kept across tasks
-    pooled: list[float] = []
-    for rec in records:
-        # What the previous task left behind: a changed file and a new one.
-        (pool / "README.md").write_text("changed by the previous task\n", encoding="utf-8")
-        (pool / "src" / "left_over.py").write_text("x = 1\n", encoding="utf-8")
-
-        def switch(branch: str = f"bench/pool-{rec.task_id}") -> None:
-            _git(pool, "reset", "--hard", "--quiet")
-            _git(pool, "clean", "-fdq")
-            _git(pool, "checkout", "--quiet", "-B", branch, base)
-
-        pooled.append(_ms(switch))
-    return {"sparse": median(sparse), "pool": median(pooled)}
+    return median(sparse)
 
 
 def run() -> list[Figure]:
@@ -195,6 +196,9 @@ def run() -> list[Figure]:
         case = f"{n} files"
         figures.append(figure(BENCH, case, "prompt bytes", r["prompt"]))
         figures.append(figure(BENCH, case, "setup ms/task (median)", r["setup"]))
+        figures.append(figure(BENCH, case, "setup ms, new worktree (median)", r["new"]))
+        figures.append(figure(BENCH, case, "setup ms, worktree taken over (median)", r["taken"]))
+        figures.append(figure(BENCH, case, "retiring a finished worktree ms (median)", r["retire"]))
         figures.append(figure(BENCH, case, "worktree removal ms (median)", r["remove"]))
     small, middle, large = (results[n] for n in SIZES)
     change = abs(large["prompt"] / small["prompt"] - 1) * 100
@@ -203,7 +207,6 @@ def run() -> list[Figure]:
     figures.append(figure(BENCH, case, "setup time ratio", large["setup"] / small["setup"]))
     later = abs(large["prompt"] / middle["prompt"] - 1) * 100  # the shared context's list of folders is capped
     figures.append(figure(BENCH, f"{SIZES[-1]} vs {SIZES[1]} files", "prompt size change %", later))
-    for n, r in results.items():  # what a sparse worktree or a pool would cost instead of the setup's worktree
+    for n, r in results.items():  # what a sparse worktree would cost instead
         figures.append(figure(BENCH, f"{n} files", "sparse worktree add ms (median)", r["sparse"]))
-        figures.append(figure(BENCH, f"{n} files", "pooled worktree reset+clean+checkout -B ms (median)", r["pool"]))
     return figures

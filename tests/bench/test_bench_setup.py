@@ -63,7 +63,7 @@ def test_setup_is_the_task_worktree_from_the_working_branch_and_the_developer_pr
 
 def test_measure_gives_every_figure_and_removes_the_task_worktrees(tmp_path: Path) -> None:
     result = measure(tmp_path, 100)
-    assert set(result) == {"prompt", "setup", "remove", "sparse", "pool"}
+    assert set(result) == {"prompt", "setup", "new", "taken", "retire", "remove", "sparse"}
     assert result["prompt"] > 2000
     assert all(value > 0 for value in result.values())
     repo = tmp_path / "repo-00100"

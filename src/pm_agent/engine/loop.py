@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 from pm_agent.engine import integrity
 from pm_agent.engine.delivery import is_high_blast_radius
@@ -21,7 +22,7 @@ from pm_agent.engine.reconcile import cancelled_ids
 from pm_agent.engine.routing import WorktreeCleanup
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Readiness, Scheduler, critical_paths
-from pm_agent.engine.taskflow import TaskFlow, remove_worktree
+from pm_agent.engine.taskflow import TaskFlow
 from pm_agent.errors import PmAgentError
 from pm_agent.internal_tasks import is_pm_internal
 from pm_agent.lifecycle import IssueState
@@ -29,6 +30,7 @@ from pm_agent.plan.models import Presence, Task, TaskStatus, Tier
 from pm_agent.reports.progress import ReportClock
 from pm_agent.reports.progress_data import progress_text
 from pm_agent.store import EscalationStatus, TaskRecord
+from pm_agent.vcs.pool import WorktreePool
 
 S = IssueState
 # While nothing changes (every slot busy, nobody answering), the store is still looked at this often for
@@ -83,7 +85,9 @@ class PmLoop:
         self.candidates: dict[str, Candidate] = {}  # the scheduler's view of each task, kept with the table
         self.paths_stale = True  # a task the critical paths do not cover yet is in the table
         self.waiting: set[str] = set()  # tasks waiting for a human answer, kept with the table
-        self.cleanups: list[WorktreeCleanup] = []  # finished tasks' worktrees, removed after the next dispatch
+        self.cleanups: list[WorktreeCleanup] = []  # finished tasks' worktrees, retired after the next dispatch
+        # Retired worktrees, taken over by new tasks; one more than the slots: a task retires while the next takes one.
+        self.pool = WorktreePool(rc.git, rc.worktree_path("0").parent, limit=self.scheduler.max_parallel + 1)
         self.cleaning: set[asyncio.Task[None]] = set()
         self.diffing: asyncio.Task[None] | None = None  # the cycle diff being taken, if any
         self.changed = True  # a flow ended or an answer moved a task since the last integrity check
@@ -136,7 +140,9 @@ class PmLoop:
     def _clean_up(self) -> None:
         """Remove finished tasks' worktrees in the background: a freed slot is refilled first."""
         while self.cleanups:
-            job = asyncio.create_task(asyncio.to_thread(remove_worktree, self.rc, self.cleanups.pop(0)))
+            done = self.cleanups.pop(0)
+            retire = partial(self.pool.retire, done.worktree, done.branch, keep_branch=done.keep_branch)
+            job = asyncio.create_task(asyncio.to_thread(retire))
             self.cleaning.add(job)
             job.add_done_callback(self.cleaning.discard)
 
@@ -151,7 +157,7 @@ class PmLoop:
     def _worktree(self, rec: TaskRecord) -> None:
         path = self.rc.worktree_path(rec.task_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        wt, fresh = self.rc.git.ensure_worktree(path, self.rc.task_branch_of(rec), start=self.rc.run.working_branch)
+        wt, fresh = self.pool.ensure(path, self.rc.task_branch_of(rec), start=self.rc.run.working_branch)
         # A branch made just now starts at the latest work already; an older one may lag behind it.
         if not fresh and S(rec.state) in (S.RECEIVED, S.PLANNING_APPROACH) and wt.is_clean():
             # Nothing written yet (e.g. a sliced task back after its subtasks): start from the latest work.
@@ -205,7 +211,16 @@ class PmLoop:
         rc = self.rc
         queue_pos = {tid: i for i, tid in enumerate(_queue(rc))}
         self._load()
+        # Before any dispatch: a spare a stopped pm-agent left may still have a task's branch checked out.
+        await asyncio.to_thread(self.pool.sweep)
         self._leftovers()
+        try:
+            return await self._drive(queue_pos, poll_s)
+        finally:
+            self.pool.close()  # the run's tasks are over for now: no spare worktree outlives the loop
+
+    async def _drive(self, queue_pos: dict[str, int], poll_s: float) -> LoopOutcome:
+        rc = self.rc
         while True:
             await self._escalations()
             self._check()

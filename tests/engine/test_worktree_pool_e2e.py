@@ -1,0 +1,89 @@
+"""A finished task's worktree is retired and the next new task takes it over (issue 11, `vcs.pool`): the agent
+finds what a new worktree would give it, and the run ends with no worktree left. Real Claude Code CLI, one slot."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from pm_agent.agents.header import SessionHeader
+from pm_agent.testing.model_server import ModelRequest, Turn
+from pm_agent.testing.team import Step, signal, write
+
+from .conftest import Target, git
+
+pytestmark = pytest.mark.claude
+
+PLAN = "# notes\n\n**Goal:** three notes.\n\n" + "\n".join(
+    f"""### Task {n}: Write the {name} note
+
+**Tier:** low
+**Ownership:** docs-{name}
+
+**Files:**
+- Create: `docs/{name}.md`
+
+**Acceptance criteria:**
+- docs/{name}.md describes {name}
+"""
+    for n, name in enumerate(("usage", "history", "roadmap"), start=1)
+)
+
+
+def _note(name: str) -> list[Step]:
+    path = f"docs/{name}.md"
+    return [
+        write(path, f"About {name}.\n"),
+        signal(
+            {
+                "signal": "complete",
+                "summary": f"wrote {path}",
+                "filesCreated": [path],
+                "criteriaMapping": [{"criterion": f"{path} describes {name}", "location": f"{path}:1"}],
+                "reviewNote": {"summary": "a note", "risks": [], "rollback": "revert the commit"},
+            }
+        ),
+    ]
+
+
+def test_the_third_task_works_in_the_first_tasks_worktree_as_if_it_were_new(
+    target: Callable[[str], Target],
+) -> None:
+    t = target(PLAN)
+    found: dict[str, object] = {}
+
+    def look(s: SessionHeader, r: ModelRequest) -> Turn:
+        """Before task 3's agent does anything: which worktree it is in, and what is in it."""
+        found["gitdir"] = (s.workdir / ".git").read_text(encoding="utf-8")
+        found["status"] = git(s.workdir, "status", "--porcelain", "--ignored", "--untracked-files=all")
+        found["files"] = sorted(str(p.relative_to(s.workdir)) for p in s.workdir.rglob("*") if ".git" not in p.parts)
+        found["branch"] = git(s.workdir, "branch", "--show-current").strip()
+        found["head"] = git(s.workdir, "rev-parse", "HEAD").strip()
+        return write("docs/roadmap.md", "About roadmap.\n")(s, r)
+
+    # Task 1 leaves an ignored file behind (never committed): a new worktree would not have it.
+    stale = write("src/calc/__pycache__/stale.pyc", "stale")
+    t.team.scripts = {
+        ("task-1", "developer"): [stale, *_note("usage")],
+        ("task-2", "developer"): _note("history"),
+        ("task-3", "developer"): [look, *_note("roadmap")[1:]],
+    }
+    rc = t.start(max_parallel_agents=1)
+    outcome = t.drive(rc)
+    assert outcome.all_done, (outcome, t.listener.events[-10:])
+
+    # Task 3 started in the worktree git first made for task 1: retired after task 2's dispatch, taken over after.
+    assert str(found["gitdir"]).strip().endswith("/worktrees/task-1"), found["gitdir"]
+    assert found["branch"] == rc.task_branch_of(rc.store.get_task(rc.run_id, "3"))
+    commits = t.log(rc.run.working_branch)
+    assert found["head"] == git(t.repo, "rev-parse", f"{rc.run.working_branch}~1").strip()  # task 2's landing
+    assert found["status"] == ""  # nothing changed, untracked or ignored: no trace of task 1's stale file
+    assert "docs/usage.md" in found["files"]
+    assert "docs/history.md" in found["files"]
+    assert not any("__pycache__" in str(f) for f in found["files"])  # type: ignore[union-attr]
+    assert len(commits) == 4
+    assert "roadmap" in commits[0]
+    # Nothing is left: no task worktree, no spare.
+    assert [w.path for w in rc.git.worktree_list()] == [str(t.repo)]
+    assert list(rc.worktree_path("1").parent.iterdir()) == []
