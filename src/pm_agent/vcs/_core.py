@@ -53,6 +53,13 @@ _USUAL_GIT_PATHS = (
     "rebase-merge",
     "rebase-apply",
 )
+# Where `git rev-parse --git-path` puts these names: the worktree's own git directory or the common one (git's
+# path.c). `_git_dirs` answers for them without a git process; any other name is asked of git.
+_OWN_GIT_PATHS = frozenset(
+    {"HEAD", "index", "logs/HEAD", "config.worktree", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"}
+    | {"rebase-merge", "rebase-apply"}
+)
+_COMMON_GIT_PATHS = frozenset({"config", "info/exclude"})
 # git does not lock its worktree metadata: `worktree add` writes .git/worktrees/<name>/ in steps, and a
 # concurrent `worktree list`, `remove` or `prune` reading it half-written fails ("failed to read ...
 # commondir"). pm-agent's slots run in threads of one process, so one lock per repository serialises them.
@@ -64,6 +71,29 @@ def _git_env(inherited: Mapping[str, str]) -> dict[str, str]:
     """The environment of every git call: pm-agent's, less the variables that point git elsewhere."""
     kept = {k: v for k, v in inherited.items() if k not in _REPO_LOCATING_VARS}
     return {**kept, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+
+
+def _git_dirs(worktree: Path) -> tuple[Path, Path] | None:
+    """The worktree's own git directory and the common one, found as git finds them from the top of a checkout
+    (`.git` a folder, or a file `gitdir: <folder>`; that folder's `commondir` names the common one); None when
+    anything is unusual (not the top of a checkout, a file git would refuse, a worktree half made)."""
+    dot = worktree / ".git"
+    try:
+        if dot.is_dir():
+            own = dot
+        else:
+            text = dot.read_text(encoding="utf-8")
+            if not text.startswith("gitdir: "):
+                return None
+            own = worktree / text.removeprefix("gitdir: ").strip()  # a relative gitdir is relative to the worktree
+        common = own
+        if (own / "commondir").is_file():
+            common = own / (own / "commondir").read_text(encoding="utf-8").strip()
+        if not (own / "HEAD").is_file() or not (common / "objects").is_dir():
+            return None
+        return own.resolve(), common.resolve()
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
 
 
 class GitCore:
@@ -91,8 +121,12 @@ class GitCore:
     def common_dir(self) -> Path:
         """The git directory the repository's worktrees share (asked of git once per handle)."""
         if self._common_dir is None:
-            out = self.run("rev-parse", "--path-format=absolute", "--git-common-dir")
-            self._common_dir = str(Path(out.strip()).resolve())
+            dirs = _git_dirs(self.path)
+            if dirs is not None:
+                self._common_dir = str(dirs[1])
+            else:
+                out = self.run("rev-parse", "--path-format=absolute", "--git-common-dir")
+                self._common_dir = str(Path(out.strip()).resolve())
         return Path(self._common_dir)
 
     def __repr__(self) -> str:
@@ -227,6 +261,14 @@ class GitCore:
                 if known is not None:
                     self._git_paths[name] = known
         missing = [name for name in dict.fromkeys(names) if name not in self._git_paths]
+        if missing and all(n in _OWN_GIT_PATHS or n in _COMMON_GIT_PATHS for n in missing):
+            dirs = _git_dirs(self.path)
+            if dirs is not None:  # the usual names, read from the `.git` file: no git process (one per task)
+                for name in [*missing, *(n for n in _USUAL_GIT_PATHS if n not in self._git_paths)]:
+                    where = (dirs[0] if name in _OWN_GIT_PATHS else dirs[1]) / name
+                    self._git_paths[name] = where
+                    _batch.remember_git_path(self.path, name, where)
+                missing = []
         if missing:
             # The paths pm-agent asks for in every task worktree (HEAD, the index, the reflog, the config,
             # the in-progress markers) come along with the first question: one git call per worktree.
