@@ -83,8 +83,9 @@ def _ts(value: str) -> float:
     return datetime.fromisoformat(value).timestamp()
 
 
-def latencies(db: Path, slots: int) -> tuple[list[float], list[float]]:
-    """(raw, pm-agent's own) seconds from each task's signal to the dispatch that refills its slot.
+def latencies(db: Path, slots: int) -> tuple[list[float], list[float], list[float]]:
+    """(raw, pm-agent's own, own to the agent's start) seconds from each task's signal to the dispatch that refills
+    its slot, and to that dispatched task's first agent session (its worktree and prompt made: the slot's idle time).
 
     Slots are always full while tasks remain (the plan's tasks are independent), so the k-th task to
     finish (its commit recorded) frees the slot the (slots + k)-th dispatch takes. "Own" leaves out the
@@ -92,8 +93,15 @@ def latencies(db: Path, slots: int) -> tuple[list[float], list[float]]:
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         dispatches = sorted(
-            _ts(at) for (at,) in con.execute("SELECT created_at FROM events WHERE kind = 'slot.dispatched'")
+            (_ts(at), task)
+            for task, at in con.execute("SELECT task_id, created_at FROM events WHERE kind = 'slot.dispatched'")
         )
+        first_session = {
+            task: _ts(at)
+            for task, at in con.execute(
+                "SELECT task_id, min(created_at) FROM events WHERE kind = 'session.created' GROUP BY task_id"
+            )
+        }
         finished = [task for (task,) in con.execute("SELECT task_id FROM commits ORDER BY created_at, id")]
         signalled = {
             task: _ts(at)
@@ -110,13 +118,18 @@ def latencies(db: Path, slots: int) -> tuple[list[float], list[float]]:
         con.close()
     raw: list[float] = []
     own: list[float] = []
+    started: list[float] = []
     for k, task in enumerate(finished):
         if slots + k >= len(dispatches) or task not in signalled:
             break  # the last tasks: nothing left to dispatch
-        gap = max(0.0, dispatches[slots + k] - signalled[task])
+        at, next_task = dispatches[slots + k]
+        exiting = max(0.0, ended.get(task, signalled[task]) - signalled[task])
+        gap = max(0.0, at - signalled[task])
         raw.append(gap)
-        own.append(max(0.0, gap - max(0.0, ended.get(task, signalled[task]) - signalled[task])))
-    return raw, own
+        own.append(max(0.0, gap - exiting))
+        if next_task in first_session:
+            started.append(max(0.0, first_session[next_task] - signalled[task] - exiting))
+    return raw, own, started
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -148,11 +161,12 @@ def one(tasks: int, slots: int) -> list[Figure]:
             tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
             raise RuntimeError(f"pm-agent run failed ({proc.returncode}) on {case}:\n{tail}")
         cpu = json.loads(cpu_file.read_text(encoding="utf-8"))
-        raw, own = latencies(repo / ".pm-agent" / "state.db", slots)
+        raw, own, started = latencies(repo / ".pm-agent" / "state.db", slots)
         shutil.rmtree(repo / ".pm-agent" / "worktrees", ignore_errors=True)
     per_task_ms = cpu["self"] * 1000 / tasks
     own_ms = [x * 1000 for x in own]
     raw_ms = [x * 1000 for x in raw]
+    started_ms = [x * 1000 for x in started]
     print(f"[bench] loop {case}: wall {wall:.1f} s, pm-agent CPU {cpu['self']:.2f} s", file=sys.stderr)
     return [
         figure(BENCH, case, "pm-agent CPU ms/task", per_task_ms, goal_le(per_task_ms, 20)),
@@ -160,6 +174,8 @@ def one(tasks: int, slots: int) -> list[Figure]:
         figure(BENCH, case, "signal->dispatch p50 ms", _pct(own_ms, 50)),
         figure(BENCH, case, "signal->dispatch p99 ms", _pct(own_ms, 99), goal_le(_pct(own_ms, 99), 100)),
         figure(BENCH, case, "raw signal->dispatch p50 ms", _pct(raw_ms, 50)),
+        figure(BENCH, case, "signal->next agent start p50 ms", _pct(started_ms, 50)),
+        figure(BENCH, case, "signal->next agent start p99 ms", _pct(started_ms, 99)),
         figure(BENCH, case, "wall s", wall),
     ]
 

@@ -60,7 +60,12 @@ def test_update_readme_replaces_only_the_marked_section(tmp_path: Path) -> None:
 
 
 def _db(
-    path: Path, dispatched: dict[str, str], committed: list[str], signalled: dict[str, str], ended: dict[str, str]
+    path: Path,
+    dispatched: dict[str, str],
+    committed: list[str],
+    signalled: dict[str, str],
+    ended: dict[str, str],
+    sessions: dict[str, list[str]] | None = None,
 ) -> Path:
     con = sqlite3.connect(path)
     con.execute("CREATE TABLE events (task_id TEXT, kind TEXT, created_at TEXT)")
@@ -77,6 +82,9 @@ def _db(
         con.execute("INSERT INTO signals VALUES (?, 'needs-user-input', 1, '2026-01-01T00:08:00+00:00')", (task,))
     for task, at in ended.items():
         con.execute("INSERT INTO sessions VALUES (?, ?)", (task, at))
+    for task, times in (sessions or {}).items():
+        for at in times:
+            con.execute("INSERT INTO events VALUES (?, 'session.created', ?)", (task, at))
     con.commit()
     con.close()
     return path
@@ -91,7 +99,9 @@ def test_latency_runs_from_a_signal_to_the_dispatch_that_refills_its_slot(tmp_pa
         committed=["2", "1", "3", "4"],
         signalled={"1": t(1, 30), "2": t(1, 0), "3": t(3, 0), "4": t(3, 0)},
         ended={"1": t(1, 31), "2": t(1, 4), "3": t(3, 1), "4": t(3, 1)},
+        sessions={"3": [t(1, 12), t(2, 50)], "4": [t(2, 5)]},  # task 3's first session counts, not its fixer's
     )
-    raw, own = latencies(db, slots=2)
+    raw, own, started = latencies(db, slots=2)
     assert raw == [10.0, 30.0]  # task 2 (signal 1:00) -> dispatch 3 (1:10); task 1 (1:30) -> dispatch 4 (2:00)
     assert own == [6.0, 29.0]  # less the agent's time after its signal (4 s and 1 s)
+    assert started == [8.0, 34.0]  # to the next task's first session (1:12, 2:05), less the same
