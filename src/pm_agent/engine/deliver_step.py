@@ -47,6 +47,8 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
     branch = rc.task_branch_of(rec)
     checked = latest_checked_tree(history)
     kept = rc.kept_snapshots.pop(rec.task_id, None)
+    first = rec.task_id in rc.first_deliveries
+    rc.first_deliveries.discard(rec.task_id)  # a second try (after a conflict) searches, as after a restart
     # The task's own commit first, beside the other slots; only landing it on the working branch takes the lock.
     try:
         made = await asyncio.to_thread(
@@ -60,6 +62,7 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
             checked=checked,
             kept=kept,
             since=rc.run.baseline_sha,
+            search=not first,
         )
     finally:  # its index now holds the commit's tree, not the checked one
         if kept is not None:

@@ -180,18 +180,20 @@ def commit_task(
     checked: CheckedTree | None,
     kept: KeptSnapshot | None = None,
     since: str | None = None,
+    search: bool = True,
 ) -> TaskCommit | Delivery:
     """Delivery's first half: the task's commit on its own branch (made now unless it exists), or the refusal.
 
     `kept`: the gate run's kept snapshot (`vcs.kept_snapshot`), which can tell in one git process that the
     worktree is still the checked tree; it is written to (the caller closes it after). `since`: the run's
     baseline; a `Refs: task-<id>` commit it already holds is an earlier plan's task of the same id, not this one.
+    `search` False: the caller knows no commit of the task can exist yet (its first delivery): none is looked for.
 
     It reads the working branch and writes only the task's branch and worktree, so slots run it side by
     side; `land`, which moves the working branch, runs under the run's integration lock."""
     # One look at both branches first: on a first delivery neither has the commit (one git log, not two).
     landed = task_commit = None
-    if worktree.find_commit_on_any(task.ref, [working_branch, "HEAD"], since=since) is not None:
+    if search and worktree.find_commit_on_any(task.ref, [working_branch, "HEAD"], since=since) is not None:
         landed = repo.find_commit_by_trailer(task.ref, working_branch, since=since)
         if landed is not None:
             return TaskCommit(landed, landed=True)

@@ -98,6 +98,9 @@ class RunContext:
     # Per task, the latest gate run's snapshot with its index, so delivery can tell cheaply that nothing changed.
     kept_snapshots: dict[str, KeptSnapshot] = field(default_factory=dict)
     fork_points: ForkPoints = field(default_factory=lambda: ForkPoints())  # task_base without a git process
+    # Tasks this process moved into CREATING_PR for the first time ever: pm-agent commits for a task only there,
+    # so none of its commits can exist yet and delivery need not search the branches for one.
+    first_deliveries: set[str] = field(default_factory=set)
 
     @property
     def run_id(self) -> str:

@@ -214,7 +214,12 @@ class TaskFlow:
         rec = self.record()
         if d.target is None:
             return rec, None
-        return rc.store_move(rec, d.target, d.reason, **d.fields)
+        moved = rc.store_move(rec, d.target, d.reason, **d.fields)
+        if d.target is S.CREATING_PR:
+            entries = [t for t in rc.store.transitions(rc.run_id, self.task_id) if t.to_state == S.CREATING_PR.value]
+            if len(entries) == 1:
+                rc.first_deliveries.add(self.task_id)
+        return moved
 
     def _answer(self, rec: TaskRecord, state: IssueState) -> Answer:
         """The task's latest answered escalation, with the session that asked."""
