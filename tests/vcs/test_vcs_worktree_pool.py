@@ -54,6 +54,13 @@ def _finished_task(pool: WorktreePool, write: Write, name: str = "task-1") -> Pa
     return wt.path
 
 
+def _one_spare(pool: WorktreePool, write: Write) -> Path:
+    """Task 1 finished and retired: the pool's one spare."""
+    pool.retire(_finished_task(pool, write), "feat/demo/task-1")
+    (spare,) = pool.spares()
+    return spare
+
+
 def test_a_taken_over_worktree_is_what_worktree_add_gives(
     repo: Git, pool: WorktreePool, tmp_path: Path, write: Write, commit: Commit
 ) -> None:
@@ -123,9 +130,7 @@ def test_without_a_spare_or_for_a_branch_that_exists_a_worktree_is_added(
 def test_a_spare_a_stopped_run_left_is_swept_and_frees_the_branch_in_it(
     repo: Git, pool: WorktreePool, write: Write
 ) -> None:
-    done = _finished_task(pool, write)
-    pool.retire(done, "feat/demo/task-1")
-    (spare,) = pool.spares()
+    spare = _one_spare(pool, write)
     # Killed between the take-over's two steps: the spare has the new task's branch checked out, unmoved.
     repo._at(spare).run("checkout", "-q", "-b", "feat/demo/task-2", "pm/demo/work")
 
@@ -155,9 +160,7 @@ def test_close_removes_every_spare(repo: Git, pool: WorktreePool, write: Write) 
 
 
 def test_a_move_git_refuses_turns_the_pool_off_and_nothing_is_lost(repo: Git, pool: WorktreePool, write: Write) -> None:
-    done = _finished_task(pool, write)
-    pool.retire(done, "feat/demo/task-1")
-    (spare,) = pool.spares()
+    spare = _one_spare(pool, write)
     repo.run("worktree", "lock", str(spare))  # git refuses to move a locked worktree
     target = pool.folder / "task-2"
     wt, fresh = pool.ensure(target, "feat/demo/task-2", "pm/demo/work")
@@ -177,9 +180,7 @@ def test_a_move_git_refuses_turns_the_pool_off_and_nothing_is_lost(repo: Git, po
 def test_a_failed_checkout_leaves_no_branch_and_the_task_still_gets_its_worktree(
     repo: Git, pool: WorktreePool, write: Write
 ) -> None:
-    done = _finished_task(pool, write)
-    pool.retire(done, "feat/demo/task-1")
-    (spare,) = pool.spares()
+    spare = _one_spare(pool, write)
     write(spare, "landed.py", "in the way\n")  # an untracked file the checkout would overwrite
     repo.run("checkout", "-q", "pm/demo/work")
     write(repo.path, "landed.py", "Y = 2\n")
