@@ -122,6 +122,9 @@ class PmConfig(_Config):
     """... or every N minutes, whichever comes first."""
     patch_size_limit_files: int = Field(default=15, ge=1)
     """A task expected to touch more files is sliced into subtasks first."""
+    reuse_worktrees: bool = True
+    """A finished task's worktree, cleaned, is taken over by a later task (git rewrites only what differs); false:
+    every task gets a new worktree."""
     checkpoint_tags: bool = True
     """Tag pm/<plan-id>/checkpoint-<task-id> after each passed CRITICAL task."""
     review_artifacts_dir: str = "docs/reviews"

@@ -47,8 +47,9 @@ def _note(name: str) -> list[Step]:
     ]
 
 
+@pytest.mark.parametrize("reuse", [True, False])
 def test_the_third_task_works_in_the_first_tasks_worktree_as_if_it_were_new(
-    target: Callable[[str], Target],
+    target: Callable[[str], Target], reuse: bool
 ) -> None:
     t = target(PLAN)
     found: dict[str, object] = {}
@@ -69,12 +70,13 @@ def test_the_third_task_works_in_the_first_tasks_worktree_as_if_it_were_new(
         ("task-2", "developer"): _note("history"),
         ("task-3", "developer"): [look, *_note("roadmap")[1:]],
     }
-    rc = t.start(max_parallel_agents=1)
+    rc = t.start(max_parallel_agents=1, reuse_worktrees=reuse)
     outcome = t.drive(rc)
     assert outcome.all_done, (outcome, t.listener.events[-10:])
 
     # Task 3 started in the worktree git first made for task 1: retired after task 2's dispatch, taken over after.
-    assert str(found["gitdir"]).strip().endswith("/worktrees/task-1"), found["gitdir"]
+    made_for = "task-1" if reuse else "task-3"  # reuse_worktrees: false gives every task a new one
+    assert str(found["gitdir"]).strip().endswith(f"/worktrees/{made_for}"), found["gitdir"]
     assert found["branch"] == rc.task_branch_of(rc.store.get_task(rc.run_id, "3"))
     commits = t.log(rc.run.working_branch)
     assert found["head"] == git(t.repo, "rev-parse", f"{rc.run.working_branch}~1").strip()  # task 2's landing

@@ -87,7 +87,8 @@ class PmLoop:
         self.waiting: set[str] = set()  # tasks waiting for a human answer, kept with the table
         self.cleanups: list[WorktreeCleanup] = []  # finished tasks' worktrees, retired after the next dispatch
         # Retired worktrees, taken over by new tasks; one more than the slots: a task retires while the next takes one.
-        self.pool = WorktreePool(rc.git, rc.worktree_path("0").parent, limit=self.scheduler.max_parallel + 1)
+        spares = self.scheduler.max_parallel + 1 if config.reuse_worktrees else 0
+        self.pool = WorktreePool(rc.git, rc.worktree_path("0").parent, limit=spares)
         self.cleaning: set[asyncio.Task[None]] = set()
         self.diffing: asyncio.Task[None] | None = None  # the cycle diff being taken, if any
         self.changed = True  # a flow ended or an answer moved a task since the last integrity check
