@@ -4,12 +4,14 @@ finds what a new worktree would give it, and the run ends with no worktree left.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from pm_agent.agents.header import SessionHeader
 from pm_agent.testing.model_server import ModelRequest, Turn
 from pm_agent.testing.team import Step, signal, write
+from pm_agent.vcs.pool import WorktreePool
 
 from .conftest import Target, git
 
@@ -49,7 +51,7 @@ def _note(name: str) -> list[Step]:
 
 @pytest.mark.parametrize("reuse", [True, False])
 def test_the_third_task_works_in_the_first_tasks_worktree_as_if_it_were_new(
-    target: Callable[[str], Target], reuse: bool
+    target: Callable[[str], Target], reuse: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     t = target(PLAN)
     found: dict[str, object] = {}
@@ -70,6 +72,14 @@ def test_the_third_task_works_in_the_first_tasks_worktree_as_if_it_were_new(
         ("task-2", "developer"): _note("history"),
         ("task-3", "developer"): [look, *_note("roadmap")[1:]],
     }
+    retired: list[tuple[str, bool]] = []
+    original = WorktreePool.retire
+
+    def spy(self: WorktreePool, path: Path, branch: str, *, keep_branch: bool = False, spare: bool = True) -> None:
+        retired.append((path.name, spare))
+        original(self, path, branch, keep_branch=keep_branch, spare=spare)
+
+    monkeypatch.setattr(WorktreePool, "retire", spy)
     rc = t.start(max_parallel_agents=1, reuse_worktrees=reuse)
     outcome = t.drive(rc)
     assert outcome.all_done, (outcome, t.listener.events[-10:])
@@ -86,6 +96,8 @@ def test_the_third_task_works_in_the_first_tasks_worktree_as_if_it_were_new(
     assert not any("__pycache__" in str(f) for f in found["files"])  # type: ignore[union-attr]
     assert len(commits) == 4
     assert "roadmap" in commits[0]
+    # Task 1's worktree is kept for task 3; when task 2 and task 3 finish no task is left to take one: removed.
+    assert retired == [("task-1", True), ("task-2", False), ("task-3", False)]
     # Nothing is left: no task worktree, no spare.
     assert [w.path for w in rc.git.worktree_list()] == [str(t.repo)]
     assert list(rc.worktree_path("1").parent.iterdir()) == []

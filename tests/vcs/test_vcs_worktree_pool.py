@@ -193,3 +193,12 @@ def test_a_failed_checkout_leaves_no_branch_and_the_task_still_gets_its_worktree
     assert pool.enabled
     assert (wt.path / "landed.py").read_text() == "Y = 2\n"
     assert not spare.exists()
+
+
+def test_a_worktree_no_task_will_take_is_removed_not_kept(repo: Git, pool: WorktreePool, write: Write) -> None:
+    done = _finished_task(pool, write)
+    pool.retire(done, "feat/demo/task-1", spare=False)
+    assert pool.spares() == []
+    assert not done.exists()
+    assert set(_worktrees(repo)) == {"repo"}
+    assert "feat/demo/task-1" not in _branches(repo)

@@ -139,10 +139,16 @@ class PmLoop:
             self.cleanups.extend(flow.cleanups)
 
     def _clean_up(self) -> None:
-        """Remove finished tasks' worktrees in the background: a freed slot is refilled first."""
+        """Retire finished tasks' worktrees in the background: a freed slot is refilled first."""
+        # A spare only while open tasks not running yet may want one: near the end of a run a finished
+        # worktree is removed at once, so the disk never holds more checkouts than the work to come needs.
+        to_come = len(self.readiness.open - self.flows.keys()) - len(self.pool.spares())
         while self.cleanups:
             done = self.cleanups.pop(0)
-            retire = partial(self.pool.retire, done.worktree, done.branch, keep_branch=done.keep_branch)
+            wanted, to_come = to_come > 0, to_come - 1
+            retire = partial(
+                self.pool.retire, done.worktree, done.branch, keep_branch=done.keep_branch, spare=wanted
+            )
             job = asyncio.create_task(asyncio.to_thread(retire))
             self.cleaning.add(job)
             job.add_done_callback(self.cleaning.discard)

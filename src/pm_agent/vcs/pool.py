@@ -88,17 +88,18 @@ class WorktreePool:
         self.taken += 1
         return self.git._at(target)
 
-    def retire(self, path: Path, branch: str, *, keep_branch: bool = False) -> None:
-        """Done with a finished task's worktree: keep it as a spare (or remove it), and delete its branch unless
-        `keep_branch`. Best effort, as removing was: a leftover worktree is harmless and listed by git."""
+    def retire(self, path: Path, branch: str, *, keep_branch: bool = False, spare: bool = True) -> None:
+        """Done with a finished task's worktree: keep it as a spare (or remove it: the pool is full, or not
+        `spare`, as when no task is left to take it), and delete its branch unless `keep_branch`. Best effort, as
+        removing was: a leftover worktree is harmless and listed by git."""
         with self._guard:
-            keep = self.enabled and len(self._spares) < self.limit
+            keep = spare and self.enabled and len(self._spares) < self.limit
             if keep:
                 self._count += 1
-                spare = self.folder / f"{SPARE_PREFIX}{self._token}-{self._count}"
+                at = self.folder / f"{SPARE_PREFIX}{self._token}-{self._count}"
         try:
             if keep:
-                keep = self._retire(path, spare)
+                keep = self._retire(path, at)
             if not keep:
                 self.git.worktree_remove(path, force=True)
             if not keep_branch:
@@ -107,7 +108,7 @@ class WorktreePool:
             return
         if keep:
             with self._guard:
-                self._spares.append(spare)
+                self._spares.append(at)
                 self.retired += 1
 
     def _retire(self, path: Path, spare: Path) -> bool:
