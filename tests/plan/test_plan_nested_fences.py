@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pm_agent.errors import PlanError
 from pm_agent.plan import fastpath, fields, load_plan
 from pm_agent.plan.nested_fences import fence_lines, mend
 
@@ -141,3 +142,59 @@ def test_a_markdown_block_written_with_a_longer_fence_before_a_phase_heading_is_
     assert plan.warnings == []
     assert [t.steps for t in plan.tasks] == [["Write it"], ["Write it"]]
     assert mend(text, fields.task_heading) == (text, [])
+
+
+TEMPLATE = Path(__file__).parent / "fixtures" / "forms" / "template-in-a-string.md"
+
+
+def test_a_task_heading_in_a_prompt_template_is_not_a_task_when_the_plan_names_that_task_again(
+    either_path: object,
+) -> None:
+    """A ```python block whose string holds a plan template with ``` fences and `### Task 1.2: [Next Task]`: by
+    Markdown's rules the block ends at the template's inner close, and its `Task 1.2` heading then reads as a
+    task, named again by the real one (a public agent-written plan failed with "duplicate task id")."""
+    plan = load_plan(TEMPLATE)
+    by_id = {t.id: t for t in plan.tasks}
+    assert sorted(by_id) == ["1.1", "1.2", "2.1"]
+    assert by_id["1.1"].steps == [
+        "Write the failing test",
+        "Create the module with the planner's prompt",
+        "Run the test",
+        "Commit",
+    ]
+    assert "Every task ends with a commit." in by_id["1.1"].body
+    assert by_id["1.2"].title == "Create the prompt models"
+    assert [t.line for t in plan.tasks if t.id in ("1.1", "1.2")] == [9, 60]
+    (warning,) = plan.warnings
+    assert warning.startswith(
+        f"{TEMPLATE}:24: the ```python block holds ``` fences of its own; by Markdown's rules it ends at line 38"
+    )
+    assert "Read as one block up to line 46" in warning
+
+
+def _without(lines: list[str], *numbers: int) -> str:
+    return "\n".join(line for n, line in enumerate(lines, start=1) if n not in numbers)
+
+
+def test_a_task_named_twice_with_no_block_to_blame_is_still_an_error(tmp_path: Path) -> None:
+    lines = TEMPLATE.read_text(encoding="utf-8").split("\n")
+    assert lines[35] == "```[language]"
+    plain = tmp_path / "plan.md"
+    # Without the template's inner fence the block ends where it should, and the template's heading stays in it;
+    # a real second Task 1.2 heading is then what the error names.
+    plain.write_text(_without(lines, 36, 37, 38) + "\n### Task 1.2: Again\n\n**Step 1: Twice**\n", encoding="utf-8")
+    with pytest.raises(PlanError, match=r"duplicate task id '1.2' \(Task 1.2 is on line 57\)"):
+        load_plan(plain)
+
+
+def test_a_stray_task_heading_with_no_real_close_after_it_is_left_to_the_duplicate_error(tmp_path: Path) -> None:
+    lines = TEMPLATE.read_text(encoding="utf-8").split("\n")
+    assert lines[47] == "**Step 3: Run the test**"
+    lines[47] = "Then run the test."  # the block's real close is followed by nothing of the plan's structure
+    assert (lines[66], lines[72]) == ("```python", "**Step 2: Commit**")
+    # Past the real Task 1.2 heading a bare fence is followed by Task 1.1's next step label: still not the close.
+    lines[66], lines[72] = "```", "**Step 3: Commit**"
+    broken = tmp_path / "plan.md"
+    broken.write_text("\n".join(lines), encoding="utf-8")
+    with pytest.raises(PlanError, match=r"duplicate task id '1.2' \(Task 1.2 is on line 40\)"):
+        load_plan(broken)

@@ -19,6 +19,13 @@ its real close, the first bare fence after Markdown's close that the plan's own 
 step label, the next task, the end): `_Finder` says how. Both of the block's fence lines get a longer run of
 backticks, so line numbers do not change; each mended block is reported, with its lines, in a warning.
 Anything else is left as Markdown reads it, and other plans pay nothing.
+
+A task heading can be such a block's own text too: a ```python block whose string is a plan template, with its
+own ```[language] fence and `### Task 1.2: [Next Task]`. Markdown ends the block at the template's inner close
+and the template's heading reads as a task, which the plan then names again (another public agent-written plan
+failed with "duplicate task id"). When the parser finds an id named twice, the task before the first heading is
+looked at with that heading passed over once (`stray`): past it the block's text pairs its own fences, and the
+second heading with that id is the real task, where the search stops.
 """
 
 from __future__ import annotations
@@ -142,9 +149,15 @@ class _Finder:
     first bare fence after Markdown's that the plan's structure follows: the task's next step label (the one
     after the step that holds the block), the next task heading (a rule may stand between), or the end."""
 
-    def __init__(self, lines: list[str], task_heading: Callable[[str], tuple[str, str] | None]) -> None:
+    def __init__(
+        self,
+        lines: list[str],
+        task_heading: Callable[[str], tuple[str, str] | None],
+        stray: Callable[[str], str | None] | None = None,
+    ) -> None:
         self.lines = lines
         self.task_heading = task_heading
+        self.stray = stray or (lambda _id: None)
         self.task_id: str | None = None
         self.task_level: int | None = None
         self.fence: _Fence | None = None  # the block the scan is in
@@ -154,8 +167,11 @@ class _Finder:
         """The first block to mend in `marks`; from the first task heading in them to the next only."""
         for mark in marks:
             heading = self.fence is None and mark.fence is None and self.task_level is not None
-            if heading and self.task_heading(mark.title) is not None:
-                return None  # the next task: this one is read
+            parsed = self.task_heading(mark.title) if heading else None
+            if parsed is not None:
+                # The next task, unless its id comes again later and a block before it may have ended early: then
+                # it is a task heading inside that block (a plan template in a prompt), misread after Markdown's close.
+                return self._real_close() if self.suspect is not None and self.stray(parsed[0]) else None
             damaged = self._in_block(mark, self.fence) if self.fence is not None else self._outside(mark)
             if damaged:
                 found = self._real_close()
@@ -197,13 +213,23 @@ class _Finder:
         block, markdown_end = self.suspect
         step = self._step_before(block.opener.line)
         index = markdown_end.line - 1  # 0-based: Markdown's close, itself a candidate
+        passed: set[str] = set()  # stray task headings passed over, once each: the second one is the real task
+        inner = False  # past a stray heading: the block's text pairs its own fences (```json ... ```)
         while index < len(self.lines):
             text = self.lines[index]
-            if index >= markdown_end.line and self._is_task_heading(text):
-                return None
+            heading = self._heading_id(text) if index >= markdown_end.line else None
+            if heading is not None:
+                key = self.stray(heading)
+                if key is None or key in passed:
+                    return None
+                passed.add(key)
             fence = _FENCE_LINE.fullmatch(text)
             bare = fence is not None and fence.group(1)[0] == block.char and len(fence.group(1)) >= block.size
-            if bare and self._structure_after(index + 1, step):
+            if passed and _FENCE_OPENER.fullmatch(text):
+                inner = True
+            elif passed and bare and inner:
+                inner, bare = False, False
+            if bare and self._structure_after(index + 1, step, passed):
                 if index == markdown_end.line - 1:
                     return None  # Markdown's close is the real one
                 return Mended(block.opener.line, markdown_end.line, index + 1, block.opener.info, self.task_id)
@@ -221,35 +247,52 @@ class _Finder:
                 return step
         return None
 
-    def _structure_after(self, index: int, step: Step | None) -> bool:
+    def _structure_after(self, index: int, step: Step | None, passed: set[str]) -> bool:
         """Whether the first non-blank line from `index` (0-based) is the plan's own: the next step's label, a
-        task heading (after a rule, if one stands there), or the end of the plan."""
+        task heading (after a rule, if one stands there; not a stray one met for the first time), or the end."""
         rest = (text for text in self.lines[index:] if text.strip())
         first = next(rest, None)
         if first is not None and _RULE.match(first):
             first = next(rest, None)
-            return first is None or self._is_task_heading(first)
-        if first is None or self._is_task_heading(first):
+            return first is None or self._plan_task(first, passed)
+        if first is None or self._plan_task(first, passed):
             return True
         after = _step(first)
         return after is not None and step is not None and after == (step[0], step[1], step[2] + 1)
 
     def _is_task_heading(self, text: str) -> bool:
+        return self._heading_id(text) is not None
+
+    def _plan_task(self, text: str, passed: set[str]) -> bool:
+        """A task heading of the plan's own: not the first heading of an id the plan names twice."""
+        task_id = self._heading_id(text)
+        key = self.stray(task_id) if task_id is not None else None
+        return task_id is not None and (key is None or key in passed)
+
+    def _heading_id(self, text: str) -> str | None:
+        """The task id of a task heading line, else None."""
         heading = _HEADING_LINE.fullmatch(text)
-        return heading is not None and self.task_heading(heading.group(1).strip().rstrip("#").strip()) is not None
+        parsed = self.task_heading(heading.group(1).strip().rstrip("#").strip()) if heading is not None else None
+        return parsed[0] if parsed is not None else None
 
 
 _FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
+_FENCE_OPENER = re.compile(r" {0,3}(?:`{3,}|~{3,})[ \t]*[^`\s][^`]*")  # a fence line with an info string
 _HEADING_LINE = re.compile(r" {0,3}#{1,6}[ \t]+(.*)")
 
 
 def mend(
-    text: str, task_heading: Callable[[str], tuple[str, str] | None], starts: Sequence[int] | None = None
+    text: str,
+    task_heading: Callable[[str], tuple[str, str] | None],
+    starts: Sequence[int] | None = None,
+    stray: Callable[[str], str | None] | None = None,
 ) -> tuple[str, list[Mended]]:
     """`text` with each block that holds fences of its own read as one block (see the module), and what was mended.
 
     `task_heading` reads a heading's text as (id, title) when it starts a task (`fields.task_heading`); `starts`
-    are the 1-based lines of the task headings to look at (the parser's suspects), by default every task's."""
+    are the 1-based lines of the task headings to look at (the parser's suspects), by default every task's.
+    `stray(id)`: the id's key when the plan names that task twice (else None); such a task heading after a
+    suspect block may be the block's own text, and the real close is then looked for past it (once)."""
     if text.count("```") < 4 and text.count("~~~") < 4:
         return text, []
     if starts is None:
@@ -259,7 +302,7 @@ def mend(
     for start in sorted(set(starts)):
         for _ in range(_MAX_ROUNDS):
             offset = sum(len(line) + 1 for line in lines[: start - 1])
-            block = _Finder(lines, task_heading).run(_marks(text, start, offset))
+            block = _Finder(lines, task_heading, stray).run(_marks(text, start, offset))
             if block is None:
                 break
             marks: list[_Mark] = []

@@ -256,16 +256,49 @@ def read_plan(
     reader = _Reader(text, path, source)
     parsed = reader.run(file_task)
     if reader.cut_short:
-        mended_text, mended = mend(text, fields.task_heading, reader.cut_short)
-        if mended:
-            text = mended_text
-            parsed = _Reader(text, path, source).run(file_task)
-            parsed.warnings[:0] = [f"{path or 'plan'}:{block.warning()}" for block in mended]
+        text, parsed = _mended(text, parsed, path, source, file_task, reader.cut_short)
+    twice = _named_twice(parsed.tasks)
+    if twice:  # a task heading in a block Markdown ended early (a plan template in a prompt) reads as a task
+        keys = {key for key, _ in twice}
+        starts = [before.line for _, before in twice if before is not None]
+        text, parsed = _mended(text, parsed, path, source, file_task, starts, keys)
     if numbered and file_task is None and not parsed.tasks:
         from pm_agent.plan.numbered import read_numbered  # its regexes cost every plan load; few plans need it
 
         return read_numbered(text, path, parsed, lambda level: _Reader(text, path, source, task_level=level).run())
     return parsed
+
+
+def _mended(
+    text: str,
+    parsed: ParsedPlan,
+    path: Path | str | None,
+    source: str,
+    file_task: FileTask | None,
+    starts: list[int],
+    twice: set[str] | None = None,
+) -> tuple[str, ParsedPlan]:
+    """The plan read again with its blocks that hold fences of their own mended (nested_fences.py), if any."""
+    stray = (lambda task_id: key if (key := fields.canonical_id(task_id)) in twice else None) if twice else None
+    mended_text, mended = mend(text, fields.task_heading, starts, stray)
+    if not mended:
+        return text, parsed
+    again = _Reader(mended_text, path, source).run(file_task)
+    again.warnings[:0] = [f"{path or 'plan'}:{block.warning()}" for block in mended]
+    return mended_text, again
+
+
+def _named_twice(tasks: list[Task]) -> list[tuple[str, Task | None]]:
+    """Each task id the plan names again: its key, and the task before its first heading (None: it is the first)."""
+    first: dict[str, int] = {}
+    found: dict[str, Task | None] = {}
+    for index, task in enumerate(tasks):
+        key = fields.canonical_id(task.id)
+        if key not in first:
+            first[key] = index
+        elif key not in found:
+            found[key] = tasks[first[key] - 1] if first[key] else None
+    return list(found.items())
 
 
 def parse_plan_text(text: str, path: Path | str | None = None) -> tuple[PlanHeader, list[Task]]:
