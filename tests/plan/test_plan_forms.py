@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pm_agent.errors import PlanError
-from pm_agent.plan import fields, load_plan, parse_plan_text, refs
+from pm_agent.plan import fastpath, fields, load_plan, parse_plan_text, refs
 from pm_agent.plan.numbered import numbered_heading
 
 FORMS = Path(__file__).parent / "fixtures" / "forms"
@@ -144,3 +144,27 @@ def test_task_word_and_units_in_chinese() -> None:
     assert refs.phase_ref("阶段 2 完成") == "2"
     assert refs.phase_ref("Phase 1 complete") == "1"
     assert refs.phase_ref("the parser task") is None
+
+
+LETTERED = Path(__file__).parent / "fixtures" / "forms" / "lettered-waves.md"
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "markdown-it"])
+def test_lettered_tasks_in_waves_keep_their_wait_for_order(fast: bool) -> None:
+    """`### Task A:` headings and `**WAIT_FOR:** Tasks A, B, C (all previous tasks)` (a public agent-written plan's
+    form): each letter is a task, WAIT_FOR is its Depends on, and the last task waits for all."""
+    fastpath.ENABLED = fast
+    try:
+        plan = load_plan(LETTERED)
+    finally:
+        fastpath.ENABLED = True
+    deps = {t.id: [d.task_id for d in t.depends_on] for t in plan.tasks}
+    assert deps == {"A": [], "B": [], "C": ["A"], "D": ["A", "B", "C"]}
+    assert [t.title for t in plan.tasks] == [
+        "Read the rows",
+        "Describe the formats",
+        "Write CSV",
+        "Write PDF and run the whole suite",
+    ]
+    assert plan.queue[-1] == "D"
+    assert {t.id: t.declared_independent for t in plan.tasks}["A"] is True

@@ -38,6 +38,11 @@ from pm_agent.plan.refs import Ref, read_refs
         ("Nothing (independent)", []),
         ("None (runs beside Task 1 on purpose)", []),
         ("n/a", []),
+        # Lettered tasks (`### Task A:`): a lone capital letter in a list, with at most a bracketed note, is one.
+        ("Tasks A, B, C (all previous tasks)", [Ref("A"), Ref("B"), Ref("C", "all previous tasks")]),
+        ("Task A (needs the row reader)", [Ref("A", "needs the row reader")]),
+        ("Task 1, I think", [Ref("1", "I think")]),
+        ("Task 1, a fresh database", [Ref("1", "a fresh database")]),
     ],
 )
 def test_read_refs(value: str, refs: list[Ref]) -> None:

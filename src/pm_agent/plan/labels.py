@@ -8,6 +8,8 @@ LABELS: dict[str, str] = {
     "depends on": "depends_on",
     "depends": "depends_on",
     "blocked by": "depends_on",
+    "wait for": "depends_on",
+    "wait_for": "depends_on",  # `**WAIT_FOR:** Task A` (wave plans)
     "tier": "tier",
     "risk tier": "tier",
     "ownership": "ownership",

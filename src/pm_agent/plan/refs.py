@@ -23,6 +23,8 @@ _SIMPLE_REF = re.compile(r"Task (\d{1,9})")
 _SIMPLE_REFS = re.compile(r"Task \d{1,9}(?:, Task \d{1,9})+")
 _NOTED_REF = re.compile(r"Task (\d{1,9}) \(([A-Za-z0-9 ]*[A-Za-z0-9][A-Za-z0-9 ]*)\)")
 _DIGITS = re.compile(r"\d+")
+_LETTER = re.compile(r"[A-Z]")  # a lettered task's id (`Task A`: fields.task_heading)
+_BRACKETED = re.compile(r"\s*(?:\([^()]*\))?\s*")
 # `and` separates references (`Task 1 and Task 2`, `Tasks 1 and 2`), not prose (`GREEN and committed`).
 _REF_START = re.compile(r"\s*(?:tasks?\b|任务|#|\d)", re.IGNORECASE)
 _NONE = frozenset({"", "none", "nothing", "n/a", "na", "-", "—", "no", "no dependencies", "(none)", "无", "无依赖"})
@@ -142,13 +144,15 @@ def _split_refs(text: str) -> list[str]:
 def _piece_refs(piece: str, *, alone: bool) -> list[Ref]:
     """The references one piece holds: a leading one (the rest is its note), else any `Task N` inside.
 
-    A bare word without a digit is an id only when it is the whole value (`Depends on: login`);
-    otherwise it is prose (`Task 1 GREEN and committed`, `the parser task`).
+    A bare word without a digit is an id only when it is the whole value (`Depends on: login`), or one capital
+    letter with nothing but a bracketed note (`Tasks A, B, C (all previous)`: plans whose tasks are lettered);
+    otherwise it is prose (`Task 1 GREEN and committed`, `the parser task`, `I think`).
     """
     head = _REF_HEAD.match(piece.strip().strip("`").strip())
     if head is not None:
         task_id, note = head.group("id"), _note(head.group("rest"))
-        if head.group("prefix") or any(c.isdigit() for c in task_id) or (alone and not note):
+        lettered = _LETTER.fullmatch(task_id) is not None and _BRACKETED.fullmatch(head.group("rest")) is not None
+        if head.group("prefix") or any(c.isdigit() for c in task_id) or (alone and not note) or lettered:
             return [Ref(normalize_task_id(task_id), note)]
     return [Ref(normalize_task_id(m.group("id")), _note(piece)) for m in _REF_INSIDE.finditer(piece)]
 
