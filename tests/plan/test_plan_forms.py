@@ -11,7 +11,7 @@ import pytest
 
 from pm_agent.errors import PlanError
 from pm_agent.plan import fastpath, fields, load_plan, parse_plan_text, refs
-from pm_agent.plan.numbered import numbered_heading
+from pm_agent.plan.numbered import batch_heading, numbered_heading
 
 FORMS = Path(__file__).parent / "fixtures" / "forms"
 
@@ -168,3 +168,60 @@ def test_lettered_tasks_in_waves_keep_their_wait_for_order(fast: bool) -> None:
     ]
     assert plan.queue[-1] == "D"
     assert {t.id: t.declared_independent for t in plan.tasks}["A"] is True
+
+
+BATCHES = Path(__file__).parent / "fixtures" / "forms" / "risk-batches.md"
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "markdown-it"])
+def test_risk_tagged_batches_are_the_tasks_run_in_order(fast: bool) -> None:
+    """`## Batch 1 [LOW RISK]` with `### Step 1.1:` headings (one tool's agent-written plans, three of them public):
+    each batch is a task, its steps its steps, and it depends on the batch before unless it says otherwise."""
+    fastpath.ENABLED = fast
+    try:
+        plan = load_plan(BATCHES)
+    finally:
+        fastpath.ENABLED = True
+    by_id = {t.id: t for t in plan.tasks}
+    assert list(by_id) == ["1", "2", "3"]
+    assert by_id["1"].title == "Return the session id from the driver"  # its emphasized first line
+    assert by_id["2"].title == "Store the session id in the workflow state"  # the heading's own title
+    assert by_id["1"].steps == ["Write the failing test", "Return a tuple from generate", "Run the test"]
+    assert {k: [d.task_id for d in t.depends_on] for k, t in by_id.items()} == {"1": [], "2": ["1"], "3": ["1"]}
+    assert by_id["2"].depends_on[0].note == "the batch before: batches run in order"
+    assert by_id["2"].expected_files.create == ["migrations/0004_session_id.sql"]
+    assert "Three batches" not in by_id["3"].body  # the summary is no batch's
+    assert plan.warnings[0].endswith("the 3 'Batch N' headings at level 2 are read as the tasks, in order")
+
+
+@pytest.mark.parametrize(
+    ("heading", "parsed"),
+    [
+        ("Batch 1 [LOW RISK]", ("1", "Batch 1 (low risk)")),
+        ("Batch 0 [LOW RISK] - Add the dependency", ("0", "Add the dependency")),
+        ("Batch 12 [High Risk]: Migrate", ("12", "Migrate")),
+        ("Batch 1: Parallel (3 agents)", None),  # a design doc's section about who runs what
+        ("Batch 2 [3 agents]", None),
+        ("Batch processing", None),
+    ],
+)
+def test_batch_headings(heading: str, parsed: tuple[str, str] | None) -> None:
+    assert batch_heading(heading) == parsed
+
+
+def test_a_step_label_may_carry_its_batch_number() -> None:
+    assert fields.step_title("Step 1.2: Return a tuple") == "Return a tuple"
+    assert fields.step_title("Step 3. Commit") == "Commit"
+
+
+def test_batches_without_task_fields_are_still_tasks(tmp_path: Path) -> None:
+    """A numbered section without Files or Steps reads as a design doc's; a risk-tagged batch says it is a task."""
+    plan_file = tmp_path / "plan.md"
+    plan_file.write_text(
+        "# Notes\n\n## Batch 1 [LOW RISK]\n*Create notes.md*\n\nRun: `test -f notes.md`\n\n"
+        "## Batch 2 [LOW RISK]\n*Create todo.md*\n\nRun: `test -f todo.md`\n",
+        encoding="utf-8",
+    )
+    plan = load_plan(plan_file)
+    assert [(t.id, t.title) for t in plan.tasks] == [("1", "Create notes.md"), ("2", "Create todo.md")]
+    assert [d.task_id for d in plan.tasks[1].depends_on] == ["1"]

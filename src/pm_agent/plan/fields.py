@@ -15,7 +15,10 @@ from pm_agent.plan.models import ExpectedFiles, Tier
 
 # Full-width punctuation of CJK plans read as its ASCII twin in labels and field values.
 FULL_WIDTH = str.maketrans({"：": ":", "（": "(", "）": ")", "，": ",", "；": ";", "、": ","})
-_STEP = re.compile(r"^(?:step\s+|步骤\s*)(?P<n>[0-9]+[a-z]?)\s*(?:[:：.)\-–—]\s*(?P<title>.*))?$", re.IGNORECASE)
+# `Step 3: Title`, `Step 3a. Title`, `Step 1.2: Title` (a batch's steps), `步骤 1：Title`.
+_STEP = re.compile(
+    r"^(?:step\s+|步骤\s*)(?P<n>[0-9]+(?:\.[0-9]+)*[a-z]?)\s*(?:[:：.)\-–—]\s*(?P<title>.*))?$", re.IGNORECASE
+)
 # `Task 3: Title`, `Task 3a：Title`, `Task 12 — Title`, `Task 4. Title`, `任务 1：Title`, `Task A: Title`; the id
 # must hold a digit or be one capital letter, so a heading such as `Task ownership: who does what` is not a task.
 _TASK_HEADING = re.compile(

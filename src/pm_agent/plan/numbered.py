@@ -6,6 +6,10 @@ most of them, the deeper one on a tie (`## 1. Setup` over `### 1.1 Install`, ...
 their sections too (`## 1. Background`, `### 2.1 Data flow`), so the reading stands only when at least
 half of those sections carry a task field (files, steps, dependencies, acceptance criteria, estimate,
 tier, ownership); otherwise the document is refused as a design doc, naming its first numbered heading.
+
+Risk-tagged batches (`## Batch 1 [LOW RISK]`, one tool's agent-written plans, their steps `### Step 1.1:`
+headings) are such a plan's tasks whatever else is numbered, with or without task fields (the tag says it is a
+task); they run in order: each batch without a `Depends on` of its own depends on the one before.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pathlib import Path
 
 from pm_agent.plan.draft import ParsedPlan
 from pm_agent.plan.markdown import Node, first_line, heading_level, heading_text
-from pm_agent.plan.models import Task
+from pm_agent.plan.models import Dependency, Task
 from pm_agent.plan.sections import read_blocks
 
 # `1.2.3 Title`, `1.2. Title`, `1.1安装`, `3. Title`, `3) Title`, `3、标题`, `3: Title`; a bare `2026 Roadmap`
@@ -31,8 +35,30 @@ _NUMBERED = re.compile(
 )
 
 
+# `Batch 1 [LOW RISK]`, `Batch 0 [LOW RISK] - Add the dependency` (one tool's plans: batches of `### Step 1.1:`
+# headings, run in order). The risk tag is what tells such a batch from a design doc's `### Batch 1: Parallel
+# (3 agents)`, a section about who runs what, not a task.
+_BATCH = re.compile(
+    r"^batch\s+(?P<id>\d{1,3})\s*\[(?P<risk>[^\[\]]{0,30}\brisk)\]\s*(?:(?:[:：]|[-–—]+)\s*(?P<title>\S.*))?$",
+    re.IGNORECASE,
+)
+
+
+def batch_heading(text: str) -> tuple[str, str] | None:
+    """`Batch 2 [MEDIUM RISK] - Title` -> ("2", "Title"); `Batch 1 [LOW RISK]` -> ("1", "Batch 1 (low risk)")."""
+    match = _BATCH.match(text.strip())
+    if match is None:
+        return None
+    number, risk = match.group("id"), (match.group("risk") or "").strip().lower()
+    return number, (match.group("title") or f"Batch {number} ({risk})").strip()
+
+
 def numbered_heading(text: str) -> tuple[str, str] | None:
-    """`1.1.1 Install deps` -> ("1.1.1", "Install deps"); `Step 3: Wire it` -> ("3", "Wire it"); else None."""
+    """`1.1.1 Install deps` -> ("1.1.1", "Install deps"); `Step 3: Wire it` -> ("3", "Wire it"); a batch (see
+    `batch_heading`); else None."""
+    batch = batch_heading(text)
+    if batch is not None:
+        return batch
     match = _NUMBERED.match(text.strip())
     if match is None:
         return None
@@ -49,22 +75,28 @@ class Numbered:
     count: int
     first_line: int
     first_text: str
+    batches: bool = False  # `Batch N` headings: they are the tasks, each after the one before
 
 
 def numbered_level(nodes: Sequence[Node]) -> Numbered | None:
     """The heading level whose numbered headings are the tasks (most of them, deeper on a tie), or None."""
     found: list[tuple[int, int, str]] = []  # (level, line, text)
+    batches: list[tuple[int, int, str]] = []
     for node in nodes:
         if node.type == "heading":
             text = heading_text(node)
             if numbered_heading(text) is not None:
                 found.append((heading_level(node), first_line(node), text))
+                if batch_heading(text) is not None:
+                    batches.append(found[-1])
+    if batches:  # a batch holds numbered steps (`### Step 1.1:`), which must not outnumber it
+        found = batches
     if not found:
         return None
     counts = Counter(level for level, _, _ in found)
     level = max(counts, key=lambda lv: (counts[lv], lv))
     line, text = next((ln, tx) for lv, ln, tx in found if lv == level)
-    return Numbered(level, counts[level], line, text)
+    return Numbered(level, counts[level], line, text, batches=bool(batches))
 
 
 def carries_fields(task: Task) -> bool:
@@ -120,14 +152,36 @@ def read_numbered(
         parsed.refused = no_task_headings(nodes)
         return parsed
     by_number = run(found.level)
-    why = refusal(found, by_number.tasks)
+    why = None if found.batches else refusal(found, by_number.tasks)  # `Batch N [LOW RISK]` says it is a task
     if why is not None:
         parsed.refused = (why, found.first_line)
         return parsed
     where = f"{path}:{found.first_line}" if path else f"line {found.first_line}"
-    by_number.warnings.insert(
-        0,
-        f"{where}: no 'Task N:' headings: the {found.count} numbered headings at level {found.level} "
-        "are read as the tasks",
-    )
+    if found.batches:
+        by_number.tasks = batches(by_number.tasks)
+        read_as = f"the {found.count} 'Batch N' headings at level {found.level} are read as the tasks, in order"
+    else:
+        read_as = f"the {found.count} numbered headings at level {found.level} are read as the tasks"
+    by_number.warnings.insert(0, f"{where}: no 'Task N:' headings: {read_as}")
     return by_number
+
+
+def batches(tasks: Sequence[Task]) -> list[Task]:
+    """Batches run one after the other: each without a dependency of its own depends on the batch before. A batch
+    whose heading has no title takes its first line when that is all emphasis (`*Add the session id*`)."""
+    ordered: list[Task] = []
+    for before, task in zip([None, *tasks], tasks, strict=False):
+        update: dict[str, object] = {}
+        if before is not None and not task.depends_on and not task.declared_independent:
+            note = "the batch before: batches run in order"
+            update["depends_on"] = [Dependency(task_id=before.id, note=note)]
+            update["decision_log"] = [*task.decision_log, f"depends on task-{before.id}: {note}"]
+        first = task.description.split("\n", 1)[0].strip()
+        emphasis = _EMPHASIS.fullmatch(first)
+        if task.title.startswith("Batch ") and emphasis is not None:
+            update["title"] = (emphasis.group(1) or emphasis.group(2)).strip()
+        ordered.append(task.model_copy(update=update) if update else task)
+    return ordered
+
+
+_EMPHASIS = re.compile(r"\*{1,2}([^*\n]{3,200})\*{1,2}|_{1,2}([^_\n]{3,200})_{1,2}")
