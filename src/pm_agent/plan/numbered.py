@@ -178,10 +178,11 @@ def batches(tasks: Sequence[Task]) -> list[Task]:
             update["decision_log"] = [*task.decision_log, f"depends on task-{before.id}: {note}"]
         first = task.description.split("\n", 1)[0].strip()
         emphasis = _EMPHASIS.fullmatch(first)
-        if task.title.startswith("Batch ") and emphasis is not None:
+        if emphasis is not None and _UNTITLED.fullmatch(task.title) is not None:  # `batch_heading`'s own title
             update["title"] = (emphasis.group(1) or emphasis.group(2)).strip()
         ordered.append(task.model_copy(update=update) if update else task)
     return ordered
 
 
+_UNTITLED = re.compile(r"Batch \d{1,3} \([^()]*\)")
 _EMPHASIS = re.compile(r"\*{1,2}([^*\n]{3,200})\*{1,2}|_{1,2}([^_\n]{3,200})_{1,2}")
