@@ -225,3 +225,76 @@ def test_batches_without_task_fields_are_still_tasks(tmp_path: Path) -> None:
     plan = load_plan(plan_file)
     assert [(t.id, t.title) for t in plan.tasks] == [("1", "Create notes.md"), ("2", "Create todo.md")]
     assert [d.task_id for d in plan.tasks[1].depends_on] == ["1"]
+
+
+STORY = Path(__file__).parent / "fixtures" / "forms" / "story-checklist.md"
+LOOP = Path(__file__).parent / "fixtures" / "forms" / "loop-checklist.md"
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "markdown-it"])
+def test_a_story_s_checklist_tasks_are_its_tasks(fast: bool) -> None:
+    """`## Tasks / Subtasks` with `- [ ] Task 1: Title (AC: #1, #2)` and nested subtasks (story files, loop plans):
+    each unchecked item is a task, its subtasks its body, its annotation kept out of its title; a checked item is
+    done and not run."""
+    fastpath.ENABLED = fast
+    try:
+        plan = load_plan(STORY)
+    finally:
+        fastpath.ENABLED = True
+    assert [(t.id, t.line, t.title) for t in plan.tasks] == [
+        ("1", 17, "Create the log viewer sheet"),
+        ("2", 25, "Stream the running job's output"),
+    ]
+    first = plan.tasks[0]
+    assert first.description.startswith("AC: #1, #2")
+    assert first.body.split("\n")[:3] == [
+        "### Task 1: Create the log viewer sheet",
+        "AC: #1, #2",
+        "- [ ] 1.1 Create `Views/History/LogViewerSheet.swift`",
+    ]
+    assert "let text = try logStore.readLogFile(fileName: job.logName)" in first.body
+    assert "Dev Notes" not in plan.tasks[1].body  # the next section is no task's
+    assert plan.warnings[1].endswith(
+        ":16: 'Task 0: Scaffold the history view (AC: #1)' is checked off in the plan: done, not run"
+    )
+
+
+def test_a_loop_plan_s_checklist_and_its_files_annotation() -> None:
+    plan = load_plan(LOOP)
+    assert [t.title for t in plan.tasks] == [
+        "Add the CSV serializer",
+        "Add the export button to the reports page",
+        "Wire the download endpoint",
+    ]
+    assert plan.tasks[1].description == "files: src/pages/Reports.tsx, src/export/csv.ts"
+    assert plan.warnings[0].endswith("the 3 unchecked '- [ ] Task N:' items are read as the tasks")
+
+
+def test_task_headings_win_over_checklist_items(tmp_path: Path) -> None:
+    text = "# P\n\n## Task 1: Heading task\n\n- [ ] Task 2: an item in its body\n"
+    plan_file = tmp_path / "plan.md"
+    plan_file.write_text(text, encoding="utf-8")
+    plan = load_plan(plan_file)
+    assert [t.id for t in plan.tasks] == ["1"]
+    assert "- [ ] Task 2: an item in its body" in plan.tasks[0].body
+
+
+def test_a_checklist_in_a_code_block_is_no_task(tmp_path: Path) -> None:
+    plan_file = tmp_path / "plan.md"
+    plan_file.write_text("# P\n\n## Tasks\n\n```markdown\n- [ ] Task 1: an example\n```\n", encoding="utf-8")
+    with pytest.raises(PlanError, match="no tasks found"):
+        load_plan(plan_file)
+
+
+def test_a_checklist_task_keeps_code_and_prose_that_follow_it_as_written(tmp_path: Path) -> None:
+    text = (
+        "# P\n\n## Tasks\n\n- [ ] Task 1: Write the template\n  - [ ] 1.1 Put it in `docs/template.md`\n\n"
+        "The template reads:\n\n```markdown\n- [ ] Task 9: an example item\n```\n\n"
+        "And the command:\n\n    make template\n"
+    )
+    plan_file = tmp_path / "plan.md"
+    plan_file.write_text(text, encoding="utf-8")
+    (task,) = load_plan(plan_file).tasks
+    assert "- [ ] Task 9: an example item" in task.body  # code in a fence is not touched
+    assert "\n    make template" in task.body  # after the item's own lines, indentation is the text's own
+    assert "\n- [ ] 1.1 Put it in `docs/template.md`" in task.body

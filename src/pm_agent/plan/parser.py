@@ -263,9 +263,29 @@ def read_plan(
         starts = [before.line for _, before in twice if before is not None]
         text, parsed = _mended(text, parsed, path, source, file_task, starts, keys)
     if numbered and file_task is None and not parsed.tasks:
+        listed = _checklist(text, path, source)
+        if listed is not None:
+            return listed
         from pm_agent.plan.numbered import read_numbered  # its regexes cost every plan load; few plans need it
 
         return read_numbered(text, path, parsed, lambda level: _Reader(text, path, source, task_level=level).run())
+    return parsed
+
+
+def _checklist(text: str, path: Path | str | None, source: str) -> ParsedPlan | None:
+    """A plan without task headings read by its unchecked `- [ ] Task N:` items (checklist.py), if it has any."""
+    from pm_agent.plan import checklist  # few plans need it
+
+    if not checklist.has_task_items(text):
+        return None
+    converted = checklist.as_headings(text)
+    if not converted.made:
+        return None
+    parsed = _Reader(converted.text, path, source).run()
+    if not parsed.tasks:
+        return None
+    parsed.tasks = converted.annotate(parsed.tasks)
+    parsed.warnings[:0] = converted.warnings(path)
     return parsed
 
 

@@ -1,0 +1,125 @@
+"""Plans whose tasks are checklist items: `- [ ] Task 1: Title (AC: #1)` with the subtasks nested under it.
+
+Story files (`## Tasks / Subtasks` in a BMAD story) and loop plans (`## Tasks` in an IMPLEMENTATION_PLAN.md) list
+their tasks this way instead of as headings. A file with no task heading, whose top-level list items include
+unchecked `Task N:` items, is read with each such item as a task heading one level below the section holding
+it, and the item's nested lines, de-indented, as its body: the usual reader then does the rest (fields, files,
+references, tiers). Lines keep their numbers. A checked item (`- [x] Task 0: ...`) is done by the plan's own
+account: it is no task, and a warning names it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pm_agent.plan.fields import task_heading
+from pm_agent.plan.models import Task
+
+# A top-level checklist item naming a task: `- [ ] Task 1: Title`, `* [x] TASK 2: Title`.
+_ITEM = re.compile(r"^[-*+] \[(?P<mark>[ xX])\] (?P<text>(?:task|任务)\s*\S.*)$", re.IGNORECASE)
+_HEADING = re.compile(r"^ {0,3}(#{1,6})\s")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def has_task_items(text: str) -> bool:
+    """Whether the text may hold checklist tasks (a cheap look before `as_headings`)."""
+    return "] task" in text.lower() or "] 任务" in text
+
+
+@dataclass
+class Converted:
+    """A checklist plan as a heading plan: the text (same lines), the annotations taken out of the items' titles
+    (`(AC: #1)`, `(files: ...)`) by line, and the checked task items (line, text)."""
+
+    text: str
+    made: int
+    notes: dict[int, str]
+    checked: list[tuple[int, str]]
+
+    def annotate(self, tasks: list[Task]) -> list[Task]:
+        """The tasks with their items' annotations put first in their description and body."""
+        return [
+            task.model_copy(
+                update={
+                    "description": f"{note}\n\n{task.description}".strip(),
+                    "body": _after_heading(task.body, note),
+                }
+            )
+            if (note := self.notes.get(task.line))
+            else task
+            for task in tasks
+        ]
+
+    def warnings(self, path: Path | str | None) -> list[str]:
+        """What the plan's reader is told about a checklist plan."""
+        where = f"{path}" if path else "plan"
+        said = [
+            f"{where}: no 'Task N:' headings: the {self.made} unchecked '- [ ] Task N:' items are read as the tasks"
+        ]
+        said += [f"{where}:{line}: '{text}' is checked off in the plan: done, not run" for line, text in self.checked]
+        return said
+
+
+def as_headings(text: str) -> Converted:
+    """The text with each unchecked top-level `Task N:` item turned into a task heading and its nested lines
+    de-indented (no line moves); the checked task items are left as they are."""
+    lines = text.split("\n")
+    out: list[str] = []
+    notes: dict[int, str] = {}
+    checked: list[tuple[int, str]] = []
+    level, fence, made = 1, None, 0
+    indent: int | None = None  # inside a converted item: the indent its nested lines are taken out of
+    for number, line in enumerate(lines, start=1):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened is not None and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = None
+            out.append(_dedent(line, indent))
+            continue
+        if opened is not None:
+            fence = opened.group(1)
+        heading = _HEADING.match(line)
+        if heading is not None:
+            level, indent = len(heading.group(1)), None
+            out.append(line)
+            continue
+        item = _ITEM.match(line)
+        if item is not None and task_heading(item.group("text")) is not None:
+            if item.group("mark") == " ":
+                title, note = _annotated(item.group("text").strip())
+                out.append(f"{'#' * min(level + 1, 6)} {title}")
+                if note:
+                    notes[number] = note
+                indent, made = 2 + len("[ ] "), made + 1
+                continue
+            checked.append((number, item.group("text").strip()))
+            indent = None
+        elif indent is not None and line.strip() and not line.startswith(" "):
+            indent = None  # the item's nested lines ended: anything at the margin is the section's again
+        out.append(_dedent(line, indent))
+    return Converted("\n".join(out), made, notes, checked)
+
+
+def _annotated(text: str) -> tuple[str, str]:
+    """`Task 1: Title (AC: #1, #2)` -> (`Task 1: Title`, `AC: #1, #2`): the annotation is kept as text, not title."""
+    match = _ANNOTATION.match(text)
+    return (match.group("title"), match.group("note").strip()) if match is not None else (text, "")
+
+
+_ANNOTATION = re.compile(r"^(?P<title>.*?\S)\s*\((?P<note>(?:AC|files?)\s*:[^()]*)\)\s*$", re.IGNORECASE)
+
+
+def _dedent(line: str, indent: int | None) -> str:
+    """A nested line of a converted item, taken out of the list (up to `indent` spaces; a tab counts as one)."""
+    if indent is None:
+        return line
+    stripped = line.lstrip(" \t")
+    return line[min(indent, len(line) - len(stripped)) :]
+
+
+def _after_heading(body: str, note: str) -> str:
+    """The task's section with the item's annotation as its first line after the heading."""
+    heading, _, rest = body.partition("\n")
+    return f"{heading}\n{note}\n{rest}"
