@@ -247,6 +247,14 @@ def test_a_story_s_checklist_tasks_are_its_tasks(fast: bool) -> None:
     ]
     first = plan.tasks[0]
     assert first.description.startswith("AC: #1, #2")
+    # The story's numbered acceptance criteria the annotation names are the task's.
+    assert first.acceptance_criteria == [
+        "Given a finished job When the user opens its log Then the whole log is shown",
+        "Given a running job When output arrives Then it appears within 100 ms",
+    ]
+    assert plan.tasks[1].acceptance_criteria == [
+        "Given a running job When output arrives Then it appears within 100 ms"
+    ]
     assert first.body.split("\n")[:3] == [
         "### Task 1: Create the log viewer sheet",
         "AC: #1, #2",

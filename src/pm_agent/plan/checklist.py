@@ -37,20 +37,27 @@ class Converted:
     made: int
     notes: dict[int, str]
     checked: list[tuple[int, str]]
+    criteria: dict[str, str]  # the document's numbered acceptance criteria (a story's), by number
 
     def annotate(self, tasks: list[Task]) -> list[Task]:
-        """The tasks with their items' annotations put first in their description and body."""
-        return [
-            task.model_copy(
-                update={
-                    "description": f"{note}\n\n{task.description}".strip(),
-                    "body": _after_heading(task.body, note),
-                }
-            )
-            if (note := self.notes.get(task.line))
-            else task
-            for task in tasks
-        ]
+        """The tasks with their items' annotations put first in their description and body, and the acceptance
+        criteria an `AC: #1, #2` annotation names among the task's own."""
+        annotated: list[Task] = []
+        for task in tasks:
+            note = self.notes.get(task.line)
+            if not note:
+                annotated.append(task)
+                continue
+            named = _AC.match(note)
+            numbers = re.findall(r"\d+", named.group(1)) if named is not None else []
+            criteria = [self.criteria[n] for n in numbers if n in self.criteria]
+            update = {
+                "description": f"{note}\n\n{task.description}".strip(),
+                "body": _after_heading(task.body, note),
+                "acceptance_criteria": [*task.acceptance_criteria, *criteria],
+            }
+            annotated.append(task.model_copy(update=update))
+        return annotated
 
     def warnings(self, path: Path | str | None) -> list[str]:
         """What the plan's reader is told about a checklist plan."""
@@ -99,7 +106,33 @@ def as_headings(text: str) -> Converted:
         elif indent is not None and line.strip() and not line.startswith(" "):
             indent = None  # the item's nested lines ended: anything at the margin is the section's again
         out.append(_dedent(line, indent))
-    return Converted("\n".join(out), made, notes, checked)
+    return Converted("\n".join(out), made, notes, checked, _criteria(lines))
+
+
+def _criteria(lines: list[str]) -> dict[str, str]:
+    """The numbered items of the document's `Acceptance Criteria` section (`1. **Given** ... **Then** ...`)."""
+    found: dict[str, str] = {}
+    inside, number = False, None
+    for line in lines:
+        heading = _HEADING.match(line)
+        if heading is not None:
+            inside, number = "acceptance criteria" in line.lower(), None
+            continue
+        if not inside:
+            continue
+        item = _NUMBERED_ITEM.match(line)
+        if item is not None:
+            number = item.group(1)
+            found[number] = item.group(2).replace("**", "").strip()  # `**Given**`: the words, not their emphasis
+        elif number is not None and line.strip() and line.startswith(" "):
+            found[number] += " " + line.replace("**", "").strip()  # the item's next line
+        elif not line.strip():
+            number = None
+    return found
+
+
+_NUMBERED_ITEM = re.compile(r"^ {0,3}(\d{1,3})[.)]\s+(\S.*)$")
+_AC = re.compile(r"^AC\s*:\s*(.*)$", re.IGNORECASE)
 
 
 def _annotated(text: str) -> tuple[str, str]:
