@@ -4,7 +4,9 @@ Story files (`## Tasks / Subtasks` in a BMAD story) and loop plans (`## Tasks` i
 their tasks this way instead of as headings. A file with no task heading, whose top-level list items include
 unchecked `Task N:` items, is read with each such item as a task heading one level below the section holding
 it, and the item's nested lines, de-indented, as its body: the usual reader then does the rest (fields, files,
-references, tiers). Lines keep their numbers. A checked item (`- [x] Task 0: ...`) is done by the plan's own
+references, tiers). Lines keep their numbers. An item's trailing `(AC: #1, #2)` or `(files: ...)` is kept out
+of its title (first in its description and body), and `AC:` brings the document's numbered acceptance criteria
+it names (a story's `## Acceptance Criteria`). A checked item (`- [x] Task 0: ...`) is done by the plan's own
 account: it is no task, and a warning names it.
 """
 
