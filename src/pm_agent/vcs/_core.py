@@ -264,6 +264,7 @@ class GitCore:
         if missing and all(n in _OWN_GIT_PATHS or n in _COMMON_GIT_PATHS for n in missing):
             dirs = _git_dirs(self.path)
             if dirs is not None:  # the usual names, read from the `.git` file: no git process (one per task)
+                self._common_dir = self._common_dir or str(dirs[1])  # read once: `common_dir` need not again
                 for name in [*missing, *(n for n in _USUAL_GIT_PATHS if n not in self._git_paths)]:
                     where = (dirs[0] if name in _OWN_GIT_PATHS else dirs[1]) / name
                     self._git_paths[name] = where
