@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from pm_agent.engine.delivery import CHECKED_TREE, Delivery, IntegrityError, TaskCommit, commit_task, deliver
+from pm_agent.engine.deliver_step import known_record
+from pm_agent.engine.delivery import (
+    CHECKED_TREE,
+    Delivery,
+    IntegrityError,
+    TaskCommit,
+    commit_task,
+    deliver,
+    land,
+)
 from pm_agent.plan.models import Task
 from pm_agent.vcs import CheckedTree, Git, kept_snapshot, snapshot, tree_with_files
 
@@ -215,3 +224,73 @@ def test_an_earlier_plans_commit_of_the_same_task_id_is_not_this_runs(git_repo: 
     assert done.commit_sha != baseline
     assert "add.py" in tree_files(repo, WORKING)
     assert run(repo, worktree, snapshot(worktree), since=baseline).already_done, "this run's own commit is found"
+
+
+def _land(repo: Git, wt: Git, checked: CheckedTree) -> tuple[TaskCommit | Delivery, Delivery]:
+    made = commit_task(
+        repo, wt, task=TASK, working_branch=WORKING, artifact_path=ARTIFACT, artifact_text="# review\n", checked=checked
+    )
+    assert isinstance(made, TaskCommit)
+    return made, land(repo, made, task=TASK, plan_id="p", task_branch=BRANCH, working_branch=WORKING,
+                      tag_checkpoint=False)  # fmt: skip
+
+
+def _shown(repo: Git, sha: str) -> tuple[str, list[str]]:
+    first, _, names = repo.run("show", "--name-only", "--format=%s", sha).partition("\n")
+    return first.strip(), [n for n in names.splitlines() if n]
+
+
+@pytest.mark.parametrize("moved", [False, True], ids=["fast-forward", "cherry-picked"])
+def test_the_commit_record_told_without_git_is_what_git_shows(repo: Git, wt: Git, moved: bool) -> None:
+    # The base has files to modify and delete; the change touches paths git orders byte-wise (a space, a
+    # non-ASCII name, a name sorting between a directory and its files).
+    for name in ("old.txt", "a.b", "z/keep.txt"):
+        (repo.path / name).parent.mkdir(exist_ok=True)
+        (repo.path / name).write_text(f"{name}\n")
+    repo.run("add", "-A")
+    repo.run("-c", "user.name=T", "-c", "user.email=t@e", "commit", "-q", "-m", "base")
+    repo.run("branch", "-f", WORKING, "HEAD")
+    wt.run("reset", "-q", "--hard", WORKING)
+    (wt.path / "src").mkdir(exist_ok=True)
+    (wt.path / "src" / "add.py").write_text("def add(a, b):\n    return a + b\n")
+    (wt.path / "old.txt").unlink()
+    (wt.path / "a.b").write_text("changed\n")
+    (wt.path / "a-c d.txt").write_text("space\n")
+    (wt.path / "zé.txt").write_text("accent\n")
+    (wt.path / "z" / "keep.txt").write_text("kept, changed\n")
+    base = wt.head_sha()
+    checked = snapshot(wt)
+    names = tuple(f.path for f in wt.changes(base, checked.tree).files)
+    if moved:  # the working branch moved on: the task's commit is picked onto it
+        other = repo.worktree_add(wt.path.parent / "other", "other", WORKING)
+        (other.path / "other.txt").write_text("other\n")
+        other.run("add", "-A")
+        other.run("-c", "user.name=T", "-c", "user.email=t@e", "commit", "-q", "-m", "other")
+        repo.run("update-ref", f"refs/heads/{WORKING}", other.head_sha())
+
+    made, done = _land(repo, wt, checked)
+
+    assert done.integration is not None
+    assert done.integration.status == ("cherry-picked" if moved else "fast-forward")
+    known = known_record(made, done, checked, (base, checked.tree, names), ARTIFACT)
+    assert done.commit_sha is not None
+    assert known == _shown(repo, done.commit_sha)
+    # Not told when what the gates saw is another change, or for another HEAD: git is asked then.
+    assert known_record(made, done, checked, (base, "0" * 40, names), ARTIFACT) is None
+    assert known_record(made, done, checked, ("0" * 40, checked.tree, names), ARTIFACT) is None
+    assert known_record(made, done, checked, None, ARTIFACT) is None
+    assert known_record(TaskCommit(made.sha if isinstance(made, TaskCommit) else ""), done, checked,
+                        (base, checked.tree, names), ARTIFACT) is None  # fmt: skip
+
+
+def test_a_commit_landed_in_an_earlier_run_is_not_told(repo: Git, wt: Git) -> None:
+    checked = snapshot(wt)
+    base = wt.head_sha()
+    made, done = _land(repo, wt, checked)
+    again, landed = _land(repo, wt, checked)  # found by its trailer on the working branch: nothing made now
+    assert isinstance(again, TaskCommit)
+    assert again.landed
+    assert landed.already_done
+    paths = (base, checked.tree, ("src/add.py",))
+    assert known_record(again, landed, checked, paths, ARTIFACT) is None
+    assert known_record(made, done, checked, paths, ARTIFACT) == ("feat(core): addition", [ARTIFACT, "src/add.py"])

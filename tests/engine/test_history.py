@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pm_agent.engine.history import FOLLOWUP_PENDING, FOLLOWUP_RESOLVED, TaskHistory
+from pm_agent.engine.history import FOLLOWUP_PENDING, FOLLOWUP_RESOLVED, TaskHistory, typed_signal
 from pm_agent.lifecycle import IssueState
 from pm_agent.plan.models import Plan, Task, TaskStatus
 from pm_agent.signals import CompleteSignal, NeedsRoleFollowupSignal
@@ -96,3 +96,23 @@ def test_since_state_entry_counts_only_sessions_of_the_current_state(store: Sqli
     assert (history.since_state_entry(None), history.since_state_entry("partially-complete")) == (1, 2)
     move(store, IssueState.IMPLEMENTING, IssueState.RUNNING_TESTS)
     assert (history.since_state_entry(None), history.since_state_entry("partially-complete")) == (0, 0)
+
+
+def test_a_signal_is_read_once_and_signals_of_other_runs_are_not_taken_for_it(tmp_path: Path) -> None:
+    # Two store files with the same run id, whose first signal has the same row id: each keeps its own reading.
+    summaries = []
+    for name in ("a", "b"):
+        with open_store(tmp_path / name / "state.db", clock=TickClock()) as opened:
+            plan = Plan(plan_id="demo", path="p.md", design_path="d.md", tasks=[Task(id="1", title="Add a parser")])
+            run = opened.create_run(plan, baseline_sha="a" * 40, working_branch="pm/demo", shared_context={},
+                                    config={}, run_id=RUN)  # fmt: skip
+            s = opened.create_session(run.id, "1", "developer", 1, f"tok-{name}", "claude", "/w")
+            opened.record_signal(run_id=run.id, task_id="1", session_id=s.id, attempt=1, seq=1, kind="complete",
+                                 payload={"signal": "complete", "stepId": "task-1", "summary": name},
+                                 accepted=True)  # fmt: skip
+            record = opened.signals_for_session(s.id)[0]
+            first, again = typed_signal(record), typed_signal(record.model_copy())
+            assert isinstance(first, CompleteSignal)
+            assert again is first, "read once"
+            summaries.append((record.id, first.summary))
+    assert summaries == [(1, "a"), (1, "b")]

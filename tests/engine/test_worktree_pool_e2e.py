@@ -80,9 +80,15 @@ def test_the_third_task_works_in_the_first_tasks_worktree_as_if_it_were_new(
         original(self, path, branch, keep_branch=keep_branch, spare=spare)
 
     monkeypatch.setattr(WorktreePool, "retire", spy)
-    rc = t.start(max_parallel_agents=1, reuse_worktrees=reuse)
+    rc = t.start(max_parallel_agents=1, reuse_worktrees=reuse, progress_report_task_interval=1)
     outcome = t.drive(rc)
     assert outcome.all_done, (outcome, t.listener.events[-10:])
+    # A progress report is due after each task; the loop refills the slot first, then writes it.
+    kinds = t.listener.kinds()
+    reports = [i for i, kind in enumerate(kinds) if kind == "report.progress"]
+    dispatches = [i for i, kind in enumerate(kinds) if kind == "slots"]
+    assert len(reports) == 3, kinds
+    assert dispatches[1] < reports[0] < dispatches[2] < reports[1], kinds
 
     # Task 3 started in the worktree git first made for task 1: retired after task 2's dispatch, taken over after.
     made_for = "task-1" if reuse else "task-3"  # reuse_worktrees: false gives every task a new one

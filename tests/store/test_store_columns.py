@@ -20,7 +20,7 @@ def _kind(column: object) -> str:
 
 
 def test_every_listed_table_matches_its_schema_table_column_for_column() -> None:
-    assert set(TABLES) == {"tasks", "sessions", "signals", "events", "gate_results", "commits"}
+    assert set(TABLES) == {"tasks", "sessions", "signals", "events", "gate_results", "commits", "transitions"}
     for name in TABLES:
         table = schema.metadata.tables[name]
         assert columns_of(name) == [(c.name, _kind(c)) for c in table.columns], name

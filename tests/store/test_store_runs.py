@@ -201,6 +201,14 @@ def test_transition_compare_and_set(store: SqliteStore, run_id: str) -> None:
     assert [e.payload["seq"] for e in events] == [1, 2]
     assert events[0].payload["status"] == "in_progress"
     assert store.transitions(run_id, "2") == []
+    assert [(t.reason, t.iteration, t.created_at.tzinfo is not None) for t in rows] == [
+        ("received->analyzing_requirements", 1, True),
+        ("analyzing_requirements->implementing", 1, True),
+    ]
+    with pytest.raises(NotFoundError, match="unknown task '9'"):
+        store.transitions(run_id, "9")
+    with pytest.raises(NotFoundError, match="nope"):
+        store.transitions("nope", "1")
 
 
 def test_transition_from_the_wrong_state_writes_nothing(

@@ -15,6 +15,7 @@ from pm_agent.engine.delivery import (
     CHECKED_TREE,
     Delivery,
     Refusal,
+    TaskCommit,
     commit_task,
     is_high_blast_radius,
     land,
@@ -31,7 +32,7 @@ from pm_agent.plan.models import Tier
 from pm_agent.reports.review import GateLine, ReviewArtifact, render_review, review_artifact_path
 from pm_agent.signals import CompleteSignal
 from pm_agent.store import Severity, TaskRecord
-from pm_agent.vcs import Git
+from pm_agent.vcs import CheckedTree, Git
 
 S = IssueState
 
@@ -94,10 +95,13 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
         await asyncio.to_thread(rebase_after_conflict, worktree, done.task_commit, onto)
         evidence = "integration conflict with the working branch in: " + ", ".join(conflicts)
         return to_fixer(FixRequest("integration conflict", evidence), evidence[:120], rec.retry_count)
-    subject, names = await rc.write(rec.task_id, _record, rc, rec.task_id, done.commit_sha, artifact.risks, task.tier)
+    paths = rc.checked_paths.pop(rec.task_id, None)
+    known = known_record(made, done, checked, paths, artifact_path)
+    subject, files = await rc.write(
+        rec.task_id, _record, rc, rec.task_id, done.commit_sha, artifact.risks, task.tier, known
+    )
     if done.tag and done.tag not in rc.run.checkpoint_tags:
         rc.run = rc.store.update_run(rc.run_id, checkpoint_tags=[*rc.run.checkpoint_tags, done.tag])
-    files = names.split()
     started = rec.started_at or datetime.now(UTC)
     duration = int((datetime.now(UTC) - started.replace(tzinfo=started.tzinfo or UTC)).total_seconds() * 1000)
     return Decision(
@@ -121,18 +125,62 @@ async def deliver_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) ->
     )
 
 
-def _record(rc: RunContext, task_id: str, sha: str, risks: Sequence[str], tier: Tier) -> tuple[str, str]:
-    """Store the landed commit and the report's new risks; the commit's subject and its files (one per line)."""
-    subject, _, names = rc.git.run("show", "--name-only", "--format=%s", sha).partition("\n")
-    subject = subject.strip()
+def known_record(
+    made: TaskCommit | Delivery,
+    done: Delivery,
+    checked: CheckedTree | None,
+    paths: tuple[str, str, tuple[str, ...]] | None,
+    artifact_path: str,
+) -> tuple[str, list[str]] | None:
+    """The landed commit's subject and files, when this delivery made the commit and git need not be asked.
+
+    That is when the commit was made just now on the checked HEAD, landed as the working branch's new tip by a
+    fast-forward or an in-memory pick of that one commit (its change unchanged), and the latest gate run's paths
+    (`RunContext.checked_paths`) are the change from that HEAD to the checked tree: the files are those paths and
+    the review artifact, in git's order. Where git would say less: a renamed file counts with both its paths
+    (`--name-only` lists the new one), and a pick keeps a path the working branch had already changed alike."""
+    integration = done.integration
+    if (
+        not isinstance(made, TaskCommit)
+        or made.message is None  # set only on a commit made just now
+        or integration is None
+        or integration.status not in ("fast-forward", "cherry-picked")
+        or integration.commits != [made.sha]
+        or done.commit_sha != integration.after
+        or checked is None
+        or paths is None
+        or paths[:2] != (checked.head, checked.tree)
+    ):
+        return None
+    first = made.message.split("\n\n", 1)[0]
+    subject = " ".join(line.strip() for line in first.splitlines()).strip()  # git's `%s`: the first paragraph
+    return subject, sorted({*paths[2], artifact_path})  # code point order is UTF-8's byte order, git's
+
+
+def _record(
+    rc: RunContext,
+    task_id: str,
+    sha: str,
+    risks: Sequence[str],
+    tier: Tier,
+    known: tuple[str, list[str]] | None = None,
+) -> tuple[str, list[str]]:
+    """Store the landed commit and the report's new risks; the commit's subject and its files.
+
+    `known`: the subject and files when this delivery can tell them (`known_record`); else git is asked."""
+    if known is not None:
+        subject, files = known
+    else:
+        first, _, names = rc.git.run("show", "--name-only", "--format=%s", sha).partition("\n")
+        subject, files = first.strip(), [name for name in names.splitlines() if name]
     rc.store.record_commit(rc.run_id, task_id, sha=sha, branch=rc.run.working_branch, message=subject)
     rc.watch.verified.add(task_id)  # its commit is on the working branch: seen just now (completion-check)
     fault_point("after-commit-recorded")
     for risk in risks:
-        known = {r.description for r in rc.store.list_risks(rc.run_id)}
-        if risk not in known:
+        listed = {r.description for r in rc.store.list_risks(rc.run_id)}
+        if risk not in listed:
             rc.store.add_risk(rc.run_id, description=risk, severity=Severity(tier.value), source_task=task_id)
-    return subject, names
+    return subject, files
 
 
 def _staged(done: Delivery, branch: str, working_branch: str, artifact_path: str) -> dict[str, Any]:

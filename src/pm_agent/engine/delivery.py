@@ -38,6 +38,7 @@ from pm_agent.vcs import (
 CHECKED_TREE = "checked-tree"  # the integrity check's name in gate results, events and escalations
 _STATUS_WORDS = {"A": "new", "M": "modified", "D": "deleted", "T": "type changed"}
 
+
 def is_high_blast_radius(task: Task) -> bool:
     """CRITICAL tasks that break contracts or change schema keep their feature branch (staged integration)."""
     return task.tier is Tier.CRITICAL and (task.io_contract.breaking_change or task.security_flags.touches_schema)
@@ -167,6 +168,7 @@ class TaskCommit:
     sha: str
     landed: bool = False
     parent: str | None = None  # set when made just now: its only parent, the commit the gates ran on
+    message: str | None = None  # set when made just now: its message
 
 
 def commit_task(
@@ -222,7 +224,7 @@ def commit_task(
                     worktree, checked, message=message, files=files, index_env=same, sync_index=False
                 )
         fault_point("after-task-commit")
-        return TaskCommit(task_commit, parent=checked.head)
+        return TaskCommit(task_commit, parent=checked.head, message=message)
     return TaskCommit(task_commit)
 
 

@@ -28,10 +28,25 @@ LIVE = (SessionStatus.STARTING, SessionStatus.RUNNING)
 
 def typed_signal(record: SignalRecord) -> AnySignal | None:
     """A stored signal read into its model; None for a payload that no longer validates (a refused one)."""
+    key = (record.run_id, record.id, repr(record.payload))
+    if key in _TYPED:
+        return _TYPED[key]
     try:
-        return parse_signal(record.payload)
+        typed: AnySignal | None = parse_signal(record.payload)
     except SignalError:
-        return None
+        typed = None
+    if len(_TYPED) >= _TYPED_MAX:
+        _TYPED.pop(next(iter(_TYPED)))
+    _TYPED[key] = typed
+    return typed
+
+
+# A task's report is read four or five times on its way to the commit (gates, review, delivery, the prompt
+# of a dependent), each a lenient parse and a validation (~0.3 ms). A stored signal never changes, and the
+# models are frozen: one reading per signal, kept for the few tasks in flight. Keyed by run, row id and the
+# payload itself (its repr, a few microseconds): two store files can hold the same run id and row id.
+_TYPED: dict[tuple[str, int, str], AnySignal | None] = {}
+_TYPED_MAX = 256
 
 
 @dataclass(frozen=True)

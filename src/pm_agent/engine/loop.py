@@ -13,6 +13,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from pm_agent.engine import integrity
 from pm_agent.engine.delivery import is_high_blast_radius
@@ -89,8 +90,9 @@ class PmLoop:
         # Retired worktrees, taken over by new tasks; one more than the slots: a task retires while the next takes one.
         spares = self.scheduler.max_parallel + 1 if config.reuse_worktrees else 0
         self.pool = WorktreePool(rc.git, rc.worktree_path("0").parent, limit=spares)
-        self.cleaning: set[asyncio.Task[None]] = set()
+        self.cleaning: set[asyncio.Task[Any]] = set()
         self.diffing: asyncio.Task[None] | None = None  # the cycle diff being taken, if any
+        self.report_due: str | None = None  # why a progress report is due, written once the slots are refilled
         self.changed = True  # a flow ended or an answer moved a task since the last integrity check
         self.version = 0  # counts changes to the table and the slots: `_dispatch` skips a look that cannot differ
         self.idle_version = -1  # the version at which the last look started nothing
@@ -146,9 +148,7 @@ class PmLoop:
         while self.cleanups:
             done = self.cleanups.pop(0)
             wanted, to_come = to_come > 0, to_come - 1
-            retire = partial(
-                self.pool.retire, done.worktree, done.branch, keep_branch=done.keep_branch, spare=wanted
-            )
+            retire = partial(self.pool.retire, done.worktree, done.branch, keep_branch=done.keep_branch, spare=wanted)
             job = asyncio.create_task(asyncio.to_thread(retire))
             self.cleaning.add(job)
             job.add_done_callback(self.cleaning.discard)
@@ -195,10 +195,33 @@ class PmLoop:
     # ---------------------------------------------------------------- reports
 
     def _report(self, why: str) -> None:
-        text = progress_text(self.rc.db_path, self.rc.run_id, self.rc.run.plan_id)
-        self.rc.store.add_report(self.rc.run_id, "progress", text)
-        self.rc.emit("report.progress", f"{text}\n(trigger: {why})")
         self.clock.reported(time.monotonic())
+        self.rc.emit("report.progress", f"{self._progress()}\n(trigger: {why})")
+
+    def _progress(self) -> str:
+        """The progress report, stored; its text."""
+        rc = self.rc
+        text = progress_text(rc.db_path, rc.run_id, rc.run.plan_id)
+        rc.store.add_report(rc.run_id, "progress", text)
+        return text
+
+    def _report_soon(self, why: str) -> None:
+        """`_report`, read and stored off the loop's thread once the slots are refilled: at a few ms per report,
+        growing with the plan, it used to come between a finished task and the dispatch into its slot."""
+        self.report_due = None
+        self.clock.reported(time.monotonic())
+        job = asyncio.create_task(asyncio.to_thread(self._progress))
+
+        def written(done: asyncio.Task[str]) -> None:  # told on the loop's thread: listeners print in order
+            self.cleaning.discard(done)
+            failed = None if done.cancelled() else done.exception()
+            if failed is not None:  # the report is informative: a failure to write it must not stop the run
+                self.rc.emit("report.failed", f"the progress report could not be written: {failed}")
+            elif not done.cancelled():
+                self.rc.emit("report.progress", f"{done.result()}\n(trigger: {why})")
+
+        self.cleaning.add(job)
+        job.add_done_callback(written)
 
     def _cycle_diff(self) -> None:
         """Seed 001 per cycle: the incremental diff since the last task SHA, no rescan."""
@@ -238,6 +261,8 @@ class PmLoop:
                     self.paths, self.paths_stale, self.candidates = critical_paths(self.tasks), False, {}
                 self._dispatch(queue_pos)
             self._clean_up()
+            if self.report_due is not None:
+                self._report_soon(self.report_due)
             if not self.flows:
                 answered = any(
                     e.status is EscalationStatus.ANSWERED and e.task_id in self.waiting
@@ -258,9 +283,7 @@ class PmLoop:
                     continue
                 del self.flows[task_id]
                 self._finished(task_id, fut)
-            reason = self.clock.due(time.monotonic())
-            if reason:
-                self._report(reason)
+            self.report_due = self.clock.due(time.monotonic()) or self.report_due
 
     def _check(self) -> None:
         """The integrity checks over every task, when something changed or RECHECK_S passed; reload on news."""

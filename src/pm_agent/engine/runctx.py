@@ -95,6 +95,8 @@ class RunContext:
     pending_escalations: list[tuple[EscalationRecord, str]] = field(default_factory=list)
     # Per task, the change its latest gate run checked, so the review step need not ask git again.
     gate_views: dict[str, GateView] = field(default_factory=dict)
+    # Per task, the latest gate run's (base, checked tree, changed paths): delivery's record of the commit's files.
+    checked_paths: dict[str, tuple[str, str, tuple[str, ...]]] = field(default_factory=dict)
     # Per task, the latest gate run's snapshot with its index, so delivery can tell cheaply that nothing changed.
     kept_snapshots: dict[str, KeptSnapshot] = field(default_factory=dict)
     fork_points: ForkPoints = field(default_factory=lambda: ForkPoints())  # task_base without a git process

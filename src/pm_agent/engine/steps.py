@@ -199,6 +199,9 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
     diff = checked_diff if checked is not None else git.diff_text(base)
     if checked is not None:
         rc.gate_views[rec.task_id] = GateView(base, checked.tree, changes, diff)
+        rc.checked_paths[rec.task_id] = (base, checked.tree, tuple(changes.names()))
+    else:
+        rc.checked_paths.pop(rec.task_id, None)
     tier, reasons = auto_escalate_tier(changes.names(), diff, task.tier)
     if tier is not task.tier:
         rec = rc.store.update_task(

@@ -23,12 +23,14 @@ from pm_agent.store.records import (
     TaskRecord,
     TaskRow,
     TaskRowValues,
+    TransitionRecord,
 )
 
 TASKS = Columns("tasks")
 SESSIONS = Columns("sessions")
 SIGNALS = Columns("signals")
 EVENTS = Columns("events")
+TRANSITIONS = Columns("transitions")
 GATES = Columns("gate_results")
 
 
@@ -75,6 +77,16 @@ def task_ids(conn: sqlite3.Connection, run_id: str) -> list[str]:
     """The run's task ids in plan order; NotFoundError if the run is unknown."""
     require_run(conn, run_id)
     return [r[0] for r in conn.execute("SELECT task_id FROM tasks WHERE run_id = ? ORDER BY plan_order", (run_id,))]
+
+
+def list_transitions(conn: sqlite3.Connection, run_id: str, task_id: str) -> list[TransitionRecord]:
+    """A task's transitions in order; NotFoundError naming the run or the task if either is unknown."""
+    rows = conn.execute(
+        f"{TRANSITIONS.select} WHERE run_id = ? AND task_id = ? ORDER BY seq", (run_id, task_id)
+    ).fetchall()
+    if not rows:  # no transition yet, or no such task: only then is it worth a look
+        require_task(conn, run_id, task_id)
+    return [TRANSITIONS.record(r, TransitionRecord) for r in rows]
 
 
 def _require_session(conn: sqlite3.Connection, session_id: int) -> None:

@@ -36,6 +36,7 @@ TABLES: Final[dict[str, str]] = {
         "id run_id task_id session_id attempt seq kind payload:json accepted:bool reason consumed:bool created_at:time"
     ),
     "events": "id run_id task_id kind payload:json created_at:time",
+    "transitions": "id run_id task_id seq from_state to_state reason iteration created_at:time",
     "gate_results": "id run_id task_id attempt gate passed:bool evidence created_at:time",
     "commits": "id run_id task_id sha branch message created_at:time",
 }

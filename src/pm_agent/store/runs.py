@@ -23,7 +23,7 @@ from pm_agent.store._sql import BULKY, RUN_FIELDS, fetch_all, fetch_one, json_pa
 from pm_agent.store.database import fault_point
 from pm_agent.store.events import append_event_txn
 from pm_agent.store.records import INITIAL_STATE, RunRecord, RunStatus, TaskRecord, TransitionRecord
-from pm_agent.store.schema import runs, tasks, transitions
+from pm_agent.store.schema import runs, tasks
 
 
 def new_run_id() -> str:
@@ -74,13 +74,7 @@ def list_tasks(conn: Connection, run_id: str) -> list[TaskRecord]:
 
 def list_transitions(conn: Connection, run_id: str, task_id: str) -> list[TransitionRecord]:
     """A task's transitions in order."""
-    get_task(conn, run_id, task_id)
-    stmt = (
-        select(transitions)
-        .where(transitions.c.run_id == run_id, transitions.c.task_id == task_id)
-        .order_by(transitions.c.seq)
-    )
-    return fetch_all(conn, stmt, TransitionRecord)
+    return fq.list_transitions(raw(conn), run_id, task_id)
 
 
 # ---- writes ------------------------------------------------------------------------------------

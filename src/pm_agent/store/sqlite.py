@@ -152,8 +152,8 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
             )
 
     def transitions(self, run_id: str, task_id: str) -> list[TransitionRecord]:
-        with read_txn(self.engine) as conn:
-            return rn.list_transitions(conn, run_id, task_id)
+        with self._fast.read() as fast:
+            return fq.list_transitions(fast, run_id, task_id)
 
     # -- events
     def append_event(self, run_id: str, kind: str, payload: Mapping[str, Any], *, task_id: str | None = None) -> int:
