@@ -123,6 +123,16 @@ SNIPPETS = (
     "**Acceptance criteria:**\n- [ ] works\n- [x] tested `x`",
     "**Step 1: Write it**\n\nSome prose after a step",
     "# Quoted plan\n\n### Task 1: again",
+    # Breaks that start like a label or an item, with spaces between their marks.
+    "** * *",
+    "Prose\n** * *",
+    "**Note:** x\n****",
+    "- - -",
+    "**Files:**\n- Create: `b.py`\n- - -",
+    "**Files:**\n- Create: `b.py`\n\n* * *",
+    "**Files:**\n- Create: `b.py`\n\n- - - -",
+    "**Acceptance criteria:**\n- works\n- - -\n- also",
+    "**Acceptance criteria:**\n- works\n\n- - -\n\n- also",
 )
 
 

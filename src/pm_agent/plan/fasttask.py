@@ -124,10 +124,14 @@ def read_task(lines: Sequence[str], start: int) -> tuple[list[Node], int] | None
             index += 1
             continue
         read: tuple[_Op, int] | None = None
-        if first.isalpha() or (first == "*" and line.startswith("**") and _HR.fullmatch(line) is None):
+        # A break is nothing but its marks and spaces: a `**Label:**` line is none without a look (`_HR`).
+        if first.isalpha() or (
+            first == "*" and line.startswith("**") and (line.strip("* ") or not _HR.fullmatch(line))
+        ):
             read = _paragraph(lines, index, end)
         elif first in "-+*_":
-            read = (_Break(), index + 1) if _HR.fullmatch(line) else _list(lines, index, end)
+            hr = not line.strip("-*_ ") and _HR.fullmatch(line)
+            read = (_Break(), index + 1) if hr else _list(lines, index, end)
         elif first in "`~ ":
             read = _fence(lines, index, end)
         if read is None:
@@ -170,7 +174,9 @@ def _paragraph(lines: Sequence[str], start: int, end: int) -> tuple[_Op, int] | 
         first = line[:1]
         if not first:
             break  # a blank line, the commonest end
-        if first.isalpha() or (first == "*" and line.startswith("**") and _HR.fullmatch(line) is None):
+        if first.isalpha() or (
+            first == "*" and line.startswith("**") and (line.strip("* ") or not _HR.fullmatch(line))
+        ):
             texts.append(line.rstrip(" "))
             index += 1
             continue
@@ -202,7 +208,7 @@ def _list(lines: Sequence[str], start: int, end: int) -> tuple[_Op, int] | None:
         if after and (after[0] != " " or after.strip(" ")):
             # Straight after the item: only another item ends it for sure (a lazy line would go on).
             following = _BULLET.fullmatch(after)
-            if following is None or _HR.fullmatch(after):
+            if following is None or (not after.strip("-*_ ") and _HR.fullmatch(after)):
                 return None
         else:
             while index < end and not lines[index].strip(" "):
@@ -212,7 +218,7 @@ def _list(lines: Sequence[str], start: int, end: int) -> tuple[_Op, int] | None:
                 if after[:1] in (" ", "\t"):
                     return None  # after a blank line, indented text may be more of the item
                 following = _BULLET.fullmatch(after)
-                if following is not None and _HR.fullmatch(after):
+                if following is not None and not after.strip("-*_ ") and _HR.fullmatch(after):
                     return None
         line = _read_line(item.group(3).rstrip(" "), 0)
         if line is None:
