@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import shutil
 import signal
 from concurrent.futures import ThreadPoolExecutor
@@ -183,6 +184,7 @@ def _drive(rc: RunContext, poll_s: float, github: GitHubApi | None = None) -> Ru
         rc.emit("run.stopping", f"{sig.name}: stopping the run; agents and gate commands in flight are ended")
 
     bridge: Bridge | None = None
+    frozen = _freeze_startup()
     try:
         if github is not None:
             bridge = _start_bridge(rc, github)
@@ -197,6 +199,20 @@ def _drive(rc: RunContext, poll_s: float, github: GitHubApi | None = None) -> Ru
                 rc.emit("github.pending", f"GitHub: {left} action(s) not sent yet; they go out on `pm-agent resume`")
         rc.host.close()
         rc.store.close()
+        if frozen:
+            gc.unfreeze()
+
+
+def _freeze_startup() -> bool:
+    """Leave what the start made (modules, the plan, the run's context) out of the collector's passes.
+
+    They live as long as the run, and every pass over the oldest generation walked them again, holding
+    the loop up to ~50 ms. Garbage among them is kept until the thaw. True when frozen here (nothing else
+    had frozen any: a thaw thaws everything), for the caller to thaw at the end."""
+    if gc.get_freeze_count():
+        return False
+    gc.freeze()
+    return True
 
 
 def _github_api(config: PmConfig) -> GitHubApi | None:
