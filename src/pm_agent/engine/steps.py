@@ -9,6 +9,7 @@ follows; `TaskFlow` applies it and runs any session the decision asks for.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -31,6 +32,7 @@ from pm_agent.errors import PmAgentError
 from pm_agent.gates import (
     INTEGRITY_CHECKS,
     MINIMUM_GATES,
+    GateContext,
     GateId,
     GateResult,
     TestCounts,
@@ -150,7 +152,6 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
     """RUNNING_TESTS: the ward. pm-agent runs every gate itself; the agent's claims are only evidence."""
     task = current_task(rec)
     worktree = rc.worktree_path(rec.task_id)
-    base = await asyncio.to_thread(rc.task_base, rec)
     git = Git(worktree)
     previous = rc.context_of(rec).previous_states
     after_tester = bool(previous) and previous[-1] is S.VALIDATING_SOLUTION
@@ -163,36 +164,27 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
             rc.store.append_event(rc.run_id, OUT_OF_SCOPE, {"restored": restored}, task_id=rec.task_id)
             rc.emit("tester.out_of_scope", f"task-{rec.task_id}: the tester may only add tests; put back {restored}")
     # Before any gate command runs: the tree they check is the tree delivery commits.
-    checked, changes, checked_diff, kept = await asyncio.to_thread(_snapshot, git, base)
+    start = await asyncio.to_thread(_gate_start, rc, rec, history, git, after_tester)
+    base, checked, changes, checked_diff, kept = start.base, start.checked, start.changes, start.diff, start.kept
     try:
-        if checked is not None:
-            # Event appends, not task state: written off the loop's thread, which an fsync would hold ~5 ms.
-            payload = {"attempt": rec.attempt, "base": base, **checked.as_payload()}
-            event = partial(rc.store.append_event, rc.run_id, task_id=rec.task_id)
-            await asyncio.to_thread(event, CHECKED_TREE_EVENT, payload)
-            if after_tester:
-                await asyncio.to_thread(event, TESTER_TREE, {"tree": checked.tree})
         ctx = make_context(
             task,
             worktree,
             base,
-            await asyncio.to_thread(_report_payload, history),
+            start.report,
             environment=environment(rc, rec),
             changes=changes,
             timeout_s=rc.config.environment.gate_timeout_s,
             env=allowed_env(rc.config.environment.pass_env),
-            known_task_ids=set(rc.store.task_ids(rc.run_id)),
+            known_task_ids=start.task_ids,
             extra_allowed=[rc.config.review_artifacts_dir.rstrip("/") + "/"],
             env_baseline=rc.env_baseline,
-            previous_counts=previous_test_counts(history),
+            previous_counts=start.counts,
         )
         rc.emit("gate.running", f"task-{rec.task_id}: running {len(MINIMUM_GATES) + len(INTEGRITY_CHECKS)} gates")
-        results = await asyncio.to_thread(run_gates, ctx, [*MINIMUM_GATES, *INTEGRITY_CHECKS])
-        if checked is not None:
-            moved = await asyncio.to_thread(_changed_during_gates, git, checked, kept)
-            results += [moved] if moved is not None else []
-            if tester is not None:
-                results.append(await asyncio.to_thread(check_tester_tests, task, worktree, tester, checked.tree))
+        results = await asyncio.to_thread(_gates, ctx, git, checked, kept)
+        if checked is not None and tester is not None:
+            results.append(await asyncio.to_thread(check_tester_tests, task, worktree, tester, checked.tree))
     finally:  # the snapshot's index served the check after the gates; delivery may ask it again
         rc.keep_snapshot(rec.task_id, kept)
     changes = ctx.change_set()
@@ -240,6 +232,48 @@ async def run_gates_step(rc: RunContext, rec: TaskRecord, history: TaskHistory) 
         Git(worktree).run("reset", "--soft", base)
     names = [str(r.gate) for r in failed]
     return gates_failed(rec.task_id, rec.retry_count, rc.config, previous, names, _evidence(results))
+
+
+@dataclass(frozen=True)
+class _GateStart:
+    """What a gate run reads before its commands run (`_gate_start`)."""
+
+    base: str
+    checked: CheckedTree | None
+    changes: ChangeSet | None
+    diff: str
+    kept: KeptSnapshot | None
+    report: dict[str, Any]
+    task_ids: set[str]
+    counts: TestCounts | None
+
+
+def _gate_start(rc: RunContext, rec: TaskRecord, history: TaskHistory, git: Git, after_tester: bool) -> _GateStart:
+    """The task's base, the snapshot the gates check (`_snapshot`) with its events stored, and what the gates read
+    of the store: one trip off the loop's thread (whose fsyncs would hold it ~5 ms), not one per read."""
+    base = rc.task_base(rec)
+    checked, changes, diff, kept = _snapshot(git, base)
+    try:
+        if checked is not None:
+            event = partial(rc.store.append_event, rc.run_id, task_id=rec.task_id)
+            event(CHECKED_TREE_EVENT, {"attempt": rec.attempt, "base": base, **checked.as_payload()})
+            if after_tester:
+                event(TESTER_TREE, {"tree": checked.tree})
+        report = _report_payload(history)
+        task_ids = set(rc.store.task_ids(rc.run_id))
+        counts = previous_test_counts(history)
+    except BaseException:
+        if kept is not None:
+            kept.close()
+        raise
+    return _GateStart(base, checked, changes, diff, kept, report, task_ids, counts)
+
+
+def _gates(ctx: GateContext, git: Git, checked: CheckedTree | None, kept: KeptSnapshot | None) -> list[GateResult]:
+    """Every gate, then (when the tree was recorded) the check that nothing changed while they ran."""
+    results = run_gates(ctx, [*MINIMUM_GATES, *INTEGRITY_CHECKS])
+    moved = _changed_during_gates(git, checked, kept) if checked is not None else None
+    return [*results, moved] if moved is not None else results
 
 
 def _report_payload(history: TaskHistory) -> dict[str, Any]:
