@@ -232,6 +232,24 @@ def test_transition_refuses_bad_fields(
     assert dump() == before
 
 
+def test_a_transition_writes_its_decisions_events_and_consumed_signal_first_or_nothing(
+    store: SqliteStore, run_id: str, dump: Callable[[], Any]
+) -> None:
+    session = store.create_session(run_id, "1", "developer", 1, "tok", "claude", "/w")
+    signal = store.record_signal(run_id=run_id, task_id="1", session_id=session.id, attempt=1, seq=1,
+                                 kind="complete", payload={"summary": "done"}, accepted=True)  # fmt: skip
+    events = (("fix.note", {"n": 1}), ("fix.note", {"n": 2}))
+    before = dump()
+    with pytest.raises(StoreError, match="not 'implementing'"):  # the move is refused: nothing of it is written
+        _go(store, run_id, "implementing", "running_tests", events=events, consumed=signal.id)
+    assert dump() == before
+    _go(store, run_id, "received", "analyzing_requirements", events=events, consumed=signal.id)
+    kinds = [(e.kind, e.payload.get("n")) for e in store.events(run_id, task_id="1")]
+    assert kinds == [("session.created", None), ("signal.recorded", None), ("fix.note", 1), ("fix.note", 2),
+                     ("signal.consumed", None), ("task.transition", None)]  # fmt: skip
+    assert store.unconsumed_signals(run_id) == []
+
+
 @pytest.mark.parametrize("point", ["transition.task_updated", "transition.recorded"])
 def test_transition_interrupted_leaves_the_database_as_before(
     faulty_store: tuple[SqliteStore, Arm],

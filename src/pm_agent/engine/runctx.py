@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -210,9 +210,18 @@ class RunContext:
         self.emit("task.moved", f"task-{task_id}: {frm.value} → {to.value} ({reason})", task=task_id)
 
     def store_move(
-        self, rec: TaskRecord, to: IssueState, reason: str, *, status: TaskStatus | None = None, **fields: Any
+        self,
+        rec: TaskRecord,
+        to: IssueState,
+        reason: str,
+        *,
+        status: TaskStatus | None = None,
+        events: Sequence[tuple[str, Mapping[str, Any]]] = (),
+        consumed: int | None = None,
+        **fields: Any,
     ) -> tuple[TaskRecord, IssueState]:
-        """`move` without telling the listeners (any thread): the new record and the state it left."""
+        """`move` without telling the listeners (any thread): the new record and the state it left. `events` and the
+        signal `consumed` are written in the move's transaction, before it (`Store.transition`)."""
         ctx = self.context_of(rec)
         frm = ctx.current_state
         ctx.transition_to(to, reason)  # raises TransitionError, nothing stored
@@ -227,6 +236,8 @@ class RunContext:
             iteration=ctx.iteration_count,
             workflow_context=ctx.model_dump(mode="json"),
             status=status,
+            events=events,
+            consumed=consumed,
             iteration_count=ctx.iteration_count,
             **fields,
         )

@@ -202,19 +202,27 @@ class TaskFlow:
         rc = self.rc
         if d.applied_escalation is not None:
             rc.store.mark_escalation_applied(d.applied_escalation)
-        for kind, payload in d.events:
-            rc.store.append_event(rc.run_id, kind, dict(payload), task_id=self.task_id)
+        # The usual decision (events, the signal it acted on, a move) is one transaction, one fsync: each of its
+        # writes used to be one. With a fix or an escalation between them, each is written in its own, in order.
+        joined = d.target is not None and d.fix is None and d.escalation is None
+        consumed = step.signal.id if d.consume and step is not None and step.signal is not None else None
+        if not joined:
+            for kind, payload in d.events:
+                rc.store.append_event(rc.run_id, kind, dict(payload), task_id=self.task_id)
         if d.fix is not None:
             self.request_fix(d.fix)
         if d.escalation is not None:
             e = d.escalation
             rc.open_escalation(self.task_id, e.source, e.body, session_id=e.session_id, context=e.context)
-        if d.consume and step is not None:
-            self.consume(step)
+        if consumed is not None and not joined:
+            rc.store.mark_signal_consumed(consumed)
         rec = self.record()
         if d.target is None:
             return rec, None
-        moved = rc.store_move(rec, d.target, d.reason, **d.fields)
+        if joined:
+            moved = rc.store_move(rec, d.target, d.reason, events=d.events, consumed=consumed, **d.fields)
+        else:
+            moved = rc.store_move(rec, d.target, d.reason, **d.fields)
         if d.target is S.CREATING_PR:
             entries = [t for t in rc.store.transitions(rc.run_id, self.task_id) if t.to_state == S.CREATING_PR.value]
             if len(entries) == 1:

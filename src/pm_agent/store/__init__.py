@@ -161,11 +161,14 @@ class Store(Protocol):
         iteration: int,
         workflow_context: Mapping[str, Any],
         status: TaskStatus | None = None,
+        events: Sequence[tuple[str, Mapping[str, Any]]] = (),
+        consumed: int | None = None,
         **fields: Any,
     ) -> TaskRecord:
         """Compare-and-set the lifecycle state: if the stored state is not `from_state`, StoreError
         and nothing written; else update the task, add the transitions row (next seq) and a
-        `task.transition` event."""
+        `task.transition` event. `events` (kind, payload) of the task and the signal `consumed`
+        (`mark_signal_consumed`) are written first, in the same transaction: all of it or none."""
 
     def transitions(self, run_id: str, task_id: str) -> list[TransitionRecord]:
         """A task's transitions by seq."""

@@ -75,11 +75,18 @@ def transition(
     fields: Mapping[str, Any],
     now: datetime,
     fault: FaultHook | None,
+    events: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    consumed: int | None = None,
 ) -> TaskRecord:
-    """Compare-and-set the task's state, with its transitions row and `task.transition` event."""
+    """Compare-and-set the task's state, with its transitions row and `task.transition` event; first, in the same
+    transaction, the task's `events` and the signal it `consumed` (a decision's writes, all or none)."""
     from_state, to_state = str(db_value(from_state)), str(db_value(to_state))
     if "state" in fields:
         raise StoreError("pass the new state as to_state, not as a field")
+    for kind, payload in events:
+        append_event(conn, run_id, task_id, kind, dict(payload), now)
+    if consumed is not None:
+        mark_signal_consumed(conn, consumed, now=now)
     current = get_task(conn, run_id, task_id)
     if current.state != from_state:
         raise StoreError(

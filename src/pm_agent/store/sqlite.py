@@ -133,6 +133,8 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
         iteration: int,
         workflow_context: Mapping[str, Any],
         status: TaskStatus | None = None,
+        events: Sequence[tuple[str, Mapping[str, Any]]] = (),
+        consumed: int | None = None,
         **fields: Any,
     ) -> TaskRecord:
         with self._fast.write() as fast:
@@ -149,6 +151,8 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
                 fields=fields,
                 now=self.now(),
                 fault=self._fault,
+                events=events,
+                consumed=consumed,
             )
 
     def transitions(self, run_id: str, task_id: str) -> list[TransitionRecord]:
