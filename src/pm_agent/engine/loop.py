@@ -17,6 +17,7 @@ from typing import Any
 
 from pm_agent.engine import integrity
 from pm_agent.engine.delivery import is_high_blast_radius
+from pm_agent.engine.loop_reports import LoopReports
 from pm_agent.engine.plansync import PlanSync
 from pm_agent.engine.prompt_builder import current_task
 from pm_agent.engine.reconcile import cancelled_ids
@@ -27,9 +28,7 @@ from pm_agent.engine.taskflow import TaskFlow
 from pm_agent.errors import PmAgentError
 from pm_agent.internal_tasks import is_pm_internal
 from pm_agent.lifecycle import IssueState
-from pm_agent.plan.models import Presence, Task, TaskStatus, Tier
-from pm_agent.reports.progress import ReportClock
-from pm_agent.reports.progress_data import progress_text
+from pm_agent.plan.models import Presence, Task, TaskStatus
 from pm_agent.store import EscalationStatus, TaskRecord
 from pm_agent.vcs.pool import WorktreePool
 
@@ -68,15 +67,9 @@ class PmLoop:
             parallel_tiers=frozenset(config.parallel_tiers),
             anti_starvation_interval=config.anti_starvation_interval,
         )
-        self.clock = ReportClock(
-            task_interval=config.progress_report_task_interval,
-            time_interval_s=config.progress_report_time_interval_min * 60,
-            last_report_at=time.monotonic(),
-        )
         self.flows: dict[str, asyncio.Task[TaskRecord]] = {}
         self.prompts: set[asyncio.Task[None]] = set()
         self.errors: dict[str, str] = {}
-        self.last_cycle_sha = rc.run.current_sha or rc.run.baseline_sha
         self.paths: dict[str, float] = {}
         # The task table, in memory: the loop and its flows are the only writers of task state, so a
         # task's record changes only when its flow ends, an answer moves it, or a repair rewrites it.
@@ -90,9 +83,8 @@ class PmLoop:
         # Retired worktrees, taken over by new tasks; one more than the slots: a task retires while the next takes one.
         spares = self.scheduler.max_parallel + 1 if config.reuse_worktrees else 0
         self.pool = WorktreePool(rc.git, rc.worktree_path("0").parent, limit=spares)
-        self.cleaning: set[asyncio.Task[Any]] = set()
-        self.diffing: asyncio.Task[None] | None = None  # the cycle diff being taken, if any
-        self.report_due: str | None = None  # why a progress report is due, written once the slots are refilled
+        self.cleaning: set[asyncio.Task[Any]] = set()  # background jobs, awaited before the loop returns
+        self.reports = LoopReports(rc, self.cleaning)
         self.changed = True  # a flow ended or an answer moved a task since the last integrity check
         self.version = 0  # counts changes to the table and the slots: `_dispatch` skips a look that cannot differ
         self.idle_version = -1  # the version at which the last look started nothing
@@ -190,49 +182,7 @@ class PmLoop:
             target = rc.workflow.on_answer(S(rec.state))
             if target is not None:
                 self._remember(rc.move(rec, target, f"answer to escalation #{esc.id} received"))
-                self._report("escalation resolved")
-
-    # ---------------------------------------------------------------- reports
-
-    def _report(self, why: str) -> None:
-        self.clock.reported(time.monotonic())
-        self.rc.emit("report.progress", f"{self._progress()}\n(trigger: {why})")
-
-    def _progress(self) -> str:
-        """The progress report, stored; its text."""
-        rc = self.rc
-        text = progress_text(rc.db_path, rc.run_id, rc.run.plan_id)
-        rc.store.add_report(rc.run_id, "progress", text)
-        return text
-
-    def _report_soon(self, why: str) -> None:
-        """`_report`, read and stored off the loop's thread once the slots are refilled: at a few ms per report,
-        growing with the plan, it used to come between a finished task and the dispatch into its slot."""
-        self.report_due = None
-        self.clock.reported(time.monotonic())
-        job = asyncio.create_task(asyncio.to_thread(self._progress))
-
-        def written(done: asyncio.Task[str]) -> None:  # told on the loop's thread: listeners print in order
-            self.cleaning.discard(done)
-            failed = None if done.cancelled() else done.exception()
-            if failed is not None:  # the report is informative: a failure to write it must not stop the run
-                self.rc.emit("report.failed", f"the progress report could not be written: {failed}")
-            elif not done.cancelled():
-                self.rc.emit("report.progress", f"{done.result()}\n(trigger: {why})")
-
-        self.cleaning.add(job)
-        job.add_done_callback(written)
-
-    def _cycle_diff(self) -> None:
-        """Seed 001 per cycle: the incremental diff since the last task SHA, no rescan."""
-        head = self.rc.git.rev_parse(self.rc.run.working_branch)
-        if head == self.last_cycle_sha:
-            return
-        stat = self.rc.git.diff_stat(self.last_cycle_sha, head)
-        self.rc.store.append_event(
-            self.rc.run_id, "cycle.diff", {"from": self.last_cycle_sha, "to": head, "stat": stat}
-        )
-        self.last_cycle_sha = head
+                self.reports.now("escalation resolved")
 
     # ---------------------------------------------------------------- the loop
 
@@ -261,8 +211,7 @@ class PmLoop:
                     self.paths, self.paths_stale, self.candidates = critical_paths(self.tasks), False, {}
                 self._dispatch(queue_pos)
             self._clean_up()
-            if self.report_due is not None:
-                self._report_soon(self.report_due)
+            self.reports.write_due()
             if not self.flows:
                 answered = any(
                     e.status is EscalationStatus.ANSWERED and e.task_id in self.waiting
@@ -283,7 +232,7 @@ class PmLoop:
                     continue
                 del self.flows[task_id]
                 self._finished(task_id, fut)
-            self.report_due = self.clock.due(time.monotonic()) or self.report_due
+            self.reports.look()
 
     def _check(self) -> None:
         """The integrity checks over every task, when something changed or RECHECK_S passed; reload on news."""
@@ -328,18 +277,7 @@ class PmLoop:
             self.flows[cand.task_id] = asyncio.create_task(self._slot(cand.task_id))
             payload = {"slots": sorted([*self.flows]), "done": done_count, "tasks": plan_total}
             rc.store.append_event(rc.run_id, DISPATCHED, payload, task_id=cand.task_id)
-        if self.diffing is None:
-            # Dispatch first: the cycle's diff (two git calls) runs beside the new flows, not before them.
-            self.diffing = asyncio.create_task(asyncio.to_thread(self._cycle_diff))
-            self.cleaning.add(self.diffing)
-            self.diffing.add_done_callback(self._diffed)
-
-    def _diffed(self, job: asyncio.Task[None]) -> None:
-        self.cleaning.discard(job)
-        self.diffing = None
-        failed = None if job.cancelled() else job.exception()
-        if failed is not None:  # the diff is informative: a git failure here must not stop the run
-            self.rc.emit("cycle.diff", f"the cycle's diff could not be taken: {failed}")
+        self.reports.cycle_diff()
 
     def _candidate(self, rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
         # Kept until the task's record or the paths change; queue_pos is the drive's one queue.
@@ -373,9 +311,7 @@ class PmLoop:
         self._remember(rec)
         if S(rec.state) is S.COMPLETED:
             self.scheduler.record_completion(rec.tier)
-            self.clock.task_completed()
-            if rec.tier is Tier.CRITICAL:
-                self._report(f"critical task-{task_id} completed")
+            self.reports.task_completed(task_id, rec.tier)
         elif rc.workflow.is_terminal(S(rec.state)):
             rc.emit("task.ended", f"task-{task_id} ended in {rec.state}; worktree kept: {rc.worktree_path(task_id)}")
 
