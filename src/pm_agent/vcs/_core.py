@@ -53,13 +53,10 @@ _USUAL_GIT_PATHS = (
     "rebase-merge",
     "rebase-apply",
 )
-# Where `git rev-parse --git-path` puts these names: the worktree's own git directory or the common one (git's
-# path.c). `_git_dirs` answers for them without a git process; any other name is asked of git.
-_OWN_GIT_PATHS = frozenset(
-    {"HEAD", "index", "logs/HEAD", "config.worktree", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"}
-    | {"rebase-merge", "rebase-apply"}
-)
+# Where `git rev-parse --git-path` puts these names: the common git directory, or the worktree's own for the
+# other usual ones (git's path.c). `_git_dirs` answers for them without a git process; any other name is asked of git.
 _COMMON_GIT_PATHS = frozenset({"config", "info/exclude"})
+_OWN_GIT_PATHS = frozenset(_USUAL_GIT_PATHS) - _COMMON_GIT_PATHS
 # git does not lock its worktree metadata: `worktree add` writes .git/worktrees/<name>/ in steps, and a
 # concurrent `worktree list`, `remove` or `prune` reading it half-written fails ("failed to read ...
 # commondir"). pm-agent's slots run in threads of one process, so one lock per repository serialises them.
@@ -266,9 +263,7 @@ class GitCore:
             if dirs is not None:  # the usual names, read from the `.git` file: no git process (one per task)
                 self._common_dir = self._common_dir or str(dirs[1])  # read once: `common_dir` need not again
                 for name in [*missing, *(n for n in _USUAL_GIT_PATHS if n not in self._git_paths)]:
-                    where = (dirs[0] if name in _OWN_GIT_PATHS else dirs[1]) / name
-                    self._git_paths[name] = where
-                    _batch.remember_git_path(self.path, name, where)
+                    self._remember_git_path(name, (dirs[0] if name in _OWN_GIT_PATHS else dirs[1]) / name)
                 missing = []
         if missing:
             # The paths pm-agent asks for in every task worktree (HEAD, the index, the reflog, the config,
@@ -277,10 +272,13 @@ class GitCore:
             args = [arg for name in missing for arg in ("--git-path", name)]
             outs = self.run("rev-parse", *args).splitlines()
             for name, out in zip(missing, outs, strict=True):
-                where = Path(out) if Path(out).is_absolute() else self.path / out
-                self._git_paths[name] = where
-                _batch.remember_git_path(self.path, name, where)
+                self._remember_git_path(name, Path(out) if Path(out).is_absolute() else self.path / out)
         return [self._git_paths[name] for name in names]
+
+    def _remember_git_path(self, name: str, where: Path) -> None:
+        """Keep where git keeps `name`, in this handle and for later handles on the same `.git` (`_batch`)."""
+        self._git_paths[name] = where
+        _batch.remember_git_path(self.path, name, where)
 
     def status_porcelain(self) -> list[StatusEntry]:
         """`git status --porcelain`, untracked files listed one by one."""
