@@ -18,7 +18,7 @@ import pytest
 from pm_agent.engine import integrity
 from pm_agent.engine.final import final_release_gate
 from pm_agent.engine.launch import resume_run
-from pm_agent.engine.loop import PmLoop
+from pm_agent.engine.loop import RECHECK_S, PmLoop
 from pm_agent.engine.runctx import RunContext
 from pm_agent.human.channels import PrintOnlyChannel
 from pm_agent.lifecycle import IssueState
@@ -206,5 +206,57 @@ def test_a_completed_task_with_its_commit_passes(run: tuple[Target, RunContext])
     assert "1" in rc.watch.verified
     git(t.repo, "branch", "-f", branch, f"{branch}~1")  # the commit disappears from the working branch
     rc.watch.verified.clear()  # as at resume and in the final gate: every completed task looked at again
-    findings = integrity.check_run(rc)
+    assert integrity.check_run(rc) == [], "nothing changed in the store: the usual look reads no row"
+    findings = integrity.check_run(rc, *integrity.changed_rows(rc, full=True)[:2])  # the loop's look every RECHECK_S
     assert [(f.caught_by, f.task_id) for f in findings] == [("completion-check", "1")]
+
+
+def test_the_usual_look_reads_the_changed_rows_and_catches_a_deletion(run: tuple[Target, RunContext]) -> None:
+    t, rc = run
+    assert integrity.check_run(rc) == []
+    assert rc.store.task_row_changes(rc.run_id, rc.watch.seq).rows == []  # the look moved to the journal's end
+    forge(default_store_path(t.repo), "delete from tasks where task_id = '2'")
+    findings = integrity.check_run(rc)
+    assert [(f.caught_by, f.task_id, f.problem) for f in findings] == [
+        ("store-watch", "2", "task-2 was deleted from the store")
+    ]
+
+
+def test_a_change_hidden_from_the_journal_is_caught_by_the_look_over_every_row(run: tuple[Target, RunContext]) -> None:
+    """An agent that also deletes the journal's entry gets past the usual look; the loop's look over every row
+    (every RECHECK_S) still catches it. Dropping the journal's triggers gets past nothing (test_store_task_changes)."""
+    t, rc = run
+    assert integrity.check_run(rc) == []
+    db = default_store_path(t.repo)
+    forge(db, "update tasks set state = 'creating_pr' where task_id = '1'")
+    forge(db, "delete from task_changes where task_id = '1'")
+    assert integrity.check_run(rc) == []
+    findings = integrity.check_run(rc, *integrity.changed_rows(rc, full=True)[:2])
+    assert [(f.caught_by, f.task_id) for f in findings] == [("store-watch", "1")]
+
+
+def test_the_loop_looks_over_every_row_every_recheck(run: tuple[Target, RunContext]) -> None:
+    t, rc = run
+    loop = PmLoop(rc)
+    loop._check()  # the first look: every row
+    db = default_store_path(t.repo)
+    forge(db, "update tasks set state = 'creating_pr' where task_id = '1'")
+    forge(db, "delete from task_changes where task_id = '1'")
+    loop.changed = True
+    loop._check()  # a usual look: the journal has nothing for it
+    assert not rc.aborted
+    loop.changed, loop.full_at = True, loop.full_at - RECHECK_S
+    loop._check()
+    assert rc.aborted
+    assert [e.source for e in rc.store.list_escalations(rc.run_id)] == ["store-watch"]
+
+
+def test_a_completion_finding_stands_at_every_look(run: tuple[Target, RunContext]) -> None:
+    """A completed task without its commit is looked at again by every look, changed or not (as when every look
+    read every row)."""
+    _, rc = run
+    rec = rc.store.get_task(rc.run_id, "1")
+    for to in (IssueState.PLANNING_APPROACH, IssueState.IMPLEMENTING, IssueState.CREATING_PR, IssueState.COMPLETED):
+        rec = rc.move(rec, to, "test")
+    for _ in range(2):
+        assert [(f.caught_by, f.task_id) for f in integrity.check_run(rc)] == [("completion-check", "1")]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pm_agent.engine.final_review import CONTAINER
-from pm_agent.internal_tasks import PM_INTERNAL_TASKS, is_pm_internal
+from pm_agent.internal_tasks import PM_INTERNAL_TASKS, is_pm_internal, plan_task_count
 from pm_agent.plan.models import Plan, Presence, Task, TaskStatus, Tier
 from pm_agent.reports.progress_data import file_progress_data, progress_text
 from pm_agent.reports.state_reader import read_state
@@ -80,3 +80,10 @@ def test_the_progress_report_counts_the_plans_tasks(repo: tuple[Path, str]) -> N
     assert "Estimated remaining: 0 critical, 1 normal, 0 low" in text
     from_file = read_state(default_store_path(root), lambda con: file_progress_data(con, run_id, "p"))
     assert [t.task_id for t in from_file.tasks] == ["1", "2", "3"]
+
+
+def test_plan_task_count_leaves_pm_agents_rows_out_of_a_set_or_a_table() -> None:
+    assert plan_task_count({"1", "2", CONTAINER}) == 2
+    assert plan_task_count({"1": 0, CONTAINER: 0, "3": 0}) == 2
+    assert plan_task_count({"1", "2"}) == 2
+    assert plan_task_count(set()) == 0

@@ -6,7 +6,10 @@ Three checks, each named in what it records (`pm-agent log`) and in the escalati
   fed by `RunContext.move`, the one place a task's state changes). A stored task that differs, a
   task that appeared in another state than `received`, or (at resume, when there is no memory yet)
   a state that disagrees with its own workflow context, was changed by someone else: an agent with
-  a shell can open `.pm-agent/state.db` however the runner's rules deny it.
+  a shell can open `.pm-agent/state.db` however the runner's rules deny it. A look reads the rows changed
+  since the last one, from the store's journal that triggers on `tasks` keep for every writer (a shell's
+  sqlite3 too; reading every row after each task made the checks quadratic in the plan's size); the loop
+  looks at every row every RECHECK_S, and the final gate does, for a change kept out of the journal.
 - `completion-check`: a task counts as completed only when the store says so AND the working
   branch has its `Refs: task-<id>` commit (triage's EXISTS tasks excepted, they have no commit).
   Checked once for each task that completed since the last check, for all of them at resume and
@@ -33,7 +36,7 @@ from pm_agent.errors import PmAgentError
 from pm_agent.lifecycle import IssueState, Workflow
 from pm_agent.plan.models import Presence, TaskStatus
 from pm_agent.reports.escalation import Escalation
-from pm_agent.store import TaskRecord, TaskRow
+from pm_agent.store import TaskRecord, TaskRow, TaskRowChanges
 
 __all__ = [
     "CHECKOUT_GUARD",
@@ -42,6 +45,7 @@ __all__ = [
     "Finding",
     "Mark",
     "StoreWatch",
+    "changed_rows",
     "check_run",
     "escape_escalation",
     "escape_problem",
@@ -89,16 +93,42 @@ def _completion(rc: RunContext, records: Sequence[AnyRow]) -> list[Finding]:
     return found
 
 
-def check_run(rc: RunContext, records: Sequence[AnyRow] | None = None) -> list[Finding]:
-    """Store-watch and completion-check findings for the run's tasks as stored now (or `records`)."""
-    records = rc.store.task_row_values(rc.run_id) if records is None else records
-    found = rc.watch.compare(records)
+def changed_rows(rc: RunContext, *, full: bool = False) -> TaskRowChanges:
+    """The rows changed since the watch's last look and those it left for this one; every row at the first look
+    or when `full`. The watch moves on to the journal's end."""
+    watch = rc.watch
+    since = None if full or not watch.started else watch.seq
+    changes = rc.store.task_row_changes(rc.run_id, since, watch.again)
+    watch.seq = changes.seq
+    return changes
+
+
+def check_run(
+    rc: RunContext, records: Sequence[AnyRow] | None = None, gone: Sequence[str] | None = None
+) -> list[Finding]:
+    """Store-watch and completion-check findings for `records` (every task's row, or with `gone` the rows
+    `changed_rows` read); by default for the rows changed since the last look."""
+    if records is None:
+        records, gone = changed_rows(rc)[:2]
+    found = rc.watch.compare(records, gone)
     flagged = {f.task_id for f in found} | rc.watch.writing
     try:
         found += _completion(rc, [rec for rec in records if row_id(rec) not in flagged] if flagged else records)
     except PmAgentError as exc:  # the working branch itself is gone or unreadable
         found.append(Finding(COMPLETION_CHECK, None, f"the working branch cannot be read: {exc}"))
+    # Read again next time, changed or not: rows skipped while pm-agent writes them, rows with a finding, and
+    # completed ones whose commit was not found yet (each look looks for it again, as when every row was read).
+    verified = rc.watch.verified
+    rc.watch.again = {
+        task_id
+        for rec in records
+        if (task_id := row_id(rec)) in flagged or (_state(rec) == S.COMPLETED and task_id not in verified)
+    }
     return found
+
+
+def _state(rec: AnyRow) -> str:
+    return rec[1] if isinstance(rec, tuple) else rec.state
 
 
 def _repair(rc: RunContext, finding: Finding) -> str | None:

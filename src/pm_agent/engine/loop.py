@@ -26,7 +26,7 @@ from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Readiness, Scheduler, critical_paths
 from pm_agent.engine.taskflow import TaskFlow
 from pm_agent.errors import PmAgentError
-from pm_agent.internal_tasks import is_pm_internal
+from pm_agent.internal_tasks import is_pm_internal, plan_task_count
 from pm_agent.lifecycle import IssueState
 from pm_agent.plan.models import Presence, Task, TaskStatus
 from pm_agent.store import EscalationStatus, TaskRecord
@@ -88,7 +88,7 @@ class PmLoop:
         self.changed = True  # a flow ended or an answer moved a task since the last integrity check
         self.version = 0  # counts changes to the table and the slots: `_dispatch` skips a look that cannot differ
         self.idle_version = -1  # the version at which the last look started nothing
-        self.checked_at = 0.0
+        self.checked_at = self.full_at = 0.0
         self.plan = PlanSync(rc)  # the plan file, watched for edits (issue 12 part 4)
 
     # ---------------------------------------------------------------- the table
@@ -235,17 +235,21 @@ class PmLoop:
             self.reports.look()
 
     def _check(self) -> None:
-        """The integrity checks over every task, when something changed or RECHECK_S passed; reload on news."""
+        """The integrity checks, when something changed or RECHECK_S passed: over the rows changed since the last
+        look, and every RECHECK_S over every row (a change the store's journal missed); reload on news."""
         rc, now = self.rc, time.monotonic()
         if not self.changed and now - self.checked_at < RECHECK_S:
             return
+        full = now - self.full_at >= RECHECK_S
         self.changed, self.checked_at = False, now
-        rows = rc.store.task_row_values(rc.run_id)  # cheap: the moving fields only, as stored
-        findings = integrity.check_run(rc, rows)
+        if full:
+            self.full_at = now
+        rows, gone, _ = integrity.changed_rows(rc, full=full)
+        findings = integrity.check_run(rc, rows, gone)
         if findings:  # a task changed outside pm-agent, or completed without its commit: stop dispatching
             integrity.handle_findings(rc, findings)
             self._load()
-        elif len(rows) != len(self.table) or any(r[0] not in self.table for r in rows):
+        elif any(r[0] not in self.table for r in rows) or (gone is None and len(rows) != len(self.table)):
             self._load()  # slicing added subtasks
 
     def _dispatch(self, queue_pos: dict[str, int]) -> None:
@@ -264,8 +268,7 @@ class PmLoop:
         if not picked:
             self.idle_version = self.version
             return
-        plan_total = sum(1 for t in self.table if not is_pm_internal(t))
-        done_count = sum(1 for t in self.readiness.done if not is_pm_internal(t))
+        plan_total, done_count = plan_task_count(self.table), plan_task_count(self.readiness.done)
         cost = rc.store.sessions_cost(rc.run_id)
         for cand in picked:
             slots = ", ".join(sorted(f"task-{t}" for t in [*self.flows, cand.task_id]))

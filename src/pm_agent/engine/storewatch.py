@@ -80,17 +80,25 @@ class StoreWatch:
     # and `saw` may not have run, so a look skips them (the next look sees the write done). Added and
     # removed on the event loop's thread, where the looks run: no write can start during a look.
     writing: set[str] = field(default_factory=set)
+    # Where the last look left the store's journal of task changes (`Store.task_row_changes`), and the tasks
+    # it left for the next look to read again whether they change or not (integrity.py).
+    seq: int | None = None
+    again: set[str] = field(default_factory=set)
 
     def saw(self, rec: TaskRecord) -> None:
         """pm-agent itself just wrote this task."""
         self.marks[rec.task_id] = Mark.of(rec)
 
-    def compare(self, records: Sequence[AnyRow]) -> list[Finding]:
-        """The differences between the store and the memory; the first call adopts what is stored."""
+    def compare(self, records: Sequence[AnyRow], gone: Sequence[str] | None = None) -> list[Finding]:
+        """The differences between the store and the memory; the first call adopts what is stored. `records`
+        are every task's row, or (with `gone`, the ids of the rows deleted) the rows changed since a look."""
         found: list[Finding] = []
         first = not self.started
         self.started = True
-        present = {row_id(rec) for rec in records}
+        if gone is None:
+            missing = self.marks.keys() - {row_id(rec) for rec in records}
+        else:  # not `keys() & gone`: that makes a set of every key
+            missing = {task_id for task_id in gone if task_id in self.marks}
         marks, read, writing = self.marks, self.read, self.writing
         for rec in records:
             if writing and row_id(rec) in writing:
@@ -112,7 +120,7 @@ class StoreWatch:
                 what = "; ".join(expected.differences(mark))
                 found.append(Finding(STORE_WATCH, rec.task_id, f"task-{rec.task_id} changed in the store "
                                      f"without pm-agent: {what}", expected))  # fmt: skip
-        for task_id in sorted(self.marks.keys() - present - writing):
+        for task_id in sorted(missing - writing):
             found.append(Finding(STORE_WATCH, task_id, f"task-{task_id} was deleted from the store"))
             del self.marks[task_id]
             self.read.pop(task_id, None)

@@ -19,7 +19,7 @@ modules does not import SQLAlchemy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         SignalRecord,
         TaskRecord,
         TaskRow,
+        TaskRowChanges,
         TaskRowValues,
         TransitionRecord,
     )
@@ -78,6 +79,7 @@ __all__ = [
     "Store",
     "TaskRecord",
     "TaskRow",
+    "TaskRowChanges",
     "TaskRowValues",
     "TransitionRecord",
     "default_store_path",
@@ -143,6 +145,9 @@ class Store(Protocol):
 
     def task_row_values(self, run_id: str) -> list[TaskRowValues]:
         """`task_rows` as the table holds them (plain tuples, see `TaskRowValues`): the store watch's read."""
+
+    def task_row_changes(self, run_id: str, since: int | None, also: Collection[str] = ()) -> TaskRowChanges:
+        """The rows changed since the journal's `since` (every row when None) and those of `also` (`TaskRowChanges`)."""
 
     def task_ids(self, run_id: str) -> list[str]:
         """The run's task ids in plan order."""
@@ -377,7 +382,8 @@ __getattr__, __dir__ = lazy_exports(
         "pm_agent.store.records": (
             "INITIAL_STATE CommitRecord EscalationRecord EscalationStatus EventRecord GateResultRecord "
             "HistoryEntry ReportRecord RiskRecord RiskStatus RunRecord RunStatus SessionEventRecord "
-            "SessionRecord SessionStatus Severity SignalRecord TaskRecord TaskRow TaskRowValues TransitionRecord"
+            "SessionRecord SessionStatus Severity SignalRecord TaskRecord TaskRow TaskRowChanges TaskRowValues "
+            "TransitionRecord"
         ),
         "pm_agent.store.sqlite": "SqliteStore default_store_path open_store",
     },

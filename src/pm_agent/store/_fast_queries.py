@@ -7,7 +7,7 @@ The SQLAlchemy modules call these too (on `_fast.raw(conn)`), so each read has o
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +22,7 @@ from pm_agent.store.records import (
     SignalRecord,
     TaskRecord,
     TaskRow,
+    TaskRowChanges,
     TaskRowValues,
     TransitionRecord,
 )
@@ -58,14 +59,46 @@ def get_task(conn: sqlite3.Connection, run_id: str, task_id: str) -> TaskRecord:
     return record
 
 
+_ROW = "task_id, state, status, commit_sha, iteration_count, retry_count, workflow_context"
+
+
 def task_row_values(conn: sqlite3.Connection, run_id: str) -> list[TaskRowValues]:
     """Every task's moving fields in plan order, as stored; NotFoundError if the run is unknown."""
     require_run(conn, run_id)
+    return conn.execute(f"SELECT {_ROW} FROM tasks WHERE run_id = ? ORDER BY plan_order", (run_id,)).fetchall()
+
+
+# The journal's triggers (migration 006): without all three it may miss a change, so nothing is read from it.
+_TRIGGERS = "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN ({})".format(
+    ", ".join(f"'task_changes_{name}'" for name in ("insert", "update", "delete"))
+)
+
+
+def task_row_changes(
+    conn: sqlite3.Connection, run_id: str, since: int | None, also: Collection[str] = ()
+) -> TaskRowChanges:
+    """The rows of the run's tasks changed after the journal's `since` and those of `also`, in plan order, and the
+    ids of tasks deleted since; every row when `since` is None or the journal's triggers are missing."""
+    seq = conn.execute("SELECT coalesce(max(seq), 0) FROM task_changes").fetchone()[0]
+    if since is None or conn.execute(_TRIGGERS).fetchone()[0] != 3:
+        return TaskRowChanges(task_row_values(conn, run_id), None, seq)
+    require_run(conn, run_id)
+    also = list(also)
     sql = (
-        "SELECT task_id, state, status, commit_sha, iteration_count, retry_count, workflow_context"
-        " FROM tasks WHERE run_id = ? ORDER BY plan_order"
+        f"SELECT {_ROW}, t.plan_order FROM task_changes c JOIN tasks t USING (run_id, task_id)"
+        " WHERE c.run_id = ? AND c.seq > ?"
     )
-    return conn.execute(sql, (run_id,)).fetchall()
+    if also:
+        marks = ", ".join("?" * len(also))
+        sql += f" UNION SELECT {_ROW}, plan_order FROM tasks WHERE run_id = ? AND task_id IN ({marks})"
+    found = conn.execute(f"{sql} ORDER BY plan_order", (run_id, since, run_id, *also) if also else (run_id, since))
+    rows: list[TaskRowValues] = [row[:-1] for row in found.fetchall()]
+    gone_sql = (
+        "SELECT task_id FROM task_changes c WHERE run_id = ? AND seq > ?"
+        " AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.run_id = c.run_id AND t.task_id = c.task_id) ORDER BY seq"
+    )
+    gone = [row[0] for row in conn.execute(gone_sql, (run_id, since)).fetchall()]
+    return TaskRowChanges(rows, gone, seq)
 
 
 def task_rows(conn: sqlite3.Connection, run_id: str) -> list[TaskRow]:

@@ -20,6 +20,7 @@ MIGRATIONS: Final = (
     "003_gates_escalations_commits",
     "004_outbox",
     "005_task_order_index",
+    "006_task_changes",
 )
 
 TABLES: Final[dict[str, str]] = {

@@ -304,12 +304,36 @@ def _m005_task_order_index(conn: Connection) -> None:
     Index(None, tasks.c.run_id, tasks.c.plan_order, tasks.c.task_id).create(conn)
 
 
+def _m006_task_changes(conn: Connection) -> None:
+    md = _meta()
+    changes = Table(
+        "task_changes",
+        md,
+        Column("seq", Integer, primary_key=True),
+        Column("run_id", Text, nullable=False),
+        Column("task_id", Text, nullable=False),
+        UniqueConstraint("run_id", "task_id"),
+        sqlite_autoincrement=True,  # a seq is never handed out twice, even after the last row's delete
+    )
+    changes.create(conn)
+    # Delete-then-insert, not INSERT OR REPLACE: a trigger's conflict clause gives way to the outer statement's.
+    touch = (
+        "DELETE FROM task_changes WHERE run_id = {row}.run_id AND task_id = {row}.task_id; "
+        "INSERT INTO task_changes (run_id, task_id) VALUES ({row}.run_id, {row}.task_id);"
+    )
+    for name, event, rows in (("insert", "INSERT", ("new",)), ("update", "UPDATE", ("old", "new")),
+                              ("delete", "DELETE", ("old",))):  # fmt: skip
+        body = " ".join(touch.format(row=row) for row in rows)
+        conn.exec_driver_sql(f"CREATE TRIGGER task_changes_{name} AFTER {event} ON tasks BEGIN {body} END")
+
+
 MIGRATIONS: list[Migration] = [
     ("001_runs_tasks_events", _m001_runs_tasks_events),
     ("002_sessions_signals", _m002_sessions_signals),
     ("003_gates_escalations_commits", _m003_gates_escalations_commits),
     ("004_outbox", _m004_outbox),
     ("005_task_order_index", _m005_task_order_index),
+    ("006_task_changes", _m006_task_changes),
 ]
 
 

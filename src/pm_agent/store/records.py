@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -127,6 +127,15 @@ class TaskRecord(_Record):
 # retry_count and workflow_context (its JSON text). The store watch compares these as they come, and builds a
 # TaskRow only for a row that changed.
 TaskRowValues = tuple[str, str, str, str | None, int, int, str]
+
+
+class TaskRowChanges(NamedTuple):
+    """What `Store.task_row_changes` read: the rows, the ids whose row is gone, and the journal's last seq."""
+
+    rows: list[TaskRowValues]
+    gone: list[str] | None  # None: every row was read (a missing one is told by its absence)
+    seq: int
+
 
 # Value -> member by a dict lookup: `IssueState(value)` costs a microsecond, and the checks read every row often.
 _STATES: dict[str, IssueState] = {s.value: s for s in IssueState}

@@ -273,3 +273,16 @@ bridge_state = Table(
     Column("value", Text, nullable=False),
     Column("updated_at", UtcDateTime, nullable=False),
 )
+
+# Which task rows changed, and in what order (`seq`, never reused): kept by the triggers migration 006
+# puts on `tasks`, for every writer (pm-agent's threads, a shell with sqlite3), so the store watch reads
+# the rows changed since its last look instead of every row (integrity.py). One row per task.
+task_changes = Table(
+    "task_changes",
+    metadata,
+    Column("seq", Integer, primary_key=True),
+    Column("run_id", Text, nullable=False),
+    Column("task_id", Text, nullable=False),
+    UniqueConstraint("run_id", "task_id"),
+    sqlite_autoincrement=True,
+)

@@ -12,7 +12,7 @@ need them (see `_fast.raw`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from pm_agent.store.records import (
     RunStatus,
     TaskRecord,
     TaskRow,
+    TaskRowChanges,
     TaskRowValues,
     TransitionRecord,
 )
@@ -113,6 +114,10 @@ class SqliteStore(SessionsMixin, OutcomesMixin):
     def task_row_values(self, run_id: str) -> list[TaskRowValues]:
         with self._fast.read() as fast:
             return fq.task_row_values(fast, run_id)
+
+    def task_row_changes(self, run_id: str, since: int | None, also: Collection[str] = ()) -> TaskRowChanges:
+        with self._fast.read() as fast:
+            return fq.task_row_changes(fast, run_id, since, also)
 
     def task_ids(self, run_id: str) -> list[str]:
         with self._fast.read() as fast:
