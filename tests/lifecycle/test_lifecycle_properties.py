@@ -130,6 +130,10 @@ def oracle(wf: Workflow) -> set[tuple[IssueState, str]]:
             expected.add((s, "unreachable"))
         if not any(reach[s, t] for t in states if wf.is_terminal(t)):
             expected.add((s, "cannot-terminate"))
+        agents = {"analyst", "planner", "tester", "developer", "fixer", "reviewer"}  # not pm-agent's own pm, ward
+        waits = IssueState.WAITING_FOR_HUMAN_INPUT
+        if waits in states and spec.owner in agents and not spec.terminal and not wf.is_valid(s, waits):
+            expected.add((s, "cannot-escalate"))
     return expected
 
 

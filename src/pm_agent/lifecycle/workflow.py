@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from pm_agent.errors import WorkflowError
-from pm_agent.lifecycle.roles import is_known_role
+from pm_agent.lifecycle.roles import ROLES, is_known_role, resolve_role
 from pm_agent.lifecycle.states import IssueState
 
 START_STATE = IssueState.RECEIVED
@@ -131,13 +131,14 @@ class Workflow:
 # ---------------------------------------------------------------- checking
 
 ViolationKind = Literal[
-    "unreachable", "cannot-terminate", "unknown-role", "terminal-with-edges", "no-owner", "bad-route"
+    "unreachable", "cannot-terminate", "unknown-role", "terminal-with-edges", "no-owner", "bad-route", "cannot-escalate"
 ]
 _KIND_ORDER: tuple[ViolationKind, ...] = (
     "unknown-role",
     "no-owner",
     "terminal-with-edges",
     "bad-route",
+    "cannot-escalate",
     "unreachable",
     "cannot-terminate",
 )
@@ -185,6 +186,19 @@ def _spec_violations(spec: StateSpec) -> Iterator[tuple[ViolationKind, str]]:
             yield "unknown-role", f"followup names {role!r}, not a known role"
 
 
+def _cannot_escalate(wf: Workflow, spec: StateSpec) -> bool:
+    """An agent's state that cannot hand its task to a human, in a workflow that has the state for it: a session
+    that keeps ending without a signal escalates there, and the move would be refused (the task would error)."""
+    return (
+        IssueState.WAITING_FOR_HUMAN_INPUT in wf
+        and spec.owner is not None
+        and is_known_role(spec.owner)
+        and ROLES[resolve_role(spec.owner)].is_agent
+        and not spec.terminal
+        and IssueState.WAITING_FOR_HUMAN_INPUT not in spec.next
+    )
+
+
 def check_workflow(wf: Workflow) -> list[Violation]:
     """Every problem with `wf`, ordered by state then kind; an empty list means it is sound.
 
@@ -193,11 +207,14 @@ def check_workflow(wf: Workflow) -> list[Violation]:
     every state is reachable from RECEIVED and that every non-terminal state can
     reach a terminal one (both by breadth-first search over the table), and that
     every routing target (`on_complete`, `followup`, `on_answer`) is an edge of its
-    state and reachable.
+    state and reachable, and that every agent's state can escalate to a human.
     """
     found: list[tuple[IssueState, ViolationKind, str]] = []
     for state, spec in wf.states.items():
         found.extend((state, kind, message) for kind, message in _spec_violations(spec))
+        if _cannot_escalate(wf, spec):
+            why = "an agent works here, yet waiting_for_human_input is not among its next states (a spent retry budget)"
+            found.append((state, "cannot-escalate", why))
 
     forward = {state: wf.next_states(state) for state in wf.states}
     reachable = _closure([START_STATE] if START_STATE in wf else [], forward)
