@@ -306,3 +306,44 @@ def test_a_checklist_task_keeps_code_and_prose_that_follow_it_as_written(tmp_pat
     assert "- [ ] Task 9: an example item" in task.body  # code in a fence is not touched
     assert "\n    make template" in task.body  # after the item's own lines, indentation is the text's own
     assert "\n- [ ] 1.1 Put it in `docs/template.md`" in task.body
+
+
+CONDUCTOR = Path(__file__).parent / "fixtures" / "forms" / "conductor-plan.md"
+
+
+def test_a_conductor_plan_s_tasks_are_numbered_in_order_and_run_in_order() -> None:
+    """Conductor's plan.md (Gemini CLI): `- [ ] Task: Title` items under `## Phase N:` headings. Every such item is
+    numbered in plan order, done ones and the user's manual verifications too (so the ids stay when items get
+    checked off); the unchecked ones are the tasks, each after the one before it, as Conductor runs them."""
+    plan = load_plan(CONDUCTOR)
+    assert [(t.id, t.line, t.title) for t in plan.tasks] == [
+        ("3", 11, "Write tests for the CSV exporter"),
+        ("4", 14, "Implement the CSV exporter in src/notes/export.py"),  # `**Task: ...**`: its words
+        ("6", 20, "Add the notes export command"),
+    ]
+    assert {t.id: [d.task_id for d in t.depends_on] for t in plan.tasks} == {"3": [], "4": ["3"], "6": ["4"]}
+    assert plan.tasks[0].steps == ["Test one row per note", "Test the header row"]
+    # The manual verification below task 4 is the user's: no step of task 4.
+    assert plan.tasks[1].steps == ["Write export_csv(notes)"]
+    assert "Verification" not in plan.tasks[1].body
+    where = str(CONDUCTOR)
+    assert plan.warnings[0].endswith("('- [ ] Task:' items numbered in the order of the plan)")
+    assert plan.warnings[1:] == [
+        f"{where}:5: 'Task: Write tests for the note store `1a2b3c4`' is checked off in the plan: done, not run",
+        f"{where}:7: 'Task: Conductor - User Manual Verification 'Phase 1: Storage' (Protocol in workflow.md)'"
+        " is yours to do (Conductor's check): not run",
+        f"{where}:16: 'Task: Conductor - User Manual Verification 'Phase 2: Export' (Protocol in workflow.md)'"
+        " is yours to do (Conductor's check): not run",
+    ]
+
+
+def test_a_checked_item_and_its_subtasks_are_no_steps_of_the_task_above(tmp_path: Path) -> None:
+    plan_file = tmp_path / "plan.md"
+    plan_file.write_text(
+        "# P\n\n## Tasks\n\n- [ ] Task 1: Write the parser\n  - [ ] Read the header\n"
+        "- [x] Task 2: Write the lexer\n  - [x] Split the words\n\n## Notes\n"
+    )
+    (task,) = load_plan(plan_file).tasks
+    assert task.steps == ["Read the header"]
+    assert "lexer" not in task.body
+    assert "Split the words" not in task.body

@@ -7,20 +7,26 @@ it, and the item's nested lines, de-indented, as its body: the usual reader then
 references, tiers). Lines keep their numbers. An item's trailing `(AC: #1, #2)` or `(files: ...)` is kept out
 of its title (first in its description and body), and `AC:` brings the document's numbered acceptance criteria
 it names (a story's `## Acceptance Criteria`). A checked item (`- [x] Task 0: ...`) is done by the plan's own
-account: it is no task, and a warning names it.
+account: it is no task, a warning names it, and it leaves the text with its nested lines.
+
+Conductor's plan.md (the Gemini CLI extension) lists `- [ ] Task: Title` items, without a number, under
+`## Phase N:` headings: they are numbered in plan order (done ones counted too, so ids stay as items get checked
+off) and each follows the one before it, as Conductor runs them; its `Task: Conductor - User Manual Verification`
+items are the user's checks, not tasks (a warning names each).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 
 from pm_agent.plan.fields import task_heading
-from pm_agent.plan.models import Task
+from pm_agent.plan.models import Dependency, Task
 
 # A top-level checklist item naming a task: `- [ ] Task 1: Title`, `* [x] TASK 2: Title`.
-_ITEM = re.compile(r"^[-*+] \[(?P<mark>[ xX])\] (?P<text>(?:task|任务)\s*\S.*)$", re.IGNORECASE)
+_ITEM = re.compile(r"^[-*+] \[(?P<mark>[ xX])\] (?P<text>(?:\*\*)?(?:task|任务)\s*\S.*)$", re.IGNORECASE)
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
@@ -40,6 +46,8 @@ class Converted:
     notes: dict[int, str]
     checked: list[tuple[int, str]]
     criteria: dict[str, str]  # the document's numbered acceptance criteria (a story's), by number
+    manual: list[tuple[int, str]] = field(default_factory=list)  # Conductor's verification items: the user's
+    unnamed: int = 0  # how many items were `Task: Title` without a number (Conductor's), numbered in order
 
     def annotate(self, tasks: list[Task]) -> list[Task]:
         """The tasks with their items' annotations put first in their description and body, and the acceptance
@@ -59,15 +67,26 @@ class Converted:
                 "acceptance_criteria": [*task.acceptance_criteria, *criteria],
             }
             annotated.append(task.model_copy(update=update))
-        return annotated
+        return self._in_order(annotated) if self.unnamed else annotated
+
+    @staticmethod
+    def _in_order(tasks: list[Task]) -> list[Task]:
+        """Conductor runs a plan's tasks one after the other ("the next pending task"): so does pm-agent."""
+        ordered = tasks[:1]
+        for before, task in pairwise(tasks):
+            step = Dependency(task_id=before.id, note="Conductor's tasks run in the plan's order")
+            ordered.append(task.model_copy(update={"depends_on": [*task.depends_on, step]}))
+        return ordered
 
     def warnings(self, path: Path | str | None) -> list[str]:
         """What the plan's reader is told about a checklist plan."""
         where = f"{path}" if path else "plan"
         said = [
             f"{where}: no 'Task N:' headings: the {self.made} unchecked '- [ ] Task N:' items are read as the tasks"
+            + (" ('- [ ] Task:' items numbered in the order of the plan)" if self.unnamed else "")
         ]
         said += [f"{where}:{line}: '{text}' is checked off in the plan: done, not run" for line, text in self.checked]
+        said += [f"{where}:{line}: '{text}' is yours to do (Conductor's check): not run" for line, text in self.manual]
         return said
 
 
@@ -78,9 +97,15 @@ def as_headings(text: str) -> Converted:
     out: list[str] = []
     notes: dict[int, str] = {}
     checked: list[tuple[int, str]] = []
-    level, fence, made = 1, None, 0
+    manual: list[tuple[int, str]] = []
+    level, fence, made, unnamed, dropping = 1, None, 0, 0, False
     indent: int | None = None  # inside a converted item: the indent its nested lines are taken out of
     for number, line in enumerate(lines, start=1):
+        if dropping:
+            if not line.strip() or line[:1] in (" ", "\t"):
+                out.append("")
+                continue
+            dropping = False
         opened = _FENCE.match(line)
         if fence is not None:
             if opened is not None and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
@@ -95,20 +120,49 @@ def as_headings(text: str) -> Converted:
             out.append(line)
             continue
         item = _ITEM.match(line)
-        if item is not None and task_heading(item.group("text")) is not None:
-            if item.group("mark") == " ":
-                title, note = _annotated(item.group("text").strip())
-                out.append(f"{'#' * min(level + 1, 6)} {title}")
-                if note:
-                    notes[number] = note
-                indent, made = 2 + len("[ ] "), made + 1
+        named = _named(item.group("text"), unnamed) if item is not None else None
+        if named is not None and item is not None:
+            unnamed += named[1]
+            if named[0] is None or item.group("mark") != " ":
+                # Done, or Conductor's check by the user: no task, and out of the text with its nested lines, or
+                # they would read as more steps of the task above.
+                (checked if named[0] is not None else manual).append((number, item.group("text").strip()))
+                out.append("")
+                indent, dropping = None, True
                 continue
-            checked.append((number, item.group("text").strip()))
-            indent = None
-        elif indent is not None and line.strip() and not line.startswith(" "):
+            title, note = _annotated(named[0])
+            out.append(f"{'#' * min(level + 1, 6)} {title}")
+            if note:
+                notes[number] = note
+            indent, made = 2 + len("[ ] "), made + 1
+            continue
+        if indent is not None and line.strip() and not line.startswith(" "):
             indent = None  # the item's nested lines ended: anything at the margin is the section's again
         out.append(_dedent(line, indent))
-    return Converted("\n".join(out), made, notes, checked, _criteria(lines))
+    return Converted("\n".join(out), made, notes, checked, _criteria(lines), manual, unnamed)
+
+
+def _named(text: str, unnamed: int) -> tuple[str | None, int] | None:
+    """An item's task heading text and whether it used up a number: `Task 3: Title` as it is; Conductor's
+    `Task: Title` (or `**Task: Title**`) numbered in order, every such item counted (checked ones too, so the
+    ids stay as items get checked off); its manual verification item (None, counted); None for no task item."""
+    text = text.strip()
+    if text.startswith("**") and text.endswith("**"):
+        text = text[2:-2].strip()  # `**Task: Title**`: the words, not their emphasis
+    if task_heading(text) is not None:
+        return text, 0
+    bare = _UNNAMED.match(text)
+    if bare is None:
+        return None
+    if _MANUAL.match(bare.group("title")):
+        return None, 1
+    return f"Task {unnamed + 1}: {bare.group('title')}", 1
+
+
+# Conductor's plan.md (Gemini CLI's conductor extension): `- [ ] Task: Title` under `## Phase N:` headings, its
+# subtasks nested, and a `Task: Conductor - User Manual Verification '<phase>' (Protocol in workflow.md)` per phase.
+_UNNAMED = re.compile(r"^task\s*:\s*(?P<title>.*\S)$", re.IGNORECASE)
+_MANUAL = re.compile(r"^conductor\s*[-–—:]\s*user manual verification\b", re.IGNORECASE)
 
 
 def _criteria(lines: list[str]) -> dict[str, str]:
