@@ -46,6 +46,21 @@ def test_deny_rules_cover_the_store_and_the_checkout_but_not_the_worktree(tmp_pa
     assert not any(".pm-agent/**" in rule or rule == f"Edit(/{repo}/**)" for rule in deny_rules(conf))
 
 
+def test_an_entry_added_to_the_checkout_or_re_pointed_is_in_the_next_sessions_rules(tmp_path: Path) -> None:
+    """The checkout's listing is kept between sessions: a change to the directory must still show at once."""
+    conf = layout(tmp_path)
+    repo = tmp_path / "repo"
+    before = deny_rules(conf)
+    (repo / "docs").mkdir()
+    assert deny_rules(conf) == [*before[:6], f"Edit(/{repo}/docs/**)", *before[6:]]
+    (repo / "docs").rmdir()
+    (repo / "docs").symlink_to(repo / ".pm-agent")  # now it holds the worktree: no rule (the store's cover it)
+    assert deny_rules(conf) == before
+    (repo / "docs").unlink()
+    (repo / "docs").symlink_to(repo / "src")  # re-pointed: a rule on the link itself, not on a tree
+    assert f"Edit(/{repo}/docs)" in deny_rules(conf)
+
+
 def test_the_settings_turn_on_blockwrites_and_a_blocking_hook(tmp_path: Path) -> None:
     conf = layout(tmp_path)
     settings = claude_settings(conf, python="/usr/bin/python3")

@@ -18,8 +18,10 @@ in its log. `collect_denials` merges both into `Denial`s.
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
+import stat
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -44,14 +46,35 @@ def deny_rules(conf: Confinement) -> list[str]:
     rules = [_rule(path) for path in conf.protected]
     if conf.denial_log is not None:
         rules.append(_rule(conf.denial_log))
-    if conf.checkout is not None and conf.checkout.is_dir():
+    entries = _entries(conf.checkout) if conf.checkout is not None else ()
+    if entries:
         worktree = conf.worktree.resolve()
-        for entry in sorted(conf.checkout.iterdir()):
-            real = entry.resolve()
+        for entry, real, tree in entries:
             if worktree == real or worktree.is_relative_to(real):
                 continue  # the entry holding the worktree (`.pm-agent`): its own rules cover its files
-            rules.append(_rule(entry, tree=entry.is_dir() and not entry.is_symlink()))
+            rules.append(_rule(entry, tree=tree))
     return rules
+
+
+def _entries(checkout: Path) -> tuple[tuple[Path, Path, bool], ...]:
+    """The checkout's top-level entries, each resolved and whether it is a directory (not a symlink to one)."""
+    try:
+        info = checkout.stat()
+    except OSError:
+        return ()
+    return _listed(checkout, info.st_mtime_ns) if stat.S_ISDIR(info.st_mode) else ()
+
+
+# Every session's settings list the checkout's entries (two sessions a task, ~40 us of system calls an entry); the
+# list changes only when the directory does, and an entry added, removed, renamed or re-pointed changes its mtime.
+# (On a file system with whole-second times a change in the second of the listing could go unseen until the next
+# one: the PreToolUse hook still checks every write against the checkout itself.)
+@functools.lru_cache(maxsize=16)
+def _listed(checkout: Path, mtime_ns: int) -> tuple[tuple[Path, Path, bool], ...]:
+    del mtime_ns  # the key: a changed directory is listed anew
+    return tuple(
+        (entry, entry.resolve(), entry.is_dir() and not entry.is_symlink()) for entry in sorted(checkout.iterdir())
+    )
 
 
 def hook_command(conf: Confinement, python: str = sys.executable) -> str:
