@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from pm_agent.plan.models import Task, Tier
 
 TIER_RANK = {Tier.CRITICAL: 0, Tier.NORMAL: 1, Tier.LOW: 2}
+_RANK = attrgetter("rank")
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,11 @@ class Candidate:
     ownership: str = ""
     depends_on: tuple[str, ...] = ()
     remaining: float = 0.0
+    # The ranking key, made once: the loop keeps a task's candidate and ranks every ready task at each dispatch.
+    rank: tuple[float, int, int, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rank", (-self.remaining, TIER_RANK[self.tier], self.plan_order, self.queue_order))
 
 
 def remaining_paths(weights: Mapping[str, float], depends_on: Mapping[str, Sequence[str]]) -> dict[str, float]:
@@ -134,7 +141,7 @@ class Scheduler:
 
     def order(self, ready: Iterable[Candidate]) -> list[Candidate]:
         """Ready tasks by priority, with the anti-starvation exception applied."""
-        ranked = sorted(ready, key=lambda c: (-c.remaining, TIER_RANK[c.tier], c.plan_order, c.queue_order))
+        ranked = sorted(ready, key=_RANK)
         if self.completions_since_low >= self.anti_starvation_interval:
             lows = [c for c in ranked if c.tier is Tier.LOW]
             if lows:
