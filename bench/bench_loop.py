@@ -28,7 +28,7 @@ from common import Figure, figure, goal_le
 from pm_agent.testing.notes import fake_launcher, note_script, note_section
 
 BENCH = "loop (fake agent)"
-CASES = [(20, 3), (20, 8), (200, 3), (200, 8)]
+CASES = [(20, 3), (20, 8), (200, 3), (200, 8), (1000, 3)]  # 1,000: what grows with the plan shows per task
 CONFIG = """\
 agent:
   binary: {binary}
