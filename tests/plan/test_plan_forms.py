@@ -347,3 +347,13 @@ def test_a_checked_item_and_its_subtasks_are_no_steps_of_the_task_above(tmp_path
     assert task.steps == ["Read the header"]
     assert "lexer" not in task.body
     assert "Split the words" not in task.body
+
+
+def test_a_done_conductor_item_marked_with_its_commit_first_keeps_the_numbering(tmp_path: Path) -> None:
+    plan_file = tmp_path / "plan.md"
+    plan_file.write_text(
+        "# P\n\n## Phase 1: Core\n\n- [x] 7a51dc3 Task: Write the parser\n- [ ] Task: Write the lexer\n"
+    )
+    (task,) = load_plan(plan_file).tasks
+    assert (task.id, task.title) == ("2", "Write the lexer")
+

@@ -26,7 +26,10 @@ from pm_agent.plan.fields import task_heading
 from pm_agent.plan.models import Dependency, Task
 
 # A top-level checklist item naming a task: `- [ ] Task 1: Title`, `* [x] TASK 2: Title`.
-_ITEM = re.compile(r"^[-*+] \[(?P<mark>[ xX])\] (?P<text>(?:\*\*)?(?:task|任务)\s*\S.*)$", re.IGNORECASE)
+# A commit's short sha may come first (`- [x] 7a51dc3 Task: ...`, Conductor's mark of a done task).
+_ITEM = re.compile(
+    r"^[-*+] \[(?P<mark>[ xX])\] (?:[0-9a-f]{7,40} )?(?P<text>(?:\*\*)?(?:task|任务)\s*\S.*)$", re.IGNORECASE
+)
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 

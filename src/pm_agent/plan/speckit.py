@@ -59,8 +59,7 @@ class _Item:
     story: str | None
     raw: str  # the item's line as the plan has it (the task's body starts with it, not with the heading made of it)
     more: list[str] = field(default_factory=list)  # its continuation lines
-
-    level: int = 2
+    level: int = 2  # its heading's: one below the heading holding the item
 
     def text(self) -> str:
         """What the item says, without its labels: its title and its continuation lines."""
@@ -143,8 +142,7 @@ class Converted:
         for phase in self.phases:
             if not phase.items:
                 continue
-            entry = _entry(phase, ends)
-            waits, run = entry, []  # what the next item waits for; the [P] run under way
+            waits, run = _entry(phase, ends), []  # what the next item waits for; the [P] run under way
             for item in phase.items:
                 if item.parallel:
                     mine = waits
