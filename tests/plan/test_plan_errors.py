@@ -124,3 +124,20 @@ def test_duplicate_ids_match_leading_zeros() -> None:
     with pytest.raises(PlanError) as info:
         parse_plan_text(text, "p.md")
     assert (info.value.message, info.value.line) == ("duplicate task id '07' (Task 7 is on line 3)", 5)
+
+
+def test_a_task_file_naming_one_beside_it_is_told_to_give_the_folder(tmp_path: Path) -> None:
+    """One file of a folder of task files, run alone: the task it names is in a file beside it."""
+    (tmp_path / "task-06-weekly-action.md").write_text("# Task 06: Weekly action\n\nAccept the post length.\n")
+    eight = tmp_path / "task-08-length-picker.md"
+    eight.write_text("# Task 08: Length picker\n\n**Depends on:** task-06\n\nAdd the picker.\n")
+    with pytest.raises(PlanError) as info:
+        load_plan(eight)
+    assert str(info.value) == (
+        f"{eight}:1: Task 08 depends on Task 06, which is not in the plan (task-06-weekly-action.md is beside it: to"
+        " read the folder's files as one plan, give pm-agent the folder)"
+    )
+    assert [t.id for t in load_plan(tmp_path).tasks] == ["06", "08"]  # as the hint says
+    (tmp_path / "task-06-weekly-action.md").rename(tmp_path / "notes-06.md")  # no task file of that id: no hint
+    with pytest.raises(PlanError, match=r"which is not in the plan$"):
+        load_plan(eight)

@@ -41,15 +41,31 @@ def _explicit(task: Task, by_key: Mapping[str, str], path: Path | str | None) ->
     for dep in task.depends_on:
         targets = _targets(dep.task_id, by_key)
         if targets is None:
-            raise PlanError(
-                f"Task {task.id} depends on Task {dep.task_id}, which is not in the plan", path=where, line=task.line
-            )
+            hint = _beside(where, dep.task_id)
+            raise PlanError(f"Task {task.id} depends on Task {dep.task_id}, which is not in the plan{hint}", path=where,
+                            line=task.line)  # fmt: skip
         for target in targets:
             if target == task.id:
                 raise PlanError(f"Task {task.id} depends on itself", path=where, line=task.line)
             if target not in deps:  # most references name the id as it is: no copy for those
                 deps[target] = dep if dep.task_id == target else dep.model_copy(update={"task_id": target})
     return deps
+
+
+def _beside(where: Path | str | None, ref: str) -> str:
+    """A hint when the plan is one file of a folder of task files and the task named is in one beside it."""
+    plan = Path(where) if where is not None else None
+    if plan is None or not plan.is_file():
+        return ""
+    wanted = canonical_id(ref)
+    for sibling in sorted(plan.parent.glob("*.md")):
+        named = _FILE_ID.match(sibling.stem)
+        if sibling != plan and named is not None and canonical_id(named.group(1)) == wanted:
+            return f" ({sibling.name} is beside it: to read the folder's files as one plan, give pm-agent the folder)"
+    return ""
+
+
+_FILE_ID = re.compile(r"^(?:task[-_ ]?)?(\d+[a-z]?)(?=$|[-_. ])", re.IGNORECASE)  # `task-06-title`, `06_title`
 
 
 def resolve(tasks: Sequence[Task], path: Path | str | None = None) -> tuple[list[Task], list[str]]:
