@@ -104,6 +104,22 @@ def plain(node: Node) -> str:
     return "".join(plain(child) for child in node.children)
 
 
+# Outside code spans: the characters that would make emphasis, a link or an HTML tag of plain words.
+_SPECIAL = re.compile(r"([\\*_<\[\]])")
+_CODE_SPAN = re.compile(r"(`+)(?:.+?)(?<!`)\1(?!`)")
+
+
+def literal(text: str) -> str:
+    """`text` escaped to read back as itself in a heading: a list item names paths bare, and the `__init__` of
+    `src/__init__.py` would read as emphasis. Code spans are left as they are (escapes in them are literal)."""
+    out, at = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out += [_SPECIAL.sub(r"\\\1", text[at : span.start()]), span.group(0)]
+        at = span.end()
+    out.append(_SPECIAL.sub(r"\\\1", text[at:]))
+    return "".join(out)
+
+
 def heading_level(node: Node) -> int:
     """1 for `#`, 2 for `##`, ..."""
     return int(node.tag[1:])

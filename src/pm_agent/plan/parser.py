@@ -263,7 +263,7 @@ def read_plan(
         starts = [before.line for _, before in twice if before is not None]
         text, parsed = _mended(text, parsed, path, source, file_task, starts, keys)
     if numbered and file_task is None and not parsed.tasks:
-        listed = _checklist(text, path, source) or _speckit(text, path, source)
+        listed = _checklist(text, path, source) or _speckit(text, path, source) or _kiro(text, path, source)
         if listed is not None:
             return listed
         from pm_agent.plan.numbered import read_numbered  # its regexes cost every plan load; few plans need it
@@ -303,6 +303,25 @@ def _speckit(text: str, path: Path | str | None, source: str) -> ParsedPlan | No
             f"every Spec Kit item ({len(converted.checked)}, {first[1]} to {last[1]}) is checked off: nothing to run",
             first[0],
         )
+        return parsed
+    if not parsed.tasks:
+        return None
+    parsed.tasks = converted.annotate(parsed.tasks)
+    parsed.warnings[:0] = converted.warnings(path)
+    return parsed
+
+
+def _kiro(text: str, path: Path | str | None, source: str) -> ParsedPlan | None:
+    """A plan without task headings read by its numbered Kiro items (`- [ ] 2.1 Title`, kiro.py), if it has any."""
+    from pm_agent.plan import kiro  # few plans need it
+
+    if not kiro.has_items(text):
+        return None
+    converted = kiro.as_headings(text)
+    parsed = _Reader(converted.text, path, source).run()
+    if not converted.tasks and converted.skipped:
+        why = f"none of its {len(converted.skipped)} Kiro items is left to run (done, optional or a checkpoint)"
+        parsed.refused = (why, converted.skipped[0].line)
         return parsed
     if not parsed.tasks:
         return None

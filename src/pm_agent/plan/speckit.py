@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pm_agent.plan.markdown import literal
 from pm_agent.plan.models import Dependency, Task
 
 _ITEM = re.compile(r"^[-*+] \[(?P<mark>[ xX])\] (?P<id>T\d+)\b\s*(?P<rest>.*)$")
@@ -40,7 +41,6 @@ _IDS = re.compile(r"T\d+")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _STORY = re.compile(r"\buser\s+stor(?:y|ies)\b", re.IGNORECASE)
-_MARKUP = re.compile(r"([\\*_<\[\]])")
 _PHASE_LEVEL = 2  # `## Phase N`: a deeper heading (`### Tests for User Story 1`) stays within its phase
 _TITLE_MAX = 120
 
@@ -70,9 +70,7 @@ class _Item:
         title = self.text()
         if len(title) > _TITLE_MAX:
             title = title[: _TITLE_MAX - 1].rsplit(" ", 1)[0] + "…"
-        # Escaped: an item names its paths bare, and `src/marks/__init__.py` would read as emphasis in a heading.
-        escaped = _MARKUP.sub(r"\\\1", title)
-        return f"{'#' * self.level} Task {self.task_id}: {escaped}"
+        return f"{'#' * self.level} Task {self.task_id}: {literal(title)}"
 
     @property
     def after(self) -> list[str]:
