@@ -34,7 +34,7 @@ _HEADING = re.compile(r"^ {0,3}(#{1,6})\s")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
-def has_task_items(text: str) -> bool:
+def has_items(text: str) -> bool:
     """Whether the text may hold checklist tasks (a cheap look before `as_headings`)."""
     return "] task" in text.lower() or "] 任务" in text
 
@@ -70,16 +70,12 @@ class Converted:
                 "acceptance_criteria": [*task.acceptance_criteria, *criteria],
             }
             annotated.append(task.model_copy(update=update))
-        return self._in_order(annotated) if self.unnamed else annotated
+        # Conductor runs a plan's tasks one after the other ("the next pending task"): so does pm-agent.
+        return in_order(annotated, "Conductor's tasks run in the plan's order") if self.unnamed else annotated
 
-    @staticmethod
-    def _in_order(tasks: list[Task]) -> list[Task]:
-        """Conductor runs a plan's tasks one after the other ("the next pending task"): so does pm-agent."""
-        ordered = tasks[:1]
-        for before, task in pairwise(tasks):
-            step = Dependency(task_id=before.id, note="Conductor's tasks run in the plan's order")
-            ordered.append(task.model_copy(update={"depends_on": [*task.depends_on, step]}))
-        return ordered
+    def refused(self) -> None:
+        """A checklist with no task left is no checklist plan: other readings are tried."""
+        return None
 
     def warnings(self, path: Path | str | None) -> list[str]:
         """What the plan's reader is told about a checklist plan."""
@@ -91,6 +87,15 @@ class Converted:
         said += [f"{where}:{line}: '{text}' is checked off in the plan: done, not run" for line, text in self.checked]
         said += [f"{where}:{line}: '{text}' is yours to do (Conductor's check): not run" for line, text in self.manual]
         return said
+
+
+def in_order(tasks: list[Task], why: str) -> list[Task]:
+    """The tasks, each depending on the one before it (`why` its note): a form whose tool runs them in order."""
+    ordered = tasks[:1]
+    for before, task in pairwise(tasks):
+        step = Dependency(task_id=before.id, note=why)
+        ordered.append(task.model_copy(update={"depends_on": [*task.depends_on, step]}))
+    return ordered
 
 
 def as_headings(text: str) -> Converted:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from itertools import pairwise
 from pathlib import Path
 
+from pm_agent.plan.checklist import in_order
 from pm_agent.plan.markdown import literal
-from pm_agent.plan.models import Dependency, Task
+from pm_agent.plan.models import Task
 
 _ITEM = re.compile(
     r"^(?P<indent> *)[-*+] \[(?P<mark>[ xX])\](?P<optional>\*)? +(?P<id>\d{1,3}(?:\.\d{1,3})*)\.? +(?P<title>\S.*)$"
@@ -69,11 +69,14 @@ class Converted:
                 "decision_log": [*task.decision_log, f"Kiro item {item.task_id}: its details are the steps"],
             }
             out.append(task.model_copy(update=update))
-        ordered = out[:1]
-        for before, task in pairwise(out):
-            step = Dependency(task_id=before.id, note="Kiro's tasks run in the plan's order")
-            ordered.append(task.model_copy(update={"depends_on": [*task.depends_on, step]}))
-        return ordered
+        return in_order(out, "Kiro's tasks run in the plan's order")
+
+    def refused(self) -> tuple[str, int] | None:
+        """Why a list with only done, optional and checkpoint items has nothing to run, at the first of them."""
+        if self.tasks or not self.skipped:
+            return None
+        why = f"none of its {len(self.skipped)} Kiro items is left to run (done, optional or a checkpoint)"
+        return why, self.skipped[0].line
 
     def warnings(self, path: Path | str | None) -> list[str]:
         """What the plan's reader is told about a Kiro task list."""

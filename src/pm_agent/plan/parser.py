@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import chain
 from pathlib import Path
+from typing import Protocol
 
 from pm_agent.plan import fields
 from pm_agent.plan.contract import is_contract_block, read_contract
@@ -263,7 +264,7 @@ def read_plan(
         starts = [before.line for _, before in twice if before is not None]
         text, parsed = _mended(text, parsed, path, source, file_task, starts, keys)
     if numbered and file_task is None and not parsed.tasks:
-        listed = _checklist(text, path, source) or _speckit(text, path, source) or _kiro(text, path, source)
+        listed = _listed(text, path, source)
         if listed is not None:
             return listed
         from pm_agent.plan.numbered import read_numbered  # its regexes cost every plan load; few plans need it
@@ -272,62 +273,47 @@ def read_plan(
     return parsed
 
 
-def _checklist(text: str, path: Path | str | None, source: str) -> ParsedPlan | None:
-    """A plan without task headings read by its unchecked `- [ ] Task N:` items (checklist.py), if it has any."""
-    from pm_agent.plan import checklist  # few plans need it
+class _Listed(Protocol):
+    """A plan form without task headings, its tasks list items (checklist.py, speckit.py, kiro.py)."""
 
-    if not checklist.has_task_items(text):
-        return None
-    converted = checklist.as_headings(text)
-    if not converted.made:
-        return None
-    parsed = _Reader(converted.text, path, source).run()
-    if not parsed.tasks:
-        return None
-    parsed.tasks = converted.annotate(parsed.tasks)
-    parsed.warnings[:0] = converted.warnings(path)
-    return parsed
+    text: str  # the plan with each task item a task heading, lines kept
+
+    def refused(self) -> tuple[str, int] | None:
+        """Why the list has no task to run though it has items (with a line), or None."""
+
+    def annotate(self, tasks: list[Task]) -> list[Task]:
+        """The tasks read from `text`, with what the form says beyond their headings."""
+
+    def warnings(self, path: Path | str | None) -> list[str]:
+        """What the plan's reader is told about the form."""
 
 
-def _speckit(text: str, path: Path | str | None, source: str) -> ParsedPlan | None:
-    """A plan without task headings read by its unchecked Spec Kit `- [ ] T001` items (speckit.py), if it has any."""
-    from pm_agent.plan import speckit  # few plans need it
+class _ListForm(Protocol):
+    def has_items(self, text: str) -> bool: ...
 
-    if not speckit.has_items(text):
-        return None
-    converted = speckit.as_headings(text)
-    parsed = _Reader(converted.text, path, source).run()
-    if not converted.made and converted.checked:
-        first, last = converted.checked[0], converted.checked[-1]
-        parsed.refused = (
-            f"every Spec Kit item ({len(converted.checked)}, {first[1]} to {last[1]}) is checked off: nothing to run",
-            first[0],
-        )
-        return parsed
-    if not parsed.tasks:
-        return None
-    parsed.tasks = converted.annotate(parsed.tasks)
-    parsed.warnings[:0] = converted.warnings(path)
-    return parsed
+    def as_headings(self, text: str) -> _Listed: ...
 
 
-def _kiro(text: str, path: Path | str | None, source: str) -> ParsedPlan | None:
-    """A plan without task headings read by its numbered Kiro items (`- [ ] 2.1 Title`, kiro.py), if it has any."""
-    from pm_agent.plan import kiro  # few plans need it
+def _listed(text: str, path: Path | str | None, source: str) -> ParsedPlan | None:
+    """A plan without task headings read by its task items in the first form that has them, or None."""
+    # Imported here: few plans need them, and their regexes would cost every plan load.
+    from pm_agent.plan import checklist, kiro, speckit
 
-    if not kiro.has_items(text):
-        return None
-    converted = kiro.as_headings(text)
-    parsed = _Reader(converted.text, path, source).run()
-    if not converted.tasks and converted.skipped:
-        why = f"none of its {len(converted.skipped)} Kiro items is left to run (done, optional or a checkpoint)"
-        parsed.refused = (why, converted.skipped[0].line)
-        return parsed
-    if not parsed.tasks:
-        return None
-    parsed.tasks = converted.annotate(parsed.tasks)
-    parsed.warnings[:0] = converted.warnings(path)
-    return parsed
+    forms: tuple[_ListForm, ...] = (checklist, speckit, kiro)
+    for form in forms:
+        if not form.has_items(text):
+            continue
+        converted = form.as_headings(text)
+        parsed = _Reader(converted.text, path, source).run()
+        refused = converted.refused()
+        if refused is not None:
+            parsed.refused = refused
+            return parsed
+        if parsed.tasks:
+            parsed.tasks = converted.annotate(parsed.tasks)
+            parsed.warnings[:0] = converted.warnings(path)
+            return parsed
+    return None
 
 
 def _mended(

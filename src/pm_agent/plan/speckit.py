@@ -154,6 +154,13 @@ class Converted:
             ends.append((phase, run or [phase.items[-1].task_id]))
         return deps
 
+    def refused(self) -> tuple[str, int] | None:
+        """Why a list whose items are all checked has nothing to run, at its first item."""
+        if self.made or not self.checked:
+            return None
+        (line, first), last = self.checked[0], self.checked[-1][1]
+        return f"every Spec Kit item ({len(self.checked)}, {first} to {last}) is checked off: nothing to run", line
+
     def warnings(self, path: Path | str | None) -> list[str]:
         """What the plan's reader is told about a Spec Kit task list."""
         where = f"{path}" if path else "plan"
