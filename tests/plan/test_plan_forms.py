@@ -357,3 +357,26 @@ def test_a_done_conductor_item_marked_with_its_commit_first_keeps_the_numbering(
     (task,) = load_plan(plan_file).tasks
     assert (task.id, task.title) == ("2", "Write the lexer")
 
+
+
+def test_a_conductor_plan_of_bold_tasks_and_tasks_under_way(tmp_path: Path) -> None:
+    plan_file = tmp_path / "plan.md"
+    plan_file.write_text(
+        "# Plan\n\n## Phase 1: Pages\n\n- [x] **Task: Create the wrapper**\n- [~] **Task: Redesign the login page**\n"
+        "    - [ ] Update the test\n- [ ] **Task: Redesign the sign-up page**\n"
+    )
+    plan = load_plan(plan_file)
+    titles = [(t.id, t.title) for t in plan.tasks]
+    assert titles == [("2", "Redesign the login page"), ("3", "Redesign the sign-up page")]
+    assert plan.tasks[0].steps == ["Update the test"]  # `[~]`: Conductor's mark of a task under way, still to do
+
+
+def test_a_checklist_plan_with_every_task_done_says_so(tmp_path: Path) -> None:
+    plan_file = tmp_path / "plan.md"
+    plan_file.write_text(
+        "# Plan\n\n## Phase 1\n\n- [x] a890e6a Task: Write the parser\n"
+        "- [ ] Task: Conductor - User Manual Verification 'Phase 1' (Protocol in workflow.md)\n"
+    )
+    with pytest.raises(PlanError, match=r"none of its 2 checklist task items is left to run") as info:
+        load_plan(plan_file)
+    assert info.value.line == 5

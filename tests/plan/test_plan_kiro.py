@@ -86,3 +86,23 @@ def test_a_title_made_a_heading_reads_back_as_written(text: str, read: str) -> N
     """Items name paths bare; made into a heading, their words must not turn into emphasis, links or tags."""
     tree = parse_tree(f"## {literal(text)}")
     assert heading_text(tree.children[0]) == read
+
+
+def test_an_item_under_way_is_still_to_do_and_a_done_list_says_so(tmp_path: Path) -> None:
+    plan_path = tmp_path / "tasks.md"
+    plan_path.write_text("# Implementation Plan\n\n- [x] 1. Set up\n- [-] 2. Write the reader\n- [x] 3. Ship\n")
+    assert [t.id for t in load_plan(plan_path).tasks] == ["2"]  # `[-]`: Kiro's mark of a task under way
+    plan_path.write_text("# Implementation Plan\n\n- [x] 1. Set up\n- [x] 2. Write the reader\n")
+    with pytest.raises(PlanError, match=r"none of its 2 Kiro items is left to run") as info:
+        load_plan(plan_path)
+    assert info.value.line == 3
+
+
+def test_a_done_list_does_not_hide_a_plan_read_by_its_numbered_headings(tmp_path: Path) -> None:
+    """A list form's "nothing left to run" stands only when no other reading finds tasks."""
+    plan_path = tmp_path / "plan.md"
+    plan_path.write_text(
+        "# Plan\n\n## 1. Reader\n\n**Files:**\n- Create: `src/reader.py`\n\nDone so far:\n\n- [x] 1. Sketch the API\n\n"
+        "## 2. Writer\n\n**Files:**\n- Create: `src/writer.py`\n"
+    )
+    assert [(t.id, t.title) for t in load_plan(plan_path).tasks] == [("1", "Reader"), ("2", "Writer")]

@@ -28,7 +28,7 @@ from pm_agent.plan.models import Dependency, Task
 # A top-level checklist item naming a task: `- [ ] Task 1: Title`, `* [x] TASK 2: Title`.
 # A commit's short sha may come first (`- [x] 7a51dc3 Task: ...`, Conductor's mark of a done task).
 _ITEM = re.compile(
-    r"^[-*+] \[(?P<mark>[ xX])\] (?:[0-9a-f]{7,40} )?(?P<text>(?:\*\*)?(?:task|任务)\s*\S.*)$", re.IGNORECASE
+    r"^[-*+] \[(?P<mark>[ xX~-])\] (?:[0-9a-f]{7,40} )?(?P<text>(?:\*\*)?(?:task|任务)\s*\S.*)$", re.IGNORECASE
 )
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -36,7 +36,11 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 def has_items(text: str) -> bool:
     """Whether the text may hold checklist tasks (a cheap look before `as_headings`)."""
-    return "] task" in text.lower() or "] 任务" in text
+    lowered = text.lower()
+    return "] task" in lowered or "] **task" in lowered or "] 任务" in text or re.search(_SHA_TASK, lowered) is not None
+
+
+_SHA_TASK = r"\] [0-9a-f]{7,40} task"  # `- [x] 7a51dc3 Task: ...`
 
 
 @dataclass
@@ -73,9 +77,13 @@ class Converted:
         # Conductor runs a plan's tasks one after the other ("the next pending task"): so does pm-agent.
         return in_order(annotated, "Conductor's tasks run in the plan's order") if self.unnamed else annotated
 
-    def refused(self) -> None:
-        """A checklist with no task left is no checklist plan: other readings are tried."""
-        return None
+    def refused(self) -> tuple[str, int] | None:
+        """Why a checklist whose task items are all done (or the user's checks) has nothing to run, at its first."""
+        if self.made or not (self.checked or self.manual):
+            return None
+        first = min(line for line, _ in [*self.checked, *self.manual])
+        done = len(self.checked) + len(self.manual)
+        return f"none of its {done} checklist task items is left to run (done, or the user's checks)", first
 
     def warnings(self, path: Path | str | None) -> list[str]:
         """What the plan's reader is told about a checklist plan."""
@@ -131,7 +139,7 @@ def as_headings(text: str) -> Converted:
         named = _named(item.group("text"), unnamed) if item is not None else None
         if named is not None and item is not None:
             unnamed += named[1]
-            if named[0] is None or item.group("mark") != " ":
+            if named[0] is None or item.group("mark") in "xX":  # `[~]`, `[-]`: under way, still to do
                 # Done, or Conductor's check by the user: no task, and out of the text with its nested lines, or
                 # they would read as more steps of the task above.
                 (checked if named[0] is not None else manual).append((number, item.group("text").strip()))

@@ -23,17 +23,20 @@ from pm_agent.plan.markdown import literal
 from pm_agent.plan.models import Task
 
 _ITEM = re.compile(
-    r"^(?P<indent> *)[-*+] \[(?P<mark>[ xX])\](?P<optional>\*)? +(?P<id>\d{1,3}(?:\.\d{1,3})*)\.? +(?P<title>\S.*)$"
+    r"^(?P<indent> *)[-*+] \[(?P<mark>[ xX~-])\](?P<optional>\*)? +(?P<id>\d{1,3}(?:\.\d{1,3})*)\.? +(?P<title>\S.*)$"
 )
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CHECKPOINT = re.compile(r"^(?:final\s+)?checkpoint\b", re.IGNORECASE)
-_REQUIREMENTS = re.compile(r"^_?requirements?\s*:", re.IGNORECASE)
+_REQUIREMENTS = re.compile(r"^_?(?:requirements?|需求)\s*[:：]", re.IGNORECASE)
 
 
 def has_items(text: str) -> bool:
     """Whether the text may be a Kiro task list (a cheap look before `as_headings`)."""
-    return "- [" in text and re.search(r"^ *[-*+] \[ \]\*? +\d{1,3}(?:\.\d{1,3})*\.? ", text, re.MULTILINE) is not None
+    return "] " in text and _ANY_ITEM.search(text) is not None
+
+
+_ANY_ITEM = re.compile(r"^ *[-*+] \[[ xX~-]\]\*? +\d{1,3}(?:\.\d{1,3})*\.? ", re.MULTILINE)
 
 
 @dataclass
@@ -142,7 +145,7 @@ def _items(lines: list[str]) -> list[_Item]:
         if item is not None:
             title = item.group("title").strip()
             skipped = (
-                "done (checked off in the plan)" if item.group("mark") != " "
+                "done (checked off in the plan)" if item.group("mark") in "xX"  # `[-]`: under way, still to do
                 else "optional in the plan (`*`)" if item.group("optional")
                 else "a checkpoint (pm-agent's gates run the tests after every task)" if _CHECKPOINT.match(title)
                 else None

@@ -264,12 +264,15 @@ def read_plan(
         starts = [before.line for _, before in twice if before is not None]
         text, parsed = _mended(text, parsed, path, source, file_task, starts, keys)
     if numbered and file_task is None and not parsed.tasks:
-        listed = _listed(text, path, source)
+        listed, left = _listed(text, path, source)
         if listed is not None:
             return listed
         from pm_agent.plan.numbered import read_numbered  # its regexes cost every plan load; few plans need it
 
-        return read_numbered(text, path, parsed, lambda level: _Reader(text, path, source, task_level=level).run())
+        read = read_numbered(text, path, parsed, lambda level: _Reader(text, path, source, task_level=level).run())
+        if not read.tasks and left is not None:
+            read.refused = left  # a list whose items are all done says more than "no task heading"
+        return read
     return parsed
 
 
@@ -294,26 +297,28 @@ class _ListForm(Protocol):
     def as_headings(self, text: str) -> _Listed: ...
 
 
-def _listed(text: str, path: Path | str | None, source: str) -> ParsedPlan | None:
-    """A plan without task headings read by its task items in the first form that has them, or None."""
+def _listed(text: str, path: Path | str | None, source: str) -> tuple[ParsedPlan | None, tuple[str, int] | None]:
+    """A plan without task headings read by its task items in the first form that has them to run, else None; and
+    why the first form met has nothing to run (its items all done), if one does (other readings come first)."""
     # Imported here: few plans need them, and their regexes would cost every plan load.
     from pm_agent.plan import checklist, kiro, speckit
 
     forms: tuple[_ListForm, ...] = (checklist, speckit, kiro)
+    left: tuple[str, int] | None = None
     for form in forms:
         if not form.has_items(text):
             continue
         converted = form.as_headings(text)
-        parsed = _Reader(converted.text, path, source).run()
         refused = converted.refused()
         if refused is not None:
-            parsed.refused = refused
-            return parsed
+            left = left or refused
+            continue
+        parsed = _Reader(converted.text, path, source).run()
         if parsed.tasks:
             parsed.tasks = converted.annotate(parsed.tasks)
             parsed.warnings[:0] = converted.warnings(path)
-            return parsed
-    return None
+            return parsed, None
+    return None, left
 
 
 def _mended(
