@@ -12,7 +12,7 @@ import pytest
 
 from pm_agent.errors import PlanError
 from pm_agent.plan import load_plan
-from pm_agent.plan.markdown import heading_text, literal, parse_tree
+from pm_agent.plan.markdown import fence_after, heading_line, heading_text, literal, parse_tree
 
 FORM = Path(__file__).parent / "fixtures" / "forms" / "kiro-tasks.md"
 
@@ -106,3 +106,35 @@ def test_a_done_list_does_not_hide_a_plan_read_by_its_numbered_headings(tmp_path
         "## 2. Writer\n\n**Files:**\n- Create: `src/writer.py`\n"
     )
     assert [(t.id, t.title) for t in load_plan(plan_path).tasks] == [("1", "Reader"), ("2", "Writer")]
+
+
+@pytest.mark.parametrize(
+    ("before", "line", "after"),
+    [
+        (None, "```python", "```"),
+        (None, "    ```", None),  # indented four: code, not a fence
+        ("```", "text", "```"),
+        ("```", "```", None),
+        ("````", "```", "````"),  # a shorter run does not close it
+        ("```", "~~~", "```"),  # nor the other mark
+        ("~~~", "~~~~", None),
+    ],
+)
+def test_the_list_forms_fence_tracking(before: str | None, line: str, after: str | None) -> None:
+    assert fence_after(before, line) == after
+
+
+def test_a_fenced_example_holding_another_mark_is_no_task(tmp_path: Path) -> None:
+    plan_path = tmp_path / "tasks.md"
+    plan_path.write_text(
+        "# Implementation Plan\n\n- [ ] 1. Write the reader\n\n~~~~markdown\n```\n- [ ] 2. An example item\n~~~\n"
+        "- [ ] 3. Still the example\n~~~~\n\n- [ ] 4. Write the writer\n"
+    )
+    assert [t.id for t in load_plan(plan_path).tasks] == ["1", "4"]
+
+
+def test_heading_line() -> None:
+    assert heading_line("## Phase 2: Export ##") == (2, "Phase 2: Export")
+    assert heading_line("   # Title") == (1, "Title")
+    assert heading_line("####### seven") is None
+    assert heading_line("#hashtag") is None

@@ -23,6 +23,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from pm_agent.plan.fields import task_heading
+from pm_agent.plan.markdown import fence_after, heading_line
 from pm_agent.plan.models import Dependency, Task
 
 # A top-level checklist item naming a task: `- [ ] Task 1: Title`, `* [x] TASK 2: Title`.
@@ -30,8 +31,6 @@ from pm_agent.plan.models import Dependency, Task
 _ITEM = re.compile(
     r"^[-*+] \[(?P<mark>[ xX~-])\] (?:[0-9a-f]{7,40} )?(?P<text>(?:\*\*)?(?:task|任务)\s*\S.*)$", re.IGNORECASE
 )
-_HEADING = re.compile(r"^ {0,3}(#{1,6})\s")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def has_items(text: str) -> bool:
@@ -122,17 +121,14 @@ def as_headings(text: str) -> Converted:
                 out.append("")
                 continue
             dropping = False
-        opened = _FENCE.match(line)
         if fence is not None:
-            if opened is not None and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                fence = None
+            fence = fence_after(fence, line)
             out.append(_dedent(line, indent))
             continue
-        if opened is not None:
-            fence = opened.group(1)
-        heading = _HEADING.match(line)
+        fence = fence_after(None, line)
+        heading = heading_line(line)
         if heading is not None:
-            level, indent = len(heading.group(1)), None
+            level, indent = heading[0], None
             out.append(line)
             continue
         item = _ITEM.match(line)
@@ -186,8 +182,7 @@ def _criteria(lines: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     inside, number = False, None
     for line in lines:
-        heading = _HEADING.match(line)
-        if heading is not None:
+        if heading_line(line) is not None:
             inside, number = "acceptance criteria" in line.lower(), None
             continue
         if not inside:

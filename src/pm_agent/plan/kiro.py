@@ -19,14 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pm_agent.plan.checklist import in_order
-from pm_agent.plan.markdown import literal
+from pm_agent.plan.markdown import fence_after, heading_line, literal
 from pm_agent.plan.models import Task
 
 _ITEM = re.compile(
     r"^(?P<indent> *)[-*+] \[(?P<mark>[ xX~-])\](?P<optional>\*)? +(?P<id>\d{1,3}(?:\.\d{1,3})*)\.? +(?P<title>\S.*)$"
 )
-_HEADING = re.compile(r"^ {0,3}(#{1,6})\s")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CHECKPOINT = re.compile(r"^(?:final\s+)?checkpoint\b", re.IGNORECASE)
 _REQUIREMENTS = re.compile(r"^_?(?:requirements?|需求)\s*[:：]", re.IGNORECASE)
 
@@ -112,10 +110,10 @@ def as_headings(text: str) -> Converted:
             continue
         current, dropping = None, False
         if found is None:
-            fence = _fenced(fence, line)
-            heading = _HEADING.match(line) if fence is None else None
+            fence = fence_after(fence, line)
+            heading = heading_line(line) if fence is None else None
             if heading is not None:
-                level = len(heading.group(1))
+                level = heading[0]
             out.append(line)
             continue
         index, item = found
@@ -138,7 +136,7 @@ def _items(lines: list[str]) -> list[_Item]:
     found: list[_Item] = []
     fence: str | None = None
     for number, line in enumerate(lines, start=1):
-        was, fence = fence, _fenced(fence, line)
+        was, fence = fence, fence_after(fence, line)
         if was is not None or fence is not None:
             continue
         item = _ITEM.match(line)
@@ -156,17 +154,6 @@ def _items(lines: list[str]) -> list[_Item]:
             if bullet[:2] in ("- ", "* ", "+ "):
                 found[-1].details.append(bullet[2:].strip())
     return found
-
-
-def _fenced(fence: str | None, line: str) -> str | None:
-    """The fence open after `line`, given the one open before it (None: none)."""
-    opened = _FENCE.match(line)
-    if opened is None:
-        return fence
-    if fence is None:
-        return opened.group(1)
-    closes = opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence)
-    return None if closes else fence
 
 
 def _indent(line: str) -> int:

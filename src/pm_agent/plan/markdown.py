@@ -109,6 +109,28 @@ _SPECIAL = re.compile(r"([\\*_<\[\]])")
 _CODE_SPAN = re.compile(r"(`+)(?:.+?)(?<!`)\1(?!`)")
 
 
+_FENCE_MARK = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def fence_after(fence: str | None, line: str) -> str | None:
+    """The code fence open after `line` (its marks), given the one open before it; None when none is. For the
+    line-by-line readers of the list forms (checklist.py, speckit.py, kiro.py), which leave fenced lines alone."""
+    opened = _FENCE_MARK.match(line)
+    if opened is None:
+        return fence
+    if fence is None:
+        return opened.group(1)
+    closes = opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence)
+    return None if closes else fence
+
+
+def heading_line(line: str) -> tuple[int, str] | None:
+    """An ATX heading line's level and text (`## Phase 2: Export` -> (2, "Phase 2: Export")), or None."""
+    found = _ATX.match(line)
+    return (len(found.group(1)), found.group(2)) if found is not None else None
+
+
 def literal(text: str) -> str:
     """`text` escaped to read back as itself in a heading: a list item names paths bare, and the `__init__` of
     `src/__init__.py` would read as emphasis. Code spans are left as they are (escapes in them are literal)."""

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pm_agent.plan.markdown import literal
+from pm_agent.plan.markdown import fence_after, heading_line, literal
 from pm_agent.plan.models import Dependency, Task
 
 _ITEM = re.compile(r"^[-*+] \[(?P<mark>[ xX])\] (?P<id>T\d+)\b\s*(?P<rest>.*)$")
@@ -38,8 +38,6 @@ _AFTER = re.compile(rf"\s*\((?:depends on|after|needs)\s+{_ID_LIST}\)", re.IGNOR
 _DEPENDS = re.compile(rf"\b(?:depends on|after|needs)\s+({_ID_LIST})", re.IGNORECASE)
 _BLOCKS = re.compile(rf"(?P<first>{_ID_LIST})\s+blocks?\s+(?P<then>{_ID_LIST})")
 _IDS = re.compile(r"T\d+")
-_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _STORY = re.compile(r"\buser\s+stor(?:y|ies)\b", re.IGNORECASE)
 _PHASE_LEVEL = 2  # `## Phase N`: a deeper heading (`### Tests for User Story 1`) stays within its phase
 _TITLE_MAX = 120
@@ -200,10 +198,8 @@ def as_headings(text: str) -> Converted:
     blocks: dict[str, list[str]] = {}
     level, fence, current = 1, None, None
     for number, line in enumerate(text.split("\n"), start=1):
-        opened = _FENCE.match(line)
         if fence is not None:
-            if opened is not None and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                fence = None
+            fence = fence_after(fence, line)
             out.append(line)
             continue
         if current is not None and line[:1] in (" ", "\t") and line.strip():
@@ -211,13 +207,12 @@ def as_headings(text: str) -> Converted:
             out.append(line.strip())
             continue
         current = None
-        if opened is not None:
-            fence = opened.group(1)
-        heading = _HEADING.match(line)
+        fence = fence_after(None, line)
+        heading = heading_line(line)
         if heading is not None:
-            level = len(heading.group(1))
+            level = heading[0]
             if level <= _PHASE_LEVEL:
-                phases.append(_Phase(heading.group(2)))
+                phases.append(_Phase(heading[1]))
             out.append(line)
             continue
         for blocker, blocked in _blocking(line):
