@@ -41,15 +41,19 @@ def _explicit(task: Task, by_key: Mapping[str, str], path: Path | str | None) ->
     for dep in task.depends_on:
         targets = _targets(dep.task_id, by_key)
         if targets is None:
-            hint = _beside(where, dep.task_id)
-            raise PlanError(f"Task {task.id} depends on Task {dep.task_id}, which is not in the plan{hint}", path=where,
-                            line=task.line)  # fmt: skip
+            raise _unknown(task, dep.task_id, where)
         for target in targets:
             if target == task.id:
                 raise PlanError(f"Task {task.id} depends on itself", path=where, line=task.line)
             if target not in deps:  # most references name the id as it is: no copy for those
                 deps[target] = dep if dep.task_id == target else dep.model_copy(update={"task_id": target})
     return deps
+
+
+def _unknown(task: Task, ref: str, where: Path | str | None) -> PlanError:
+    """The error of a dependency on a task the plan does not have, at the task's line."""
+    said = f"Task {task.id} depends on Task {ref}, which is not in the plan{_beside(where, ref)}"
+    return PlanError(said, path=where, line=task.line)
 
 
 def _beside(where: Path | str | None, ref: str) -> str:
@@ -121,11 +125,7 @@ def _sorter(tasks: Sequence[Task], path: Path | str | None) -> TopologicalSorter
     for task in tasks:
         for dep in task.depends_on:
             if dep.task_id not in known:
-                raise PlanError(
-                    f"Task {task.id} depends on Task {dep.task_id}, which is not in the plan",
-                    path=task.source or path,
-                    line=task.line,
-                )
+                raise _unknown(task, dep.task_id, task.source or path)
         sorter.add(task.id, *task.dependency_ids())
     return sorter
 
