@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import shlex
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -239,3 +242,51 @@ def test_the_fake_agent_does_not_import_the_model_servers_http_stack() -> None:
     loaded = json.loads(done.stdout)
     assert "pm_agent.testing.fake_agent" in loaded
     assert not [m for m in loaded if m.startswith(("pm_agent.testing.model_server", "http"))], loaded
+
+
+def test_the_launchers_fake_agent_runs_on_the_standard_library_alone(tmp_path: Path) -> None:
+    """`fake_launcher` runs the fake by path without site-packages (`-I -S`): a session writes, signals through
+    a real MCP server, and its process imports neither asyncio (~35 ms of CPU) nor uuid nor typing."""
+    import os
+    import subprocess
+    import sys
+
+    from pm_agent.testing.notes import fake_launcher
+
+    launcher = fake_launcher(tmp_path / "fake-claude")
+    assert " -I -S " in launcher.read_text(encoding="utf-8")
+    server = tmp_path / "server.py"
+    server.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if 'id' in m:\n"
+        "        called = m['method'] == 'tools/call'\n"
+        "        text = 'got ' + m['params']['arguments']['signal'] if called else ''\n"
+        "        out = {'jsonrpc': '2.0', 'id': m['id'], 'result': {'content': [{'type': 'text', 'text': text}]}}\n"
+        "        print(json.dumps(out), flush=True)\n",
+        encoding="utf-8",
+    )
+    config = {"mcpServers": {"pm": {"command": sys.executable, "args": [str(server)]}}}
+    script = tmp_path / "script.json"
+    steps = [{"write": "a.txt", "content": "x"}, {"signal": {"signal": "complete"}}]
+    script.write_text(json.dumps(steps), encoding="utf-8")
+    env = {**os.environ, "HOME": str(tmp_path)}
+    argv = [str(launcher), "-p", "--mcp-config", json.dumps(config), "--script", str(script), "go"]
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=True)
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert events[0]["mcp_servers"] == [{"name": "pm", "status": "connected"}]
+    results = [b for e in events if e["type"] == "user" for b in e["message"]["content"]]
+    assert [r["content"] for r in results] == [f"File created successfully at: {tmp_path / 'a.txt'}", "got complete"]
+    assert (events[-1]["type"], events[-1]["subtype"]) == ("result", "success")
+    assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "x"
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", events[0]["session_id"])
+    # What the module loads, as the launcher runs it (by path, no site-packages), without running a session.
+    fake = shlex.split(launcher.read_text(encoding="utf-8").split("exec ", 1)[1])[3]
+    probe = (
+        "import importlib.util, json, sys; "
+        f"spec = importlib.util.spec_from_file_location('fake', {fake!r}); "
+        "spec.loader.exec_module(importlib.util.module_from_spec(spec)); print(json.dumps(sorted(sys.modules)))"
+    )
+    loaded = subprocess.run([sys.executable, "-I", "-S", "-c", probe], capture_output=True, text=True, timeout=60)
+    assert {"asyncio", "uuid", "typing"}.isdisjoint(json.loads(loaded.stdout.splitlines()[-1])), loaded.stdout

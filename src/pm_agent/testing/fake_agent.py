@@ -28,16 +28,20 @@ unknown id fails like Claude Code ("No conversation found with session ID"), and
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import re
 import subprocess
 import sys
-import traceback
-import uuid
+import threading
+import time
 from pathlib import Path
-from typing import Any
+
+# One process per session, and the benchmarks' agent: no asyncio (~35 ms of CPU to import, the larger part of the
+# fake's own), no uuid, and typing only for mypy (mypy reads a TYPE_CHECKING of any origin as True).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["main", "script_marker"]
 
@@ -116,7 +120,7 @@ class FakeAgent:
         self.store = home / ".fake-agent"
         self.source = _script_source(args)
         self.script: dict[str, Any] = {}
-        self.session_id: str = args.resume or args.session_id or str(uuid.uuid4())
+        self.session_id: str = args.resume or args.session_id or _uuid4()
         self.state: dict[str, Any] = {"cost_usd": 0.0, "prompts": []}
         self.turns = 0
         self.mcp: StdioClient | None = None
@@ -136,29 +140,31 @@ class FakeAgent:
 
     def _tool(self, name: str, tool_input: dict[str, Any], result: str, is_error: bool = False) -> None:
         self.turns += 1
-        tool_id = f"toolu_{uuid.uuid4().hex[:12]}"
+        tool_id = f"toolu_{os.urandom(6).hex()}"
         block = {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
         self._event("assistant", message={"role": "assistant", "content": [block]})
         answer = {"type": "tool_result", "tool_use_id": tool_id, "content": result, "is_error": is_error}
         self._event("user", message={"role": "user", "content": [answer]})
 
-    async def run(self) -> int:
+    def run(self) -> int:
         steps = self._begin()
         if steps is None:
             return 1
         servers: list[dict[str, str]] = []
         try:
             if any("signal" in step for step in steps):
-                servers = [{"name": "pm", "status": await self._connect()}]
+                servers = [{"name": "pm", "status": self._connect()}]
             tools = ["Write", "Bash"]
             self._event("system", subtype="init", cwd=str(self.cwd), tools=tools, mcp_servers=servers)
             for step in steps:
-                code = await self._step(step)
+                code = self._step(step)
                 if code is not None:
                     self.exit_code = code
                     return code
             self._finish()  # the result comes first, as Claude Code prints it before shutting MCP down
         except Exception:
+            import traceback
+
             traceback.print_exc()
             raise
         finally:
@@ -210,12 +216,12 @@ class FakeAgent:
         server = servers.get("pm") or next(iter(servers.values()), None)
         return dict(server) if server else None
 
-    async def _connect(self) -> str:
+    def _connect(self) -> str:
         server = self.mcp_server
         if not server:
             return "failed"
         try:
-            self.mcp = await StdioClient.start(
+            self.mcp = StdioClient.start(
                 str(server["command"]), [str(a) for a in server.get("args", [])], dict(server.get("env", {}))
             )
         except Exception as exc:  # reported like Claude Code does: a failed server, the run goes on
@@ -223,18 +229,18 @@ class FakeAgent:
             return "failed"
         return "connected"
 
-    async def _step(self, step: dict[str, Any]) -> int | None:
+    def _step(self, step: dict[str, Any]) -> int | None:
         values = {"prompt": self.prompt, "session_id": self.session_id}
         if "print" not in step:
             # Prints in a row leave in as few writes as the pipe takes: a burst arrives as one, however
             # loaded the machine (a flush per line let the reader see them one by one).
             sys.stdout.flush()
         if "signal" in step:
-            await self._signal(_fill(step["signal"], values))
+            self._signal(_fill(step["signal"], values))
         elif "sleep" in step:
-            await asyncio.sleep(float(step["sleep"]))
+            time.sleep(float(step["sleep"]))
         elif step.get("hang"):
-            await asyncio.Event().wait()  # until killed
+            threading.Event().wait()  # until killed
         else:
             return self._plain_step(step, values)
         return None
@@ -271,12 +277,12 @@ class FakeAgent:
             return int(step["exit"])
         return None
 
-    async def _signal(self, payload: Any) -> None:
+    def _signal(self, payload: Any) -> None:
         name = "mcp__pm__signal_back"
         if self.mcp is None:
             self._tool(name, payload, "Error: No such tool available: mcp__pm__signal_back", True)
             return
-        result = await self.mcp.request("tools/call", {"name": "signal_back", "arguments": payload})
+        result = self.mcp.request("tools/call", {"name": "signal_back", "arguments": payload})
         text = "\n".join(str(block.get("text", "")) for block in result.get("content", []))
         self._tool(name, payload, text, bool(result.get("isError")))
 
@@ -291,20 +297,19 @@ class StdioClient:
     (about half a second of CPU per session, which made the fake agent the biggest CPU user of a test run).
     The server is started like the SDK starts it: its own session, stderr shared with ours."""
 
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
         self.next_id = 0
 
     @classmethod
-    async def start(cls, command: str, args: list[str], env: dict[str, str]) -> StdioClient:
+    def start(cls, command: str, args: list[str], env: dict[str, str]) -> StdioClient:
         """Start the server and initialize the session."""
         inherited = {k: v for k in INHERITED_ENV if (v := os.environ.get(k)) is not None and not v.startswith("()")}
-        proc = await asyncio.create_subprocess_exec(
-            command,
-            *args,
+        proc = subprocess.Popen(
+            [command, *args],
             env={**inherited, **env},
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
             start_new_session=True,
         )
         client = cls(proc)
@@ -313,25 +318,24 @@ class StdioClient:
             "capabilities": {},
             "clientInfo": {"name": "fake-agent", "version": "1"},
         }
-        await client.request("initialize", params)
+        client.request("initialize", params)
         client._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return client
 
     def _send(self, message: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(message).encode("utf-8") + b"\n")
+        self.proc.stdin.flush()
 
-    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send one request and return its result; an error answer or a closed server raises."""
-        assert self.proc.stdin is not None
         assert self.proc.stdout is not None
         self.next_id += 1
         self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        await self.proc.stdin.drain()
         while True:
-            line = await self.proc.stdout.readline()
+            line = self.proc.stdout.readline()
             if not line:
-                raise ConnectionError(f"the MCP server closed its output (exit code {await self.proc.wait()})")
+                raise ConnectionError(f"the MCP server closed its output (exit code {self.proc.wait()})")
             message = json.loads(line)
             if message.get("id") != self.next_id:
                 continue  # a notification or log message
@@ -341,10 +345,19 @@ class StdioClient:
             return result
 
 
+def _uuid4() -> str:
+    """A random (version 4) UUID, as Claude Code's session ids are."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: `python -m pm_agent.testing.fake_agent [claude-like options] -- PROMPT`."""
     args = _parse_args(sys.argv[1:] if argv is None else argv)
-    return asyncio.run(FakeAgent(args).run())
+    return FakeAgent(args).run()
 
 
 if __name__ == "__main__":

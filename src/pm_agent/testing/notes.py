@@ -6,15 +6,21 @@ Code through `agent.binary`; each task's script is named in its steps, which rea
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
+from pm_agent.testing import fake_agent
 from pm_agent.testing.fake_agent import script_marker
 
 
 def fake_launcher(path: Path) -> Path:
-    """An executable at `path` that runs the fake agent with this Python (for `agent.binary`)."""
-    path.write_text(f'#!/bin/sh\nexec {sys.executable} -m pm_agent.testing.fake_agent "$@"\n', encoding="utf-8")
+    """An executable at `path` that runs the fake agent with this Python (for `agent.binary`).
+
+    By path with `-I -S`, as the signal relay runs: the fake needs only the standard library, and a process per
+    session that skips site-packages and pm_agent's package imports leaves the CPU to what is measured."""
+    command = shlex.join([sys.executable, "-I", "-S", str(Path(fake_agent.__file__).resolve())])
+    path.write_text(f'#!/bin/sh\nexec {command} "$@"\n', encoding="utf-8")
     path.chmod(0o755)
     return path
 
