@@ -191,6 +191,11 @@ class GitCore:
             kind = "commit" if revision.endswith("^{commit}") else "tree" if revision.endswith("^{tree}") else "?"
             return proc.stdout.strip(), kind  # "?": rev-parse does not say; object_type asks
 
+    def object_contents(self, sha: str) -> tuple[str, bytes] | None:
+        """(type, content) of the object `sha` names, None if none, read by the batch process; OSError when the
+        batch cannot read objects (git before 2.36): the caller asks git itself."""
+        return _batch.contents(self.path, sha, lambda: environ.derived(_git_env))
+
     def object_id(self, revision: str) -> str | None:
         """The sha `revision` names as it is (a tag object stays a tag), None if it names none."""
         found = self._object(revision)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pm_agent.errors import VcsError
+from pm_agent.vcs import _objects
 from pm_agent.vcs._diffs import KeptSnapshot
 from pm_agent.vcs.git import NO_HOOKS_ARGS, Git
 from pm_agent.vcs.models import FileChange
@@ -94,7 +95,11 @@ def tree_with_files(
 
     `index_env`: a temporary index that holds exactly `tree` (`Git.worktree_snapshot`'s when its tree is
     `tree`), written to instead of reading `tree` into a new one. A tree object depends only on the index's
-    entries, and an index whose `write-tree` is `tree` has `tree`'s entries: the result is the same tree."""
+    entries, and an index whose `write-tree` is `tree` has `tree`'s entries: the result is the same tree.
+    Usually the objects are written in-process (`vcs/_objects.py`: no git process); git makes the others."""
+    made = _objects.tree_with_texts(git.object_contents, git.common_dir(), tree, files)
+    if made is not None:
+        return made
     if index_env is not None:  # no temporary folder: each one is an inode made and removed per task
         return _written_tree(git, files, dict(index_env))
     with tempfile.TemporaryDirectory(prefix="pm-agent-index-") as tmp:
