@@ -6,16 +6,22 @@ Hooks and signing are off for every commit and tag pm-agent makes; it never amen
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from pm_agent import environ
 from pm_agent.errors import VcsError
+from pm_agent.vcs import _objects
 from pm_agent.vcs._core import FALLBACK_EMAIL, FALLBACK_NAME, GENERATED_EXCLUDES, NO_HOOKS_ARGS, GitCore
 from pm_agent.vcs.models import GitCommandError
 
 # The fallback identity's `-c` arguments (or none) per state of the config files and environment.
 _IDENTITY: dict[tuple[object, ...], tuple[str, ...]] = {}
+# `commit-tree`'s author and committer ("Name <email>", no date) per state of the config files and environment;
+# None where pm-agent leaves the commit to git (a commit encoding set, dates set in the environment).
+_IDENTS: dict[tuple[object, ...], tuple[str, str] | None] = {}
+_DATE_VARS = ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
 
 
 def read_reflog(log_path: Path) -> list[str]:
@@ -29,6 +35,18 @@ def read_reflog(log_path: Path) -> list[str]:
         if len(parts) >= 2:
             entries.append(f"{parts[0]} {parts[1]} {msg}")
     return entries
+
+
+def _plain_ident(name: str, email: str) -> bool:
+    """A name and email git writes as they are (its ident sanitising would change nothing)."""
+    crud = " .,:;<>\"\\'"
+    return all(part and part.strip(crud) == part for part in (name, email)) and not set("<>\n\0") & set(name + email)
+
+
+def _raw_date(date: str) -> bool:
+    """A date in git's own raw form, `<seconds> <+|-HHMM>`."""
+    seconds, _, zone = date.partition(" ")
+    return seconds.isdigit() and len(zone) == 5 and zone[0] in "+-" and zone[1:].isdigit()
 
 
 class GitCommits(GitCore):
@@ -55,6 +73,53 @@ class GitCommits(GitCore):
                 _IDENTITY.clear()
             _IDENTITY[key] = tuple(args)
         return args
+
+    def commit_tree(self, tree: str, parent: str, message: str, *, author_env: Mapping[str, str] | None = None) -> str:
+        """`git commit-tree <tree> -p <parent>` with the message, hooks and signing off, pm-agent's identity (and
+        `author_env`'s GIT_AUTHOR_* over it); the new commit's sha.
+
+        The commit object is written in-process (`vcs/_objects.py`: one git process less between a task's signal
+        and the next dispatch) with the identity `git var` gave for this config, the date now in the local time
+        zone, as git writes it; git writes it where that could differ (see `_idents`, and an author's values that
+        are not git's own form)."""
+        idents = self._idents()
+        author = idents[0] if idents is not None else None
+        if author_env is not None and author is not None:
+            name, email, date = (
+                author_env.get(k, "") for k in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE")
+            )
+            author = f"{name} <{email}> {date}" if _plain_ident(name, email) and _raw_date(date) else None
+        if idents is not None and author is not None and len(tree) == len(parent):
+            now = int(time.time())
+            offset = time.localtime(now).tm_gmtoff // 60
+            when = f"{now} {'-' if offset < 0 else '+'}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
+            if author_env is None:
+                author = f"{author} {when}"
+            text = f"tree {tree}\nparent {parent}\nauthor {author}\ncommitter {idents[1]} {when}\n\n{message}"
+            written = _objects.commit_object(self.common_dir(), text.encode("utf-8", "replace"), len(tree))
+            if written is not None:
+                return written
+        args = (*NO_HOOKS_ARGS, *self.identity_args(), "commit-tree", tree, "-p", parent, "-F", "-")
+        return self.run(*args, stdin_text=message, env=author_env).strip()
+
+    def _idents(self) -> tuple[str, str] | None:
+        """(author, committer) as `commit-tree` would write them without a date; None: leave commits to git."""
+        key = self._config_key()
+        if key is not None and key in _IDENTS:
+            return _IDENTS[key]
+        found: tuple[str, str] | None = None
+        proc = self.try_run(*self.identity_args(), "var", "-l")
+        values = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+        idents = [values.get(k, "").rsplit(" ", 2) for k in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT")]
+        plain = all(len(i) == 3 and i[0].endswith(">") and _raw_date(f"{i[1]} {i[2]}") for i in idents)
+        dated = any(environ.current().get(k) for k in _DATE_VARS)  # git would write these dates
+        if proc.returncode == 0 and plain and "i18n.commitencoding" not in values and not dated:
+            found = (idents[0][0], idents[1][0])
+        if key is not None:
+            if len(_IDENTS) > 256:  # tests make hundreds of repositories
+                _IDENTS.clear()
+            _IDENTS[key] = found
+        return found
 
     def _config_key(self) -> tuple[object, ...] | None:
         """What `git config` reads (the config files' contents, the GIT_* variables): None when it cannot be told."""

@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-__all__ = ["tree_with_texts", "write_object"]
+__all__ = ["commit_object", "tree_with_texts", "write_object"]
 
 _HASHES = {40: "sha1", 64: "sha256"}
 _TREE = b"40000"
@@ -133,3 +133,15 @@ def write_object(objects: Path, kind: str, data: bytes, algo: str) -> bytes:
     finally:
         temp.unlink(missing_ok=True)
     return digest.digest()
+
+
+def commit_object(git_dir: Path, body: bytes, hash_length: int) -> str | None:
+    """Write a commit object (its whole text) into the repository; its hash, or None where git should write it."""
+    algo = _HASHES.get(hash_length)
+    objects = git_dir / "objects"
+    try:
+        if algo is None or objects.stat().st_mode & (stat.S_ISGID | stat.S_IWGRP | stat.S_IWOTH):
+            return None
+        return write_object(objects, "commit", body, algo).hex()
+    except OSError:
+        return None

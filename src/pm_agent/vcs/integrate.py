@@ -115,9 +115,9 @@ def _pick_in_memory(git: Git, onto: str, commit: str) -> str | None:
     email, _, date = rest.partition("> ")
     if not (name and email and date):
         return None
-    env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": date}
-    args = (*NO_HOOKS_ARGS, *git.identity_args(), "commit-tree", tree, "-p", onto, "-F", "-")
-    return git.run(*args, stdin_text=message, env=env).strip()
+    return git.commit_tree(
+        tree, onto, message, author_env={"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": date}
+    )
 
 
 def _commit_text(git: Git, commit: str) -> str:

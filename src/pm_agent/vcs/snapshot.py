@@ -139,9 +139,7 @@ def commit_checked(
         raise VcsError(f"refusing to commit on a detached HEAD in {worktree.path}")
     worktree.check_writable(branch, "commit to")
     tree = tree_with_files(worktree, checked.tree, files, index_env=index_env)
-    identity = worktree.identity_args()
-    commit_args = ("commit-tree", tree, "-p", checked.head, "-F", "-")
-    sha = worktree.run(*NO_HOOKS_ARGS, *identity, *commit_args, stdin_text=message).strip()
+    sha = worktree.commit_tree(tree, checked.head, message)
     reason = "pm-agent: commit the checked tree"
     worktree.run(*NO_HOOKS_ARGS, "update-ref", "-m", reason, f"refs/heads/{branch}", sha, checked.head)
     if sync_index:
