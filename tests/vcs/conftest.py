@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +12,19 @@ from pm_agent.vcs import Git
 
 WriteFn = Callable[[Path, str, str], Path]
 CommitFn = Callable[[Git, str], str]
+
+
+def count_git_calls(git: Git) -> list[tuple[str, ...]]:
+    """From now on, the arguments of every git process this handle starts (`try_run`, which `run` calls)."""
+    calls: list[tuple[str, ...]] = []
+    run = git.try_run
+
+    def counted(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+        calls.append(args)
+        return run(*args, **kwargs)  # type: ignore[arg-type]
+
+    git.try_run = counted  # type: ignore[method-assign]
+    return calls
 
 
 @pytest.fixture(autouse=True)

@@ -16,6 +16,8 @@ import pytest
 
 from pm_agent.vcs import Git, _commits
 
+from .conftest import count_git_calls
+
 NOW = 1_790_000_000
 
 
@@ -50,18 +52,6 @@ def _by_git(git: Git, tree: str, parent: str, message: str, env: dict[str, str] 
     return done.stdout.decode().strip()
 
 
-def _counting(git: Git) -> list[tuple[str, ...]]:
-    calls: list[tuple[str, ...]] = []
-    run = git.try_run
-
-    def counted(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
-        calls.append(args)
-        return run(*args, **kwargs)  # type: ignore[arg-type]
-
-    git.try_run = counted  # type: ignore[method-assign]
-    return calls
-
-
 MESSAGES = ["feat: one\n", "no newline", "subject\n\nbody é 中\n\nRefs: task-3\n", "a\r\nb\n", "", "\n\n\n"]
 
 
@@ -81,7 +71,7 @@ def test_the_commit_is_git_s_commit(repo: Git, clock: None, monkeypatch: pytest.
 def test_no_git_process_after_the_first_commit(repo: Git, clock: None) -> None:
     tree, head = repo.rev_parse_tree("HEAD"), repo.head_sha()
     repo.commit_tree(tree, head, "first\n")  # asks `git var` once for this config
-    calls = _counting(repo)
+    calls = count_git_calls(repo)
     made = repo.commit_tree(tree, head, "second\n")
     assert calls == []
     assert subprocess.run(["git", "cat-file", "-t", made], cwd=repo.path, capture_output=True, text=True).stdout == (
@@ -123,7 +113,7 @@ def test_a_picked_commit_keeps_its_author(repo: Git, clock: None) -> None:
 )
 def test_an_author_git_would_rewrite_is_left_to_git(repo: Git, clock: None, author: dict[str, str]) -> None:
     tree, head = repo.rev_parse_tree("HEAD"), repo.head_sha()
-    calls = _counting(repo)
+    calls = count_git_calls(repo)
     made = repo.commit_tree(tree, head, "pick\n", author_env=author)
     assert any("commit-tree" in call for call in calls)
     author_line = [line for line in repo.run("cat-file", "commit", made).splitlines() if line.startswith("author ")]

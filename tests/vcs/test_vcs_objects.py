@@ -22,6 +22,8 @@ from pm_agent.vcs import Git, _batch, _objects
 from pm_agent.vcs.integrate import _commit_text
 from pm_agent.vcs.snapshot import tree_with_files
 
+from .conftest import count_git_calls
+
 NAMES = ["a", "a.b", "a-b", "a_b", "ab", "b", "a0", "A", "z.txt", "docs", "reviews", "x+y"]
 
 
@@ -117,17 +119,9 @@ def test_tree_with_files_writes_no_git_process_and_reads_back(tmp_path: Path, ne
     git.run("commit", "-q", "-m", "one")
     tree = git.rev_parse_tree("HEAD")
     files = {"docs/reviews/task-3-review.md": "# review\n", "NOTES.md": "n\n"}
-    calls: list[tuple[str, ...]] = []
-    run = git.try_run
-
-    def counted(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
-        calls.append(args)
-        return run(*args, **kwargs)  # type: ignore[arg-type]
-
-    git.try_run = counted  # type: ignore[method-assign]
+    calls = count_git_calls(git)
     made = tree_with_files(git, tree, files)
     assert calls == []
-    git.try_run = run  # type: ignore[method-assign]
     blob = _git(git.path, "rev-parse", f"{made}:NOTES.md")
     loose = git.common_dir() / "objects" / blob[:2] / blob[2:]
     assert stat.S_IMODE(loose.stat().st_mode) == 0o444  # written here: git has not made this blob
