@@ -2,7 +2,8 @@
 
 Plans of N LOW note tasks (independent, so every slot has work), run by the real CLI in a subprocess. Figures:
 - pm-agent's own CPU per task: the orchestrator process's user+system time (RUSAGE_SELF, read at exit), which
-  excludes its children (agents, their MCP servers, git, gate commands); the children's CPU is reported apart.
+  excludes its children (agents, their MCP servers, git, gate commands); the children's CPU is reported apart,
+  and pm-agent's with its git and gate processes (the children less what the fake agents report of their own).
 - signal -> next dispatch, p50 and p99: from a task's accepted `complete` signal (the store's timestamp) to
   the dispatch that refills its slot (its `slot.dispatched` event), less the agent's own time after its
   signal (the process exiting); the raw figure is reported beside it. The gates' own time is inside it:
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from common import Figure, figure, goal_le
 
+from pm_agent.testing.fake_agent import CPU_LOG_ENV
 from pm_agent.testing.notes import fake_launcher, note_script, note_section
 
 BENCH = "loop (fake agent)"
@@ -144,8 +146,8 @@ def one(tasks: int, slots: int) -> list[Figure]:
     with tempfile.TemporaryDirectory(prefix="pm-bench-loop-") as tmp:
         root = Path(tmp)
         repo = _project(root, tasks, slots)
-        cpu_file = root / "cpu.json"
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        cpu_file, agents_file = root / "cpu.json", root / "agents-cpu.txt"
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", CPU_LOG_ENV: str(agents_file)}
         start = time.perf_counter()
         proc = subprocess.run(
             [sys.executable, "-c", WRAPPER, str(cpu_file), "run", "docs/notes.md", "--no-input"],
@@ -161,6 +163,7 @@ def one(tasks: int, slots: int) -> list[Figure]:
             tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
             raise RuntimeError(f"pm-agent run failed ({proc.returncode}) on {case}:\n{tail}")
         cpu = json.loads(cpu_file.read_text(encoding="utf-8"))
+        agents = sum(float(line) for line in agents_file.read_text(encoding="utf-8").split())
         raw, own, started = latencies(repo / ".pm-agent" / "state.db", slots)
         shutil.rmtree(repo / ".pm-agent" / "worktrees", ignore_errors=True)
     per_task_ms = cpu["self"] * 1000 / tasks
@@ -171,6 +174,8 @@ def one(tasks: int, slots: int) -> list[Figure]:
     return [
         figure(BENCH, case, "pm-agent CPU ms/task", per_task_ms, goal_le(per_task_ms, 20)),
         figure(BENCH, case, "children CPU ms/task", cpu["children"] * 1000 / tasks),
+        # pm-agent's own git (and the trivial gate) processes: its children less the agents' sessions.
+        figure(BENCH, case, "pm-agent + its git CPU ms/task", (cpu["self"] + cpu["children"] - agents) * 1000 / tasks),
         figure(BENCH, case, "signal->dispatch p50 ms", _pct(own_ms, 50)),
         figure(BENCH, case, "signal->dispatch p99 ms", _pct(own_ms, 99), goal_le(_pct(own_ms, 99), 100)),
         figure(BENCH, case, "raw signal->dispatch p50 ms", _pct(raw_ms, 50)),

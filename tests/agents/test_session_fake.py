@@ -271,7 +271,8 @@ def test_the_launchers_fake_agent_runs_on_the_standard_library_alone(tmp_path: P
     script = tmp_path / "script.json"
     steps = [{"write": "a.txt", "content": "x"}, {"signal": {"signal": "complete"}}]
     script.write_text(json.dumps(steps), encoding="utf-8")
-    env = {**os.environ, "HOME": str(tmp_path)}
+    cpu_log = tmp_path / "agents-cpu.txt"
+    env = {**os.environ, "HOME": str(tmp_path), "PM_FAKE_AGENT_CPU_LOG": str(cpu_log)}
     argv = [str(launcher), "-p", "--mcp-config", json.dumps(config), "--script", str(script), "go"]
     done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=True)
     events = [json.loads(line) for line in done.stdout.splitlines()]
@@ -280,6 +281,8 @@ def test_the_launchers_fake_agent_runs_on_the_standard_library_alone(tmp_path: P
     assert [r["content"] for r in results] == [f"File created successfully at: {tmp_path / 'a.txt'}", "got complete"]
     assert (events[-1]["type"], events[-1]["subtype"]) == ("result", "success")
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "x"
+    [seconds] = cpu_log.read_text(encoding="utf-8").split()  # the session's CPU, for the loop benchmark
+    assert 0 < float(seconds) < 30
     assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", events[0]["session_id"])
     # What the module loads, as the launcher runs it (by path, no site-packages), without running a session.
     fake = shlex.split(launcher.read_text(encoding="utf-8").split("exec ", 1)[1])[3]

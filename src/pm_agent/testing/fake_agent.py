@@ -47,6 +47,9 @@ __all__ = ["main", "script_marker"]
 
 _MARKER = re.compile(r"\[fake-script:([^\]]+)\]")
 SCRIPT_ENV = "PM_FAKE_AGENT_SCRIPT"
+# A file each session appends its CPU seconds to (its own and its waited-for children's): the loop benchmark
+# takes the agents' share out of pm-agent's children's CPU, which leaves pm-agent's git and gate processes.
+CPU_LOG_ENV = "PM_FAKE_AGENT_CPU_LOG"
 
 
 def script_marker(path: Path | str) -> str:
@@ -168,6 +171,7 @@ class FakeAgent:
             traceback.print_exc()
             raise
         finally:
+            _log_cpu()
             if self.mcp is not None:  # like Claude Code, do not wait for the server: it sees EOF and exits
                 sys.stdout.flush()
                 sys.stderr.flush()
@@ -343,6 +347,17 @@ class StdioClient:
                 raise RuntimeError(f"MCP error: {message['error']}")
             result: dict[str, Any] = message.get("result", {})
             return result
+
+
+def _log_cpu() -> None:
+    """Append this session's CPU seconds to `$PM_FAKE_AGENT_CPU_LOG`, when set."""
+    path = os.environ.get(CPU_LOG_ENV)
+    if path:
+        import resource
+
+        used = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        with Path(path).open("a", encoding="utf-8") as log:
+            log.write(f"{sum(u.ru_utime + u.ru_stime for u in used):.6f}\n")
 
 
 def _uuid4() -> str:
