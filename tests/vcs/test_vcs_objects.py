@@ -119,6 +119,7 @@ def test_tree_with_files_writes_no_git_process_and_reads_back(tmp_path: Path, ne
     git.run("commit", "-q", "-m", "one")
     tree = git.rev_parse_tree("HEAD")
     files = {"docs/reviews/task-3-review.md": "# review\n", "NOTES.md": "n\n"}
+    assert git.writes_own_objects()  # git's config, read once (`git var -l`)
     calls = count_git_calls(git)
     made = tree_with_files(git, tree, files)
     assert calls == []
@@ -193,6 +194,28 @@ def test_what_is_not_a_tree_is_never_read_as_one(tmp_path: Path, new_git: Callab
     assert _in_process(git, git.rev_parse_tree("HEAD"), {"a/b.md": "b\n"}) is None
     cut = _objects.write_object(objects, "tree", b"100644 " + b"abcdefghijklm", "sha1").hex()  # no NUL, no hash
     assert _in_process(git, cut, {"b.md": "b\n"}) is None
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("core.fsync", "loose-object"), ("core.fsyncObjectFiles", "true"), ("core.sharedRepository", "0640")],
+)
+def test_config_about_writing_objects_leaves_them_to_git(
+    tmp_path: Path, new_git: Callable[..., Git], key: str, value: str
+) -> None:
+    """Objects git would fsync or give other permissions: git writes them, the tree and the commit alike."""
+    git = new_git(tmp_path / "repo")
+    (git.path / "a.md").write_text("a\n", encoding="utf-8")
+    git.run("add", "-A")
+    git.run("commit", "-q", "-m", "one")
+    git.run("config", key, value)
+    tree, head = git.rev_parse_tree("HEAD"), git.head_sha()
+    assert not git.writes_own_objects()
+    calls = count_git_calls(git)
+    made = tree_with_files(git, tree, {"b.md": "b\n"})
+    git.commit_tree(made, head, "m\n")
+    assert {"hash-object", "write-tree", "commit-tree"} <= {arg for call in calls for arg in call}
+    assert made == _by_git(git.path, tree, {"b.md": "b\n"}, tmp_path)
 
 
 def test_a_shared_repository_is_left_to_git(tmp_path: Path) -> None:

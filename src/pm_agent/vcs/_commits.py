@@ -18,10 +18,13 @@ from pm_agent.vcs.models import GitCommandError
 
 # The fallback identity's `-c` arguments (or none) per state of the config files and environment.
 _IDENTITY: dict[tuple[object, ...], tuple[str, ...]] = {}
-# `commit-tree`'s author and committer ("Name <email>", no date) per state of the config files and environment;
-# None where pm-agent leaves the commit to git (a commit encoding set, dates set in the environment).
-_IDENTS: dict[tuple[object, ...], tuple[str, str] | None] = {}
+# Per state of the config files and environment: whether pm-agent may write loose objects itself, and
+# `commit-tree`'s author and committer ("Name <email>", no date), None where git writes the commits (a commit
+# encoding set, dates set in the environment).
+_IDENTS: dict[tuple[object, ...], tuple[bool, tuple[str, str] | None]] = {}
 _DATE_VARS = ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
+# Config that changes how git writes a loose object (fsync'd, group permissions): then git writes them all.
+_OWN_WRITES_CONFIG = ("core.fsync", "core.fsyncobjectfiles", "core.sharedrepository")
 
 
 def read_reflog(log_path: Path) -> list[str]:
@@ -102,24 +105,33 @@ class GitCommits(GitCore):
         args = (*NO_HOOKS_ARGS, *self.identity_args(), "commit-tree", tree, "-p", parent, "-F", "-")
         return self.run(*args, stdin_text=message, env=author_env).strip()
 
+    def writes_own_objects(self) -> bool:
+        """Whether pm-agent may write loose objects itself (`vcs/_objects.py`): git's config asks nothing of their
+        writing that pm-agent does not do (no `core.fsync`, `core.fsyncObjectFiles` or `core.sharedRepository`)."""
+        return self._config_facts()[0]
+
     def _idents(self) -> tuple[str, str] | None:
         """(author, committer) as `commit-tree` would write them without a date; None: leave commits to git."""
+        own, idents = self._config_facts()
+        return idents if own else None
+
+    def _config_facts(self) -> tuple[bool, tuple[str, str] | None]:
+        """`writes_own_objects` and `_idents`' answer, from one `git var -l` per state of the config and environment."""
         key = self._config_key()
         if key is not None and key in _IDENTS:
             return _IDENTS[key]
-        found: tuple[str, str] | None = None
         proc = self.try_run(*self.identity_args(), "var", "-l")
         values = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+        own = proc.returncode == 0 and not any(name in values for name in _OWN_WRITES_CONFIG)
         idents = [values.get(k, "").rsplit(" ", 2) for k in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT")]
         plain = all(len(i) == 3 and i[0].endswith(">") and _raw_date(f"{i[1]} {i[2]}") for i in idents)
         dated = any(environ.current().get(k) for k in _DATE_VARS)  # git would write these dates
-        if proc.returncode == 0 and plain and "i18n.commitencoding" not in values and not dated:
-            found = (idents[0][0], idents[1][0])
+        found = (idents[0][0], idents[1][0]) if plain and "i18n.commitencoding" not in values and not dated else None
         if key is not None:
             if len(_IDENTS) > 256:  # tests make hundreds of repositories
                 _IDENTS.clear()
-            _IDENTS[key] = found
-        return found
+            _IDENTS[key] = (own, found)
+        return own, found
 
     def _config_key(self) -> tuple[object, ...] | None:
         """What `git config` reads (the config files' contents, the GIT_* variables): None when it cannot be told."""

@@ -97,9 +97,10 @@ def tree_with_files(
     `tree`), written to instead of reading `tree` into a new one. A tree object depends only on the index's
     entries, and an index whose `write-tree` is `tree` has `tree`'s entries: the result is the same tree.
     Usually the objects are written in-process (`vcs/_objects.py`: no git process); git makes the others."""
-    made = _objects.tree_with_texts(git.object_contents, git.common_dir(), tree, files)
-    if made is not None:
-        return made
+    if git.writes_own_objects():
+        made = _objects.tree_with_texts(git.object_contents, git.common_dir(), tree, files)
+        if made is not None:
+            return made
     if index_env is not None:  # no temporary folder: each one is an inode made and removed per task
         return _written_tree(git, files, dict(index_env))
     with tempfile.TemporaryDirectory(prefix="pm-agent-index-") as tmp:
