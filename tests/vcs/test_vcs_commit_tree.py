@@ -33,9 +33,9 @@ def repo(tmp_path: Path, new_git: Callable[..., Git]) -> Git:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(_commits.time, "time", lambda: float(NOW))
-    _commits._IDENTS.clear()
+    _commits._CONFIG_FACTS.clear()
     yield
-    _commits._IDENTS.clear()
+    _commits._CONFIG_FACTS.clear()
 
 
 def _zone(at: int) -> str:

@@ -21,7 +21,7 @@ _IDENTITY: dict[tuple[object, ...], tuple[str, ...]] = {}
 # Per state of the config files and environment: whether pm-agent may write loose objects itself, and
 # `commit-tree`'s author and committer ("Name <email>", no date), None where git writes the commits (a commit
 # encoding set, dates set in the environment).
-_IDENTS: dict[tuple[object, ...], tuple[bool, tuple[str, str] | None]] = {}
+_CONFIG_FACTS: dict[tuple[object, ...], tuple[bool, tuple[str, str] | None]] = {}
 _DATE_VARS = ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
 # Config that changes how git writes a loose object (fsync'd, group permissions): then git writes them all.
 _OWN_WRITES_CONFIG = ("core.fsync", "core.fsyncobjectfiles", "core.sharedrepository")
@@ -118,8 +118,8 @@ class GitCommits(GitCore):
     def _config_facts(self) -> tuple[bool, tuple[str, str] | None]:
         """`writes_own_objects` and `_idents`' answer, from one `git var -l` per state of the config and environment."""
         key = self._config_key()
-        if key is not None and key in _IDENTS:
-            return _IDENTS[key]
+        if key is not None and key in _CONFIG_FACTS:
+            return _CONFIG_FACTS[key]
         proc = self.try_run(*self.identity_args(), "var", "-l")
         values = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
         own = proc.returncode == 0 and not any(name in values for name in _OWN_WRITES_CONFIG)
@@ -128,9 +128,9 @@ class GitCommits(GitCore):
         dated = any(environ.current().get(k) for k in _DATE_VARS)  # git would write these dates
         found = (idents[0][0], idents[1][0]) if plain and "i18n.commitencoding" not in values and not dated else None
         if key is not None:
-            if len(_IDENTS) > 256:  # tests make hundreds of repositories
-                _IDENTS.clear()
-            _IDENTS[key] = (own, found)
+            if len(_CONFIG_FACTS) > 256:  # tests make hundreds of repositories
+                _CONFIG_FACTS.clear()
+            _CONFIG_FACTS[key] = (own, found)
         return own, found
 
     def _config_key(self) -> tuple[object, ...] | None:

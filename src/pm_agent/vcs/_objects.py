@@ -47,11 +47,8 @@ def tree_with_texts(read: Reader, git_dir: Path, tree: str, files: Mapping[str, 
     """`tree` with `files` (path -> text, as UTF-8 as `hash-object --stdin` takes it) written into it, as the hash
     of a new tree object; None when git should make it (see the module docstring). `read(sha)` gives an object's
     (type, content); `git_dir` is the repository's common git folder."""
-    algo = _HASHES.get(len(tree))
-    objects = git_dir / "objects"
     try:
-        if algo is None or objects.stat().st_mode & (stat.S_ISGID | stat.S_IWGRP | stat.S_IWOTH):
-            return None
+        objects, algo = _objects_of(git_dir, len(tree))
         for path, text in files.items():
             parts = _parts(path)
             blob = write_object(objects, "blob", text.encode("utf-8", "replace"), algo)
@@ -59,6 +56,16 @@ def tree_with_texts(read: Reader, git_dir: Path, tree: str, files: Mapping[str, 
     except (_Refused, OSError):
         return None
     return tree
+
+
+def _objects_of(git_dir: Path, hash_length: int) -> tuple[Path, str]:
+    """The repository's objects folder and hash algorithm; _Refused for an unknown hash length or a shared
+    repository (group-writable or setgid objects folder: git sets group permissions on what it writes)."""
+    algo = _HASHES.get(hash_length)
+    objects = git_dir / "objects"
+    if algo is None or objects.stat().st_mode & (stat.S_ISGID | stat.S_IWGRP | stat.S_IWOTH):
+        raise _Refused("git writes this repository's objects")
+    return objects, algo
 
 
 def _parts(path: str) -> list[bytes]:
@@ -140,11 +147,8 @@ def write_object(objects: Path, kind: str, data: bytes, algo: str) -> bytes:
 
 def commit_object(git_dir: Path, body: bytes, hash_length: int) -> str | None:
     """Write a commit object (its whole text) into the repository; its hash, or None where git should write it."""
-    algo = _HASHES.get(hash_length)
-    objects = git_dir / "objects"
     try:
-        if algo is None or objects.stat().st_mode & (stat.S_ISGID | stat.S_IWGRP | stat.S_IWOTH):
-            return None
+        objects, algo = _objects_of(git_dir, hash_length)
         return write_object(objects, "commit", body, algo).hex()
-    except OSError:
+    except (_Refused, OSError):
         return None
