@@ -263,6 +263,55 @@ def test_a_new_plan_in_a_file_of_the_same_name_is_refused_while_the_old_branch_i
         store.close()
 
 
+# `pm-agent run`, noting in `marker` when detect-secrets' plugins are loaded (a thread looks every 20 ms): the
+# secrets gate's configuration imports them all (by importlib: no audit event); redaction two others only.
+IMPORT_WATCH = """import sys, threading, time
+def _watch():
+    for _ in range(10_000):  # 200 s at most
+        if "detect_secrets.plugins.stripe" in sys.modules:
+            open({marker!r}, "a").close()
+            return
+        time.sleep(0.02)
+threading.Thread(target=_watch, daemon=True).start()
+from pm_agent.cli import main
+sys.argv[0] = "pm-agent"
+sys.exit(main())
+"""
+
+
+def test_the_secret_scanner_is_made_ready_while_the_first_agent_works(project: Project, tmp_path: Path) -> None:
+    """detect-secrets' imports and configuration (~90 ms of CPU, requests' among them) are made in the background
+    once the first agent works, not by the first tasks' gates between their signal and the next dispatch."""
+    (project.repo / "docs" / "notes.md").write_text(
+        "# notes\n\n**Goal:** one note.\n\n" + note_section(1, tmp_path / "scripts" / "1.json"), encoding="utf-8"
+    )
+    git(project.repo, "commit", "-q", "-am", "one task: no other task's gates run while it works")
+    marker = tmp_path / "imported"
+    code = IMPORT_WATCH.format(marker=str(marker))
+    log = (tmp_path / "run.out").open("w", encoding="utf-8")
+    run = subprocess.Popen(
+        [sys.executable, "-c", code, "run", "docs/notes.md", "--no-input"],
+        cwd=project.repo,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    log.close()
+    try:
+        project.wait_for_agent(run)
+        deadline = time.monotonic() + 30
+        while not marker.exists() and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        imported = marker.exists()
+        project.go.touch()
+        assert run.wait(timeout=120) == 0, project.output()
+    finally:
+        run.kill()
+        run.wait(timeout=10)
+    assert imported, "the scanner was ready before any gate ran, while the only agent still worked"
+    assert sorted(project.refs()) == ["Refs: release-notes", "Refs: task-1"]
+
+
 def test_sigint_stops_the_run_cleanly_and_resume_finishes_it(project: Project) -> None:
     run = project.start()
     try:

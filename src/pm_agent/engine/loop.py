@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -26,6 +27,7 @@ from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Readiness, Scheduler, critical_paths
 from pm_agent.engine.taskflow import TaskFlow
 from pm_agent.errors import PmAgentError
+from pm_agent.gates.secret_scan import prepare as prepare_secret_scan
 from pm_agent.internal_tasks import is_pm_internal, plan_task_count
 from pm_agent.lifecycle import IssueState
 from pm_agent.plan.models import Presence, Task, TaskStatus
@@ -90,6 +92,7 @@ class PmLoop:
         self.idle_version = -1  # the version at which the last look started nothing
         self.checked_at = self.full_at = 0.0
         self.plan = PlanSync(rc)  # the plan file, watched for edits (issue 12 part 4)
+        self.warmed = False  # the gates' slow imports made in the background (after the first dispatch)
 
     # ---------------------------------------------------------------- the table
 
@@ -141,9 +144,19 @@ class PmLoop:
             done = self.cleanups.pop(0)
             wanted, to_come = to_come > 0, to_come - 1
             retire = partial(self.pool.retire, done.worktree, done.branch, keep_branch=done.keep_branch, spare=wanted)
-            job = asyncio.create_task(asyncio.to_thread(retire))
-            self.cleaning.add(job)
-            job.add_done_callback(self.cleaning.discard)
+            self._background(retire)
+
+    def _background(self, work: Callable[[], object]) -> None:
+        """`work` in a worker thread, awaited before the loop returns."""
+        job = asyncio.create_task(asyncio.to_thread(work))
+        self.cleaning.add(job)
+        job.add_done_callback(self.cleaning.discard)
+
+    def _warm_up(self) -> None:
+        """Once the first agents work: the gates' slow imports, so the first tasks' gates do not wait for them."""
+        if self.flows and not self.warmed:
+            self.warmed = True
+            self._background(prepare_secret_scan)
 
     def _leftovers(self) -> None:
         """Completed tasks' worktrees a stopped pm-agent did not remove: cleaned up after the first dispatch."""
@@ -210,6 +223,7 @@ class PmLoop:
                 if self.paths_stale:  # once per plan, again if slicing adds tasks
                     self.paths, self.paths_stale, self.candidates = critical_paths(self.tasks), False, {}
                 self._dispatch(queue_pos)
+                self._warm_up()
             self._clean_up()
             self.reports.write_due()
             if not self.flows:
