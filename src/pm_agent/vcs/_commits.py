@@ -16,12 +16,11 @@ from pm_agent.vcs import _objects
 from pm_agent.vcs._core import FALLBACK_EMAIL, FALLBACK_NAME, GENERATED_EXCLUDES, NO_HOOKS_ARGS, GitCore
 from pm_agent.vcs.models import GitCommandError
 
-# The fallback identity's `-c` arguments (or none) per state of the config files and environment.
-_IDENTITY: dict[tuple[object, ...], tuple[str, ...]] = {}
-# Per state of the config files and environment: whether pm-agent may write loose objects itself, and
-# `commit-tree`'s author and committer ("Name <email>", no date), None where git writes the commits (a commit
-# encoding set, dates set in the environment).
-_CONFIG_FACTS: dict[tuple[object, ...], tuple[bool, tuple[str, str] | None]] = {}
+# Per state of the config files and environment (`_config_key`), from one pair of git processes: the fallback
+# identity's `-c` arguments (or none), whether pm-agent may write loose objects itself, and `commit-tree`'s author
+# and committer ("Name <email>", no date), None where git writes the commits (a commit encoding set, dates set in
+# the environment).
+_CONFIG_FACTS: dict[tuple[object, ...], tuple[tuple[str, ...], bool, tuple[str, str] | None]] = {}
 _DATE_VARS = ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
 # Config that changes how git writes a loose object (fsync'd, group permissions): then git writes them all.
 _OWN_WRITES_CONFIG = ("core.fsync", "core.fsyncobjectfiles", "core.sharedrepository")
@@ -57,25 +56,7 @@ class GitCommits(GitCore):
 
     def identity_args(self) -> list[str]:
         """`-c user.name/-c user.email` for pm-agent's fallback identity when none is configured."""
-        # Asked for every commit pm-agent makes (two per task); the answer only changes with a config file
-        # or the environment, so it is kept per repository until one of those changes (an `include.path`
-        # file edited during a run is not seen).
-        key = self._config_key()
-        found = _IDENTITY.get(key) if key is not None else None
-        if found is not None:
-            return list(found)
-        out = self.try_run("config", "--get-regexp", r"^user\.(name|email)$").stdout
-        keys = {line.split(" ", 1)[0].lower() for line in out.splitlines() if " " in line}
-        configured = all(
-            key in keys or os.environ.get(env_key)
-            for key, env_key in (("user.name", "GIT_COMMITTER_NAME"), ("user.email", "GIT_COMMITTER_EMAIL"))
-        )
-        args = [] if configured else ["-c", f"user.name={FALLBACK_NAME}", "-c", f"user.email={FALLBACK_EMAIL}"]
-        if key is not None:
-            if len(_IDENTITY) > 256:  # tests make hundreds of repositories
-                _IDENTITY.clear()
-            _IDENTITY[key] = tuple(args)
-        return args
+        return list(self._config_facts()[0])
 
     def commit_tree(self, tree: str, parent: str, message: str, *, author_env: Mapping[str, str] | None = None) -> str:
         """`git commit-tree <tree> -p <parent>` with the message, hooks and signing off, pm-agent's identity (and
@@ -108,30 +89,40 @@ class GitCommits(GitCore):
     def writes_own_objects(self) -> bool:
         """Whether pm-agent may write loose objects itself (`vcs/_objects.py`): git's config asks nothing of their
         writing that pm-agent does not do (no `core.fsync`, `core.fsyncObjectFiles` or `core.sharedRepository`)."""
-        return self._config_facts()[0]
+        return self._config_facts()[1]
 
     def _idents(self) -> tuple[str, str] | None:
         """(author, committer) as `commit-tree` would write them without a date; None: leave commits to git."""
-        own, idents = self._config_facts()
+        _, own, idents = self._config_facts()
         return idents if own else None
 
-    def _config_facts(self) -> tuple[bool, tuple[str, str] | None]:
-        """`writes_own_objects` and `_idents`' answer, from one `git var -l` per state of the config and environment."""
+    def _config_facts(self) -> tuple[tuple[str, ...], bool, tuple[str, str] | None]:
+        """`identity_args`, `writes_own_objects` and `_idents`' answers, kept per repository until a config file or
+        the environment changes (an `include.path` file edited during a run is not seen): asked for every commit
+        pm-agent makes, and `git var -l` fails without an identity, which the first answer supplies."""
         key = self._config_key()
         if key is not None and key in _CONFIG_FACTS:
             return _CONFIG_FACTS[key]
-        proc = self.try_run(*self.identity_args(), "var", "-l")
+        out = self.try_run("config", "--get-regexp", r"^user\.(name|email)$").stdout
+        keys = {line.split(" ", 1)[0].lower() for line in out.splitlines() if " " in line}
+        configured = all(
+            key in keys or os.environ.get(env_key)
+            for key, env_key in (("user.name", "GIT_COMMITTER_NAME"), ("user.email", "GIT_COMMITTER_EMAIL"))
+        )
+        identity = () if configured else ("-c", f"user.name={FALLBACK_NAME}", "-c", f"user.email={FALLBACK_EMAIL}")
+        proc = self.try_run(*identity, "var", "-l")
         values = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
         own = proc.returncode == 0 and not any(name in values for name in _OWN_WRITES_CONFIG)
         idents = [values.get(k, "").rsplit(" ", 2) for k in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT")]
         plain = all(len(i) == 3 and i[0].endswith(">") and _raw_date(f"{i[1]} {i[2]}") for i in idents)
         dated = any(environ.current().get(k) for k in _DATE_VARS)  # git would write these dates
         found = (idents[0][0], idents[1][0]) if plain and "i18n.commitencoding" not in values and not dated else None
+        facts = (identity, own, found)
         if key is not None:
             if len(_CONFIG_FACTS) > 256:  # tests make hundreds of repositories
                 _CONFIG_FACTS.clear()
-            _CONFIG_FACTS[key] = (own, found)
-        return own, found
+            _CONFIG_FACTS[key] = facts
+        return facts
 
     def _config_key(self) -> tuple[object, ...] | None:
         """What `git config` reads (the config files' contents, the GIT_* variables): None when it cannot be told."""
