@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from pm_agent.testing.repo import commit_all, git
-from pm_agent.vcs.checkout_guard import CheckoutGuard
+from pm_agent.vcs.checkout_guard import CheckoutGuard, CheckoutReport
 
 
 @pytest.fixture
@@ -153,6 +154,61 @@ def test_an_escape_found_after_one_session_is_reported_for_every_overlapping_one
     assert second.escaped
     assert second.elsewhere == [f"session-1: README.md changed in the main checkout {guard.checkout}"]
     assert not third.escaped
+
+
+def test_a_session_that_changed_nothing_is_not_held_up_by_a_delivery(repo: Path, guard: CheckoutGuard) -> None:
+    """Deliveries hold the lock while they move pm-agent's refs; a check that finds nothing changed needs none."""
+    culprit, ticket = guard.begin(), guard.begin()
+    (repo / "README.md").write_text("by whom?\n", encoding="utf-8")
+    guard.check(culprit, "session-1")  # finds and restores it: an incident the other session overlapped
+
+    async def during_a_delivery() -> CheckoutReport:
+        async with guard.lock:
+            return await asyncio.wait_for(guard.check_after(ticket, "session-2"), 60)
+
+    report = asyncio.run(during_a_delivery())
+    assert not report.changes
+    assert report.elsewhere == [f"session-1: README.md changed in the main checkout {guard.checkout}"]
+    assert report.quarantine == repo / ".pm-agent" / "quarantine" / "session-2"
+
+
+def test_a_change_is_checked_and_restored_under_the_lock(repo: Path, guard: CheckoutGuard) -> None:
+    ticket = guard.begin()
+    (repo / "src" / "app.py").write_text("print('agent')\n", encoding="utf-8")
+
+    async def after_a_delivery() -> CheckoutReport:
+        await guard.lock.acquire()
+        job = asyncio.ensure_future(guard.check_after(ticket, "session-3"))
+        done, _ = await asyncio.wait({job}, timeout=1.0)
+        assert not done, "it restores nothing while a delivery holds the lock"
+        assert (repo / "src" / "app.py").read_text(encoding="utf-8") == "print('agent')\n"
+        guard.lock.release()
+        return await asyncio.wait_for(job, 60)
+
+    report = asyncio.run(after_a_delivery())
+    assert report.changes == [f"src/app.py changed in the main checkout {guard.checkout}"]
+    assert (repo / "src" / "app.py").read_text(encoding="utf-8") == "print('app')\n"
+
+
+@pytest.mark.parametrize("change", ["head", "file", "untracked", "ref", "tag"])
+def test_the_look_without_the_lock_leaves_every_change_to_check(repo: Path, guard: CheckoutGuard, change: str) -> None:
+    ticket = guard.begin()
+    assert guard.unchanged(ticket, "session-4") is not None
+    moved = git(repo, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "moved")
+    if change == "head":
+        git(repo, "switch", "-q", "-c", "elsewhere")
+    elif change == "file":
+        (repo / "src" / "app.py").write_text("print('agent')\n", encoding="utf-8")
+    elif change == "untracked":
+        (repo / "src" / "new.py").write_text("x = 1\n", encoding="utf-8")
+    elif change == "ref":  # pm-agent's own move not accepted yet (a delivery under way) reads as a change too
+        git(repo, "update-ref", "refs/heads/pm/p1/work", moved)
+    else:
+        git(repo, "tag", "pm/p1/checkpoint-task-9", moved)
+    assert guard.unchanged(ticket, "session-4") is None
+    if change in ("ref", "tag"):
+        guard.accept_refs("pm/p1/work", "pm/p1/checkpoint-task-9")  # the delivery done: its moves are pm-agent's
+        assert guard.unchanged(ticket, "session-4") is not None
 
 
 def test_of_worktree_finds_the_main_checkout_and_none_for_the_checkout_itself(repo: Path, tmp_path: Path) -> None:

@@ -342,8 +342,7 @@ class SessionMonitor:
         guard, ticket = self.guard
         label = f"session-{self.session_id}"
         try:
-            async with guard.lock:  # pm-agent's own ref moves happen under this lock, never half-seen here
-                report = await asyncio.to_thread(guard.check, ticket, label)
+            report = await guard.check_after(ticket, label)
         except PmAgentError as exc:  # unchecked is not clean: the result is refused like an escape
             report = CheckoutReport(label, changes=[f"the main checkout could not be checked: {exc}"])
             report.unrestored.append("the main checkout (not checked)")

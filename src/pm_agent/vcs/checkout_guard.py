@@ -101,7 +101,7 @@ class CheckoutGuard:
         self.prefixes = prefixes
         # Paths (files, or folders ending in "/") the user edits while the run goes on: the run's plan.
         self.exempt = exempt
-        self.lock = asyncio.Lock()  # pm-agent moves its refs and the guard compares them under it
+        self.lock = asyncio.Lock()  # pm-agent moves its refs, and the guard restores them, under it
         self.known: dict[str, str] = self.refs()
         self.incidents: list[tuple[str, str]] = []  # (label of the check that found it, summary)
 
@@ -166,6 +166,35 @@ class CheckoutGuard:
 
     # ---------------------------------------------------------------- after a session
 
+    async def check_after(self, ticket: CheckoutTicket, label: str) -> CheckoutReport:
+        """`check` in a worker thread, under `lock` only when a look without it finds something changed.
+
+        Most sessions change nothing outside their worktree; their look does not wait for the other slots' deliveries,
+        which move pm-agent's refs under the lock (at 8 slots the wait was most of a task's time from the end of its
+        session to its gates). A ref pm-agent moves during the look reads as a change, and `check` then tells."""
+        report = await asyncio.to_thread(self.unchanged, ticket, label)
+        if report is not None:
+            return report
+        async with self.lock:
+            return await asyncio.to_thread(self.check, ticket, label)
+
+    def unchanged(self, ticket: CheckoutTicket, label: str) -> CheckoutReport | None:
+        """`check`'s report when nothing changed since `ticket` (it reads, never restores: no lock needed); None when
+        something may have."""
+        known = dict(self.known)  # before the refs are read: a move accepted after the read differs from it
+        if self._head() != (ticket.head, ticket.branch):
+            return None
+        now = {path: _fingerprint(self.checkout, path, code) for path, code in self._status().items()}
+        if now != ticket.files or self.refs() != known:
+            return None
+        report = CheckoutReport(label, quarantine=self.quarantine / label)
+        report.elsewhere = self._elsewhere(ticket, label)
+        return report
+
+    def _elsewhere(self, ticket: CheckoutTicket, label: str) -> list[str]:
+        """Incidents other checks found while the session ran."""
+        return [f"{who}: {what}" for who, what in self.incidents[ticket.incidents_seen :] if who != label]
+
     def check(self, ticket: CheckoutTicket, label: str) -> CheckoutReport:
         """Compare with `ticket`, restore what is safe to restore, record and report every change."""
         report = CheckoutReport(label, quarantine=self.quarantine / label)
@@ -183,7 +212,7 @@ class CheckoutGuard:
         self._refs_back(report)
         if report.changes:
             self.incidents.append((label, "; ".join(report.changes[:3])))
-        report.elsewhere = [f"{who}: {what}" for who, what in self.incidents[ticket.incidents_seen :] if who != label]
+        report.elsewhere = self._elsewhere(ticket, label)
         return report
 
     def _file(self, report: CheckoutReport, path: str, ticket: CheckoutTicket, head_moved: bool) -> None:
