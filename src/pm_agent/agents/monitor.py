@@ -292,8 +292,14 @@ class SessionMonitor:
     # -- after the end -------------------------------------------------------------------------
     async def _finish(self, outcome: Outcome) -> MonitorResult:
         touch = self._last_event_at if self._last_event_at != self._touched_at else None
-        if touch is not None or self.signal is None:  # both in one worker-thread trip
-            self.signal = await self._call(self._touch_and_signal, touch, self.signal)
+
+        async def signalled() -> None:
+            if touch is not None or self.signal is None:  # both in one worker-thread trip
+                self.signal = await self._call(self._touch_and_signal, touch, self.signal)
+
+        # The store's answer and the two checks, which only read git (the guard may restore the main checkout), side
+        # by side; what they found is noted in order after.
+        (reason, denials), report, _ = await asyncio.gather(self._tampering(), self._checkout(), signalled())
         outcome.stuck = outcome.stopped is StopReason.STUCK
         status = final_status(outcome, self.signal)
         outcome.crashed = status is SessionStatus.CRASHED
@@ -301,8 +307,6 @@ class SessionMonitor:
             outcome.error = f"the agent exited (code {outcome.exit_code}) without an accepted signal"
         if outcome.stuck:
             outcome.error = f"no output for {self.limits.stuck_after_s:g} s: killed as stuck"
-        # Both checks only read git (the guard may restore the main checkout): side by side, then noted in order.
-        (reason, denials), report = await asyncio.gather(self._tampering(), self._checkout())
         if reason is not None:
             outcome.tampered = True
             outcome.tamper_reason = reason
