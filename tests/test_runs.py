@@ -49,12 +49,13 @@ class Project:
             [exe(), *args], cwd=self.repo, capture_output=True, text=True, timeout=timeout, check=False
         )
 
-    def start(self, *args: str) -> subprocess.Popen[str]:
-        """`pm-agent run` in the background, output to a file (read with `output`)."""
+    def start(self, *args: str, code: str | None = None) -> subprocess.Popen[str]:
+        """`pm-agent run` in the background (by `python -c code` when given), output to a file (read with `output`)."""
+        command = [exe()] if code is None else [sys.executable, "-c", code]
         log = (self.repo.parent / "run.out").open("w", encoding="utf-8")
         try:
             return subprocess.Popen(
-                [exe(), "run", "docs/notes.md", "--no-input", *args],
+                [*command, "run", "docs/notes.md", "--no-input", *args],
                 cwd=self.repo,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -287,16 +288,7 @@ def test_the_secret_scanner_is_made_ready_while_the_first_agent_works(project: P
     )
     git(project.repo, "commit", "-q", "-am", "one task: no other task's gates run while it works")
     marker = tmp_path / "imported"
-    code = IMPORT_WATCH.format(marker=str(marker))
-    log = (tmp_path / "run.out").open("w", encoding="utf-8")
-    run = subprocess.Popen(
-        [sys.executable, "-c", code, "run", "docs/notes.md", "--no-input"],
-        cwd=project.repo,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    log.close()
+    run = project.start(code=IMPORT_WATCH.format(marker=str(marker)))
     try:
         project.wait_for_agent(run)
         deadline = time.monotonic() + 30

@@ -170,8 +170,8 @@ class CheckoutGuard:
         """`check` in a worker thread, under `lock` only when a look without it finds something changed.
 
         Most sessions change nothing outside their worktree; their look does not wait for the other slots' deliveries,
-        which move pm-agent's refs under the lock (at 8 slots the wait was most of a task's time from the end of its
-        session to its gates). A ref pm-agent moves during the look reads as a change, and `check` then tells."""
+        which move pm-agent's refs under the lock (at 8 slots that wait was ~20 ms of a session's end). A ref pm-agent
+        moves during the look reads as a change, and `check` then tells."""
         report = await asyncio.to_thread(self.unchanged, ticket, label)
         if report is not None:
             return report
@@ -181,7 +181,7 @@ class CheckoutGuard:
     def unchanged(self, ticket: CheckoutTicket, label: str) -> CheckoutReport | None:
         """`check`'s report when nothing changed since `ticket` (it reads, never restores: no lock needed); None when
         something may have."""
-        known = dict(self.known)  # before the refs are read: a move accepted after the read differs from it
+        known = dict(self.known)  # a copy: deliveries update it meanwhile; refs equal to it are pm-agent's own
         if self._head() != (ticket.head, ticket.branch):
             return None
         now = {path: _fingerprint(self.checkout, path, code) for path, code in self._status().items()}
