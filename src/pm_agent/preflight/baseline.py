@@ -43,10 +43,38 @@ def fix_hint(key: str, command: str, reason: str, timeout_s: float) -> str:
     if reason.startswith("the Makefile has no target"):
         return f"add the target to the Makefile, or set environment.{key} to the right command, or {unset}"
     module = re.search(r"No module named ([\w.]+)", reason)
-    tool = module.group(1) if module else _tool_word(command)
+    program = _program(reason)
+    tool = module.group(1) if module else program or _tool_word(command)
     if reason.startswith("exit 126"):
         return f"make {tool} executable, or {unset}"
+    installs = _INSTALLS.get(_tool_word(command))
+    if program is not None and program != _tool_word(command) and installs is not None:
+        # `npm test` runs `xo && ava`: the script's programs come with the project's dependencies, not with npm.
+        return f"install the project's dependencies (`{installs}`: the script runs {program}), or {unset}"
     return f"install {tool}, or {unset}"
+
+
+# What a shell says of a program it cannot find or run: zsh `zsh: command not found: xo`, dash `sh: 1: xo: not
+# found`, bash `bash: xo: command not found`, `sh: 1: ./bin/xo: Permission denied`.
+_PROGRAM = r"([\w@+./-]+)"
+_SHELL_SAYS = (
+    re.compile(rf"command not found: {_PROGRAM}"),
+    re.compile(rf"(?:^|[\s:]){_PROGRAM}: (?:command )?not found\b"),
+    re.compile(rf"(?:^|[\s:]){_PROGRAM}: Permission denied"),
+)
+# Package managers whose scripts run programs the project's dependencies install (node_modules/.bin).
+_INSTALLS = {
+    "npm": "npm install", "npx": "npm install", "pnpm": "pnpm install", "yarn": "yarn install", "bun": "bun install"
+}
+
+
+def _program(reason: str) -> str | None:
+    """The program the shell could not find or run, as its message names it."""
+    for pattern in _SHELL_SAYS:
+        found = pattern.search(reason)
+        if found is not None:
+            return found.group(1)
+    return None
 
 
 def _tool_word(command: str) -> str:

@@ -1,0 +1,67 @@
+"""The fix the preflight proposes for a command that cannot run, read from what a real shell says of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pm_agent.gates.environment import cannot_run_reason
+from pm_agent.gates.ward import run_command
+from pm_agent.preflight.baseline import fix_hint
+
+
+def reason_of(command: str, cwd: Path) -> str:
+    """What pm-agent records of `command` when it cannot run (its exit code and the shell's last line)."""
+    reason = cannot_run_reason(run_command(command, cwd, 30), 30)
+    assert reason is not None, command
+    return reason
+
+
+@pytest.mark.parametrize("shell", ["sh", "bash"])
+@pytest.mark.parametrize("manager", ["npm", "pnpm", "yarn"])
+def test_a_program_a_package_script_runs_comes_with_the_projects_dependencies(
+    tmp_path: Path, shell: str, manager: str
+) -> None:
+    """`npm test` whose script is `xo && ava`, with no node_modules: xo is missing, not npm."""
+    reason = reason_of(f"{shell} -c 'pm-agent-missing-xo && ava'", tmp_path)
+    hint = fix_hint("test_command", f"{manager} test", reason, 60)
+    assert hint == (
+        f"install the project's dependencies (`{manager} install`: the script runs pm-agent-missing-xo), "
+        "or set environment.test_command: null"
+    )
+
+
+def test_zsh_names_the_program_after_its_message() -> None:
+    reason = "exit 127: zsh: command not found: jest"  # zsh's own words (zsh is not installed here)
+    assert fix_hint("test_command", "yarn test", reason, 60).startswith(
+        "install the project's dependencies (`yarn install`: the script runs jest)"
+    )
+
+
+def test_a_missing_package_manager_is_itself_what_to_install(tmp_path: Path) -> None:
+    reason = reason_of("pm-agent-missing-npm test", tmp_path)
+    assert fix_hint("test_command", "pm-agent-missing-npm test", reason, 60) == (
+        "install pm-agent-missing-npm, or set environment.test_command: null"
+    )
+    assert fix_hint("test_command", "npm test", "exit 127: sh: 1: npm: not found", 60).startswith("install npm, or")
+
+
+def test_the_program_the_shell_could_not_find_is_named_not_the_command(tmp_path: Path) -> None:
+    """`make lint` running a linter that is not installed: the linter is what to install, not make."""
+    reason = reason_of("sh -c 'pm-agent-missing-linter run'", tmp_path)
+    assert fix_hint("lint_command", "make lint", reason, 60) == (
+        "install pm-agent-missing-linter, or set environment.lint_command: null"
+    )
+
+
+def test_a_program_that_cannot_be_executed_is_named(tmp_path: Path) -> None:
+    tool = tmp_path / "bin" / "xo"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\n", encoding="utf-8")
+    tool.chmod(0o644)
+    reason = reason_of(f"sh -c {tool}", tmp_path)
+    assert reason.startswith("exit 126")
+    assert fix_hint("test_command", "npm test", reason, 60) == (
+        f"make {tool} executable, or set environment.test_command: null"
+    )
