@@ -27,6 +27,17 @@ def test_summary_names_findings_only_for_a_failed_parsed_run() -> None:
     assert _entry(cannot_run="exit 127: ruff: not found").summary() == "cannot run: exit 127: ruff: not found"
 
 
+def test_a_failing_run_without_readable_findings_is_blind_to_new_failures() -> None:
+    """The ratchet compares findings where it reads them; otherwise only the exit status."""
+    assert _entry(parser=None).blind
+    assert _entry(parser="ruff", output_complete=False).blind  # too much output kept to compare findings
+    assert not _entry(parser="ruff").blind
+    assert not _entry(exit_code=0, parser=None).blind
+    assert not _entry(parser=None, cannot_run="exit 127: sh: 1: xo: not found").blind
+    assert _entry(parser="ruff").ratchet_note() == "gates will fail only on new findings"
+    assert "sees only a change of exit status, not a new failure inside it" in _entry(parser=None).ratchet_note()
+
+
 def test_baseline_finds_a_command_by_key_and_by_command_line() -> None:
     lint = _entry()
     tests = _entry(key="test_command", name="tests", command="pytest -q")

@@ -118,6 +118,20 @@ def test_output_too_large_on_either_side_falls_back_to_the_exit_status(
     )
 
 
+def test_output_too_large_with_another_exit_status_is_worse() -> None:
+    """A suite that crashes (exit 2) where the baseline failed (exit 1): too much output to compare, still worse."""
+    baseline = _baseline(exit_code=1, output=_ruff_output(1), output_complete=False)
+    verdict = judge(_result(exit_code=2, output=_ruff_output(1)), baseline, mode="ratchet", timeout_s=60)
+    assert verdict == Verdict(
+        passed=False,
+        rule="exit-status",
+        lines=(
+            "`ruff check .`: exit 2, baseline exit 1 (rule: exit-status: the output was too large to compare "
+            "findings; worse than the baseline)",
+        ),
+    )
+
+
 def test_at_most_ten_pre_existing_findings_are_listed_and_fixed_ones_counted() -> None:
     baseline = _baseline(output=_ruff_output(14))
     verdict = judge(_result(output=_ruff_output(12)), baseline, mode="ratchet", timeout_s=60)

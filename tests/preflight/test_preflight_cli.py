@@ -129,6 +129,24 @@ def test_a_failing_baseline_is_not_a_blocker_in_ratchet_mode(tmp_path: Path) -> 
     assert (repo / ".pm-agent" / "state.db").exists()
 
 
+def test_a_failing_baseline_pm_agent_cannot_read_is_said_to_hide_new_failures(tmp_path: Path) -> None:
+    """A command failing on the baseline with output no parser reads: its gate can see only its exit status change,
+    and `run` says so (`init` too), rather than promising that only new findings fail."""
+    check = "sh -c 'echo 3 checks broke; exit 1'"
+    agent = 'agent:\n  runner: command\n  command: [/bin/false, "{prompt}"]\n'
+    repo = make_repo(tmp_path, f"environment:\n  test_command: {check}\n" + agent)
+    result = pm("run", "docs/plan.md", cwd=repo)
+    assert "already failing, gates compare with it (ratchet): tests (exit 1)" in result.stdout
+    said = " ".join(result.stdout.split())  # the console may wrap the line
+    assert (
+        f"baseline: tests: `{check}` fails already; pm-agent reads no findings in its output, so its gate sees only "
+        "a change of exit status, not a new failure inside it" in said
+    )
+    lint = f"{PY} -m ruff check --no-cache src"  # ruff's findings are read: no such warning for it
+    repo = make_repo(tmp_path / "read", f"environment:\n  lint_command: {lint}\n" + agent)
+    assert "fails already; pm-agent reads no findings" not in pm("run", "docs/plan.md", cwd=repo).stdout
+
+
 def test_a_kill_during_the_baseline_leaves_no_worktree_after_resume(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, "environment:\n  build_command: sleep 60\n")
     exe = shutil.which("pm-agent", path=str(Path(sys.executable).parent))

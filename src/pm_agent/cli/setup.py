@@ -70,7 +70,7 @@ def _print_preflight(root: Path, config: PmConfig) -> None:
             out.print(f"  {entry.name}: passes ({entry.duration_ms / 1000:.1f}s)", markup=False)
         else:
             out.print(
-                f"  {entry.name}: {entry.summary()}: already failing; gates will fail only on new findings "
+                f"  {entry.name}: {entry.summary()}: already failing; {entry.ratchet_note()} "
                 "(environment.baseline: ratchet)",
                 markup=False,
             )

@@ -6,12 +6,13 @@ the gates and the final release gate compare with what is recorded here (the rat
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from pm_agent.config import CONFIG_FILE, PmConfig
 from pm_agent.engine.events import Listener
 from pm_agent.engine.runctx import RunContext
-from pm_agent.gates import ENVIRONMENT_COMMANDS, Baseline
+from pm_agent.gates import ENVIRONMENT_COMMANDS, Baseline, BaselineCommand
 from pm_agent.gates.ward import allowed_env
 from pm_agent.preflight.baseline import preflight
 from pm_agent.store import Store, default_store_path
@@ -70,6 +71,7 @@ def refresh_baseline(rc: RunContext) -> None:
     )
     rc.env_baseline = merged
     rc.emit("run.baseline", f"baseline re-run for the changed command(s): {', '.join(sorted(changed)) or 'none'}")
+    _warn_blind(rc, fresh.commands)
 
 
 def record_baseline(rc: RunContext, sha: str, env_baseline: Baseline) -> None:
@@ -96,6 +98,17 @@ def record_baseline(rc: RunContext, sha: str, env_baseline: Baseline) -> None:
         f"baseline {sha[:12]}: {len(files)} files, tests {summary}"
         + (f"; already failing, gates compare with it ({env_baseline.mode}): {', '.join(failing)}" if failing else ""),
     )
+    _warn_blind(rc, env_baseline.commands)
+
+
+def _warn_blind(rc: RunContext, commands: Iterable[BaselineCommand]) -> None:
+    """Say which failing commands' gates can see only a change of exit status (ratchet mode)."""
+    if rc.env_baseline is None or rc.env_baseline.mode != "ratchet":
+        return
+    for command in commands:
+        if command.blind:
+            note = f"baseline: {command.name}: `{command.command}` fails already; {command.ratchet_note()}"
+            rc.emit("run.baseline", note)
 
 
 def load_baseline(store: Store, run_id: str) -> Baseline | None:

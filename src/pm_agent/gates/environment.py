@@ -56,6 +56,21 @@ class BaselineCommand(BaseModel):
         """Exit 0 and not timed out."""
         return self.exit_code == 0 and not self.timed_out
 
+    @property
+    def blind(self) -> bool:
+        """It fails on the baseline and pm-agent reads no findings in its output (no known tool's, or too much of it):
+        the ratchet can tell only a change of its exit status, not a new failure inside it."""
+        return not self.ok and self.cannot_run is None and (self.parser is None or not self.output_complete)
+
+    def ratchet_note(self) -> str:
+        """What the gates can see of this command, failing on the baseline, in ratchet mode."""
+        if self.blind:
+            return (
+                "pm-agent reads no findings in its output, so its gate sees only a change of exit status, not a new "
+                "failure inside it (make it pass on the baseline for that)"
+            )
+        return "gates will fail only on new findings"
+
     def summary(self) -> str:
         """`exit 1, 12 findings (ruff)` or `exit 0`."""
         if self.cannot_run:
@@ -170,12 +185,13 @@ def judge(
         return Verdict(passed=False, rule="strict", lines=(f"`{result.cmd}`: exit {result.exit_code} ({why})",))
     current = relative_output(result)
     if not (baseline.output_complete and result.output_complete):
+        same = result.exit_code == baseline.exit_code  # a crash's exit 2 after the baseline's 1 is worse, as in ratchet
         return Verdict(
-            passed=True,
+            passed=same,
             rule="exit-status",
             lines=(
                 f"`{result.cmd}`: exit {result.exit_code}, baseline exit {baseline.exit_code} (rule: exit-status: "
-                "the output was too large to compare findings; no worse than the baseline)",
+                f"the output was too large to compare findings; {'no worse' if same else 'worse'} than the baseline)",
             ),
         )
     verdict = ratchet(result.cmd, baseline.output, baseline.exit_code, current, result.exit_code)
