@@ -33,6 +33,20 @@ def _baseline(**fields: Any) -> BaselineCommand:
 # ---------------------------------------------------------------- why a command cannot run
 
 
+CARGO_OFFLINE = """\
+    Updating crates.io index
+warning: spurious network error (1 try remaining): [6] Could not resolve hostname (Could not resolve host: index.cr…)
+error: failed to get `no-panic` as a dependency of package `itoa v1.0.18 (/tmp/itoa)`
+
+Caused by:
+  download of config.json failed
+"""
+GO_OFFLINE = (
+    'go: github.com/stretchr/testify@v1.9.0: Get "https://proxy.golang.org/github.com/stretchr/testify/@v/v1.9.0.mod": '
+    "dial tcp: lookup proxy.golang.org on 10.255.255.53:53: no such host\n"
+)
+
+
 @pytest.mark.parametrize(
     ("fields", "reason"),
     [
@@ -48,6 +62,25 @@ def _baseline(**fields: Any) -> BaselineCommand:
         ({"output": "error: no such command: `clippy`\n"}, "no such command: clippy"),
         ({"exit_code": -9, "timed_out": True}, "timed out after 2.5s"),
         ({"output": "pkg/a.py:1:1: F401 unused\n"}, None),
+        # What cargo, go and npm print here without a network (their real output on this machine).
+        (
+            {"exit_code": 101, "output": CARGO_OFFLINE},
+            "the dependencies cannot be fetched: error: failed to get `no-panic` as a dependency of package "
+            "`itoa v1.0.18 (/tmp/itoa)`",
+        ),
+        (
+            {"exit_code": 1, "output": GO_OFFLINE},
+            'the dependencies cannot be fetched: go: github.com/stretchr/testify@v1.9.0: Get "https://proxy.golang.org/'
+            'github.com/stretchr/testify/@v/v1.9.0.mod": dial tcp: lookup proxy.golang.org on 10.255.255.53:53: no '
+            "such host",
+        ),
+        (
+            {"exit_code": 1, "output": "npm error code ENOTFOUND\nnpm error syscall getaddrinfo\n"},
+            "the dependencies cannot be fetched: npm error code ENOTFOUND",
+        ),
+        # A test of the project's own that fails on a lookup is a failure like any other.
+        ({"exit_code": 1, "output": "FAIL client.test.js\n  Error: getaddrinfo ENOTFOUND api.example.invalid\n"}, None),
+        ({"exit_code": 101, "output": "test tests::dns ... FAILED\nerror: test failed, to rerun pass `--lib`\n"}, None),
     ],
 )
 def test_cannot_run_reason(fields: dict[str, Any], reason: str | None) -> None:

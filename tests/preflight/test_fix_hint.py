@@ -65,3 +65,11 @@ def test_a_program_that_cannot_be_executed_is_named(tmp_path: Path) -> None:
     assert fix_hint("test_command", "npm test", reason, 60) == (
         f"make {tool} executable, or set environment.test_command: null"
     )
+
+
+def test_dependencies_that_cannot_be_fetched_are_fetched_elsewhere_or_vendored() -> None:
+    reason = "the dependencies cannot be fetched: error: failed to get `no-panic` as a dependency of package `itoa`"
+    assert fix_hint("build_command", "cargo build", reason, 60) == (
+        "fetch them where their registry can be reached (`cargo fetch`, `go mod download`, `npm install`) or vendor "
+        "them, or set environment.build_command: null"
+    )

@@ -30,6 +30,14 @@ _NO_MODULE = re.compile(r"python[\w.]*: No module named ([\w.]+)")  # `python -m
 _NPM_SCRIPT = re.compile(r"npm (?:ERR!|error) Missing script: \"?([\w:.-]+)")
 _MAKE_TARGET = re.compile(r"make: \*\*\* No rule to make target '([^']+)'")
 _NO_SUBCOMMAND = re.compile(r"error: no such (?:sub)?command:? [`']?([\w-]+)")
+# A package manager that cannot fetch the project's dependencies (no network, no registry): cargo's resolution error,
+# go's module download, npm's lookup. The first line that says so; nothing a task's change can fix.
+_NO_FETCH = re.compile(
+    r"^(error: failed to (?:get `[^`]+` as a dependency of package|download from|load source for dependency)[^\n]*"
+    r"|go: [^\n]*: (?:Get \"[^\"]+\": )?dial tcp[^\n]*"
+    r"|npm (?:ERR!|error) (?:code |errno )?(?:ENOTFOUND|EAI_AGAIN)[^\n]*)",
+    re.MULTILINE,
+)
 
 
 class BaselineCommand(BaseModel):
@@ -110,6 +118,7 @@ def cannot_run_reason(result: CommandResult, timeout_s: float) -> str | None:
         (_NPM_SCRIPT, 'package.json has no script "{}"'),
         (_MAKE_TARGET, "the Makefile has no target {}"),
         (_NO_SUBCOMMAND, "no such command: {}"),
+        (_NO_FETCH, "the dependencies cannot be fetched: {}"),
     ):
         found = pattern.search(text)
         if found:

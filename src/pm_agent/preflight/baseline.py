@@ -40,6 +40,9 @@ def fix_hint(key: str, command: str, reason: str, timeout_s: float) -> str:
         return f"raise environment.gate_timeout_s (now {timeout_s:g}), make the command faster, or {unset}"
     if reason.startswith("package.json has no script"):
         return f"add the script to package.json, or set environment.{key} to the right command, or {unset}"
+    if reason.startswith("the dependencies cannot be fetched"):
+        fetch = "`cargo fetch`, `go mod download`, `npm install`"
+        return f"fetch them where their registry can be reached ({fetch}) or vendor them, or {unset}"
     if reason.startswith("the Makefile has no target"):
         return f"add the target to the Makefile, or set environment.{key} to the right command, or {unset}"
     module = re.search(r"No module named ([\w.]+)", reason)
