@@ -41,6 +41,16 @@ error: failed to get `no-panic` as a dependency of package `itoa v1.0.18 (/tmp/i
 Caused by:
   download of config.json failed
 """
+# Maven's (with -q -B: its colour codes still lead the line), cut short in the middle.
+MAVEN_OFFLINE = (
+    "\x1b[0m\x1b[0m[ERROR] Failed to execute goal org.apache.maven.plugins:maven-resources-plugin:2.6:resources "
+    "(default-resources) on project x: Execution default-resources of goal ... failed: Failed to read artifact "
+    "descriptor for org.apache.maven:maven-project:jar:2.0.6: Could not transfer artifact "
+    "org.apache.maven:maven-project:pom:2.0.6 from/to central (https://repo.maven.apache.org/maven2): Unknown host "
+    "repo.maven.apache.org: Name or service not known -> [Help 1]\n[ERROR] \n"
+)
+MAVEN_MISSING = "[ERROR] Failed to execute goal on project x: Could not resolve dependencies for project x:x:jar:1: "
+MAVEN_MISSING += "Could not find artifact junit:junit:jar:99.0 in central (https://repo.maven.apache.org/maven2)\n"
 GO_OFFLINE = (
     'go: github.com/stretchr/testify@v1.9.0: Get "https://proxy.golang.org/github.com/stretchr/testify/@v/v1.9.0.mod": '
     "dial tcp: lookup proxy.golang.org on 10.255.255.53:53: no such host\n"
@@ -78,6 +88,13 @@ GO_OFFLINE = (
             {"exit_code": 1, "output": "npm error code ENOTFOUND\nnpm error syscall getaddrinfo\n"},
             "the dependencies cannot be fetched: npm error code ENOTFOUND",
         ),
+        (
+            {"exit_code": 1, "output": MAVEN_OFFLINE},
+            "the dependencies cannot be fetched: Could not transfer artifact org.apache.maven:maven-project:pom:2.0.6 "
+            "from/to central (https://repo.maven.apache.org/maven2): Unknown host repo.maven.apache.org: Name or "
+            "service not known -> [Help 1]",
+        ),
+        ({"exit_code": 1, "output": MAVEN_MISSING}, None),  # a version that does not exist: the task's to fix
         # A test of the project's own that fails on a lookup is a failure like any other.
         ({"exit_code": 1, "output": "FAIL client.test.js\n  Error: getaddrinfo ENOTFOUND api.example.invalid\n"}, None),
         ({"exit_code": 101, "output": "test tests::dns ... FAILED\nerror: test failed, to rerun pass `--lib`\n"}, None),
@@ -177,3 +194,9 @@ def test_at_most_ten_pre_existing_findings_are_listed_and_fixed_ones_counted() -
     )
     listed = verdict.lines[2:]
     assert listed == (*[f"  pkg/m{i:02}.py:1: F401 `os` imported but unused" for i in range(10)], "  ... and 2 more")
+
+
+def test_a_long_line_quoted_in_a_reason_is_cut() -> None:
+    line = "error: failed to download from `https://index.crates.io/" + "x" * 400 + "`"
+    reason = cannot_run_reason(_result(exit_code=101, output=line + "\n"), 60)
+    assert reason == "the dependencies cannot be fetched: " + line[:299] + "…"

@@ -31,13 +31,17 @@ _NPM_SCRIPT = re.compile(r"npm (?:ERR!|error) Missing script: \"?([\w:.-]+)")
 _MAKE_TARGET = re.compile(r"make: \*\*\* No rule to make target '([^']+)'")
 _NO_SUBCOMMAND = re.compile(r"error: no such (?:sub)?command:? [`']?([\w-]+)")
 # A package manager that cannot fetch the project's dependencies (no network, no registry): cargo's resolution error,
-# go's module download, npm's lookup. The first line that says so; nothing a task's change can fix.
+# go's module download, npm's lookup, maven's transfer (not its "Could not find artifact": a version that does not
+# exist is the task's to fix). The first line that says so, past any colour codes; nothing a task's change can fix.
 _NO_FETCH = re.compile(
-    r"^(error: failed to (?:get `[^`]+` as a dependency of package|download from|load source for dependency)[^\n]*"
+    r"^(?:\x1b\[[\d;]*m)*"
+    r"(error: failed to (?:get `[^`]+` as a dependency of package|download from|load source for dependency)[^\n]*"
     r"|go: [^\n]*: (?:Get \"[^\"]+\": )?dial tcp[^\n]*"
     r"|npm (?:ERR!|error) (?:code |errno )?(?:ENOTFOUND|EAI_AGAIN)[^\n]*)",
     re.MULTILINE,
 )
+_NO_FETCH_MAVEN = re.compile(r"^(?:\x1b\[[\d;]*m)*\[ERROR\] [^\n]*?(Could not transfer artifact[^\n]*)", re.MULTILINE)
+_REASON_CHARS = 300  # a quoted line past this is cut (maven's run to a thousand characters)
 
 
 class BaselineCommand(BaseModel):
@@ -119,10 +123,12 @@ def cannot_run_reason(result: CommandResult, timeout_s: float) -> str | None:
         (_MAKE_TARGET, "the Makefile has no target {}"),
         (_NO_SUBCOMMAND, "no such command: {}"),
         (_NO_FETCH, "the dependencies cannot be fetched: {}"),
+        (_NO_FETCH_MAVEN, "the dependencies cannot be fetched: {}"),
     ):
         found = pattern.search(text)
         if found:
-            return what.format(found.group(1))
+            quoted = found.group(1)
+            return what.format(quoted if len(quoted) <= _REASON_CHARS else quoted[: _REASON_CHARS - 1] + "…")
     return None
 
 
