@@ -10,6 +10,7 @@ is named in the task's steps, which reach the agent in its prompt.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -302,6 +303,45 @@ def test_the_secret_scanner_is_made_ready_while_the_first_agent_works(project: P
         run.wait(timeout=10)
     assert imported, "the scanner was ready before any gate ran, while the only agent still worked"
     assert sorted(project.refs()) == ["Refs: release-notes", "Refs: task-1"]
+
+
+def test_an_agent_that_is_not_logged_in_stops_the_run_at_its_first_session(project: Project) -> None:
+    """The real Claude Code CLI (the claude-agent-sdk wheel's), logged out: no retries of the same failure, no other
+    task dispatched, one escalation that says what the CLI said and how to fix it; the run waits (exit 3)."""
+    config = project.repo / "pm-agent.yaml"
+    config.write_text(
+        "agent:\n  isolated_home: true\nmax_parallel_agents: 1\nenvironment:\n  test_command: 'true'\n"
+        "final_review:\n  enabled: false\n",
+        encoding="utf-8",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_"))}
+    env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"  # nothing listens: no request may leave this machine
+    result = subprocess.run(
+        [exe(), "run", "docs/notes.md", "--no-input"],
+        cwd=project.repo,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
+    assert result.returncode == 3, result.stdout + result.stderr
+    store = open_store(default_store_path(project.repo))
+    try:
+        run = store.latest_run()
+        assert run is not None
+        sessions = store.list_sessions(run.id)
+        escalations = store.list_escalations(run.id)
+        dispatched = [e.task_id for e in store.events(run.id) if e.kind == "slot.dispatched"]
+    finally:
+        store.close()
+    assert [(s.task_id, s.status.value) for s in sessions] == [("1", "crashed")], "one session, not a retry of it"
+    assert dispatched == ["1"], "no other task was dispatched"
+    assert [e.source for e in escalations] == ["agent-account"]
+    problem = escalations[0].problem
+    assert "task-1: the developer agent cannot work: its CLI says 'Not logged in" in problem
+    assert "(authentication_failed)" in problem
+    assert "ANTHROPIC_API_KEY" in result.stdout
 
 
 def test_sigint_stops_the_run_cleanly_and_resume_finishes_it(project: Project) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pm_agent.engine.routing import Decision
+from pm_agent.engine.decisions import Decision
 from pm_agent.engine.taskflow import TaskFlow
 from pm_agent.lifecycle import IssueState as S
 from pm_agent.store import default_store_path, open_store

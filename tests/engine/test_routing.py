@@ -13,14 +13,12 @@ import pytest
 
 from pm_agent.config import PmConfig
 from pm_agent.engine.after_gates import gates_failed, gates_passed
+from pm_agent.engine.decisions import Answer, Decision, FixRequest, SessionEnd
 from pm_agent.engine.history import FOLLOWUP_PENDING, FOLLOWUP_RESOLVED, PendingFollowup
 from pm_agent.engine.routing import (
+    AGENT_ACCOUNT,
     RESUME_AFTER_CRASH,
-    Answer,
-    Decision,
-    FixRequest,
     HistoryFacts,
-    SessionEnd,
     fix_or_escalate,
     limit_reached,
     route,
@@ -263,6 +261,25 @@ def test_sessions_without_a_signal_past_the_budget_are_escalated(state: IssueSta
     assert "3 developer sessions ended without a signal (crashed" in d.escalation.body.problem
 
 
+@pytest.mark.parametrize("state", SESSION_STATES)
+@pytest.mark.parametrize("error", ["authentication_failed", "billing_error"])
+def test_an_agent_whose_account_cannot_work_escalates_at_once_and_stops_dispatch(state: IssueState, error: str) -> None:
+    """Every session would end the same: no retry is spent, and no new task is dispatched until a human fixes it."""
+    said = "Not logged in · Please run /login"
+    session = SessionEnd(role="developer", session_id=41, signal=None, status=SessionStatus.CRASHED, detail=said,
+                         resumable=True, account_error=error)  # fmt: skip
+    d = decide(state, session, facts(crashes=1))
+    assert (d.target, d.then, d.abort, d.events[0][0]) == (S.WAITING_FOR_HUMAN_INPUT, None, True, "session.failed")
+    assert d.escalation is not None
+    assert d.escalation.source == AGENT_ACCOUNT
+    assert d.escalation.body.problem == (
+        f"task-{TASK}: the developer agent cannot work: its CLI says 'Not logged in · Please run /login' ({error})"
+    )
+    assert "ANTHROPIC_API_KEY" in d.escalation.body.recommended
+    crashed = decide(state, end(None, status=SessionStatus.CRASHED), facts(crashes=1))  # any other crash: retried
+    assert (crashed.target, crashed.escalation, crashed.abort) == (None, None, False)
+
+
 # ---------------------------------------------------------------- answers
 
 
@@ -283,6 +300,9 @@ def answer(text: str, *, source: str = "retry-budget", session: int | None = Non
         ("retry: use the v2 parser", "retry-budget", S.FIXING_ISSUES, {"retry_count": 0}, "use the v2 parser", False),
         ("try the other library", "retry-budget", S.FIXING_ISSUES, {"retry_count": 0}, "try the other library", False),
         ("skip", "needs-user-input", S.FAILED, {}, None, False),
+        # The agent can work again: the state that asked (here FIXING_ISSUES) runs a new session, no fix spent.
+        ("retry", AGENT_ACCOUNT, S.FIXING_ISSUES, {}, None, False),
+        ("skip", AGENT_ACCOUNT, S.FAILED, {}, None, False),
     ],
 )
 def test_answers(

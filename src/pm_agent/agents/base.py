@@ -158,6 +158,8 @@ class Outcome:
     escapes: list[str] = field(default_factory=list)  # changes found outside the worktree afterwards
     unrestored: list[str] = field(default_factory=list)  # those of the escapes pm-agent could not undo
     error: str | None = None  # a short human-readable reason when the session failed
+    # The agent's account cannot work (Claude Code's `authentication_failed`, `billing_error`): no session can.
+    account_error: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -39,6 +39,11 @@ def parse_line(outcome: Outcome, seq: int, text: str, size: int, *, json_lines: 
     return AgentEvent(seq, absorb(outcome, data), at, text, size, data)
 
 
+# Claude Code's assistant-message errors that no retry mends: the account is not logged in (or its key is refused),
+# or it has no credit. Its others (rate_limit, server_error, ...) pass: a retry may well work.
+ACCOUNT_ERRORS = frozenset({"authentication_failed", "billing_error"})
+
+
 def absorb(out: Outcome, data: dict[str, Any]) -> EventKind:
     """Update the outcome from one JSON event; the event's kind."""
     kind = data.get("type")
@@ -60,6 +65,9 @@ def absorb(out: Outcome, data: dict[str, Any]) -> EventKind:
         _absorb_result(out, data)
         return EventKind.RESULT
     if kind == "assistant":
+        error = data.get("error")  # Claude Code's own verdict on an API error it turned into this message
+        if isinstance(error, str) and error.strip().lower() in ACCOUNT_ERRORS:
+            out.account_error = error.strip().lower()
         return EventKind.ASSISTANT
     if kind == "user":
         return EventKind.USER

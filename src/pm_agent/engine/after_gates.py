@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pm_agent.config import PmConfig
-from pm_agent.engine.routing import Decision, FixRequest, fix_or_escalate
+from pm_agent.engine.decisions import Decision, FixRequest
+from pm_agent.engine.routing import fix_or_escalate
 from pm_agent.gates.models import GateId
 from pm_agent.lifecycle import IssueState, Workflow
 from pm_agent.plan.models import Tier

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from pm_agent.engine.decisions import Decision, FixRequest, WorktreeCleanup
 from pm_agent.engine.delivery import (
     CHECKED_TREE,
     Delivery,
@@ -24,7 +25,7 @@ from pm_agent.engine.delivery import (
 from pm_agent.engine.faults import fault_point
 from pm_agent.engine.history import TaskHistory
 from pm_agent.engine.prompt_builder import current_task
-from pm_agent.engine.routing import Decision, FixRequest, WorktreeCleanup, fix_or_escalate, to_fixer
+from pm_agent.engine.routing import fix_or_escalate, to_fixer
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.steps import latest_checked_tree
 from pm_agent.lifecycle import IssueState

@@ -17,12 +17,12 @@ from functools import partial
 from typing import Any
 
 from pm_agent.engine import integrity
+from pm_agent.engine.decisions import WorktreeCleanup
 from pm_agent.engine.delivery import is_high_blast_radius
 from pm_agent.engine.loop_reports import LoopReports
 from pm_agent.engine.plansync import PlanSync
 from pm_agent.engine.prompt_builder import current_task
 from pm_agent.engine.reconcile import cancelled_ids
-from pm_agent.engine.routing import WorktreeCleanup
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.scheduler import Candidate, Readiness, Scheduler, critical_paths
 from pm_agent.engine.taskflow import TaskFlow

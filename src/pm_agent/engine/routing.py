@@ -12,124 +12,35 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Protocol
 
 from pm_agent.agents.session import answer_prompt, followup_done_prompt
 from pm_agent.config import PmConfig
+from pm_agent.engine.decisions import (
+    Answer,
+    Decision,
+    EscalationRequest,
+    FixRequest,
+    NextSession,
+    Outcome,
+    SessionEnd,
+)
 from pm_agent.engine.history import FOLLOWUP_PENDING, FOLLOWUP_RESOLVED, PendingFollowup
 from pm_agent.lifecycle import IssueState, Workflow, WorkflowContext
 from pm_agent.plan.models import Presence, Task
 from pm_agent.reports.escalation import Escalation
 from pm_agent.signals import (
-    AnySignal,
     CompleteSignal,
     NeedsRoleFollowupSignal,
     NeedsUserInputSignal,
     PartiallyCompleteSignal,
     signal_payload,
 )
-from pm_agent.store import SessionStatus
 
 S = IssueState
 RESUME_AFTER_CRASH = "Your last run ended without calling signal_back. Finish the task and call it exactly once."
 
 
-# ---------------------------------------------------------------- what a decision is
-
-
-@dataclass(frozen=True)
-class FixRequest:
-    """What the fixer must fix; its prompt reads the latest one (`fix.requested`)."""
-
-    source: str
-    evidence: str
-
-
-@dataclass(frozen=True)
-class EscalationRequest:
-    """An escalation to open about the task (seed 001's format)."""
-
-    source: str
-    body: Escalation
-    session_id: int | None = None
-    context: str = ""
-
-
-@dataclass(frozen=True)
-class NextSession:
-    """A session to run once the decision is applied, in the state the task is then in.
-
-    kind "agent": the state's owner works (a stored signal or an interrupted session is recovered first);
-    "resume": session `resume_session` continues with `prompt`; "continue": a fresh session of `role`
-    carries on after `continuation` (a partially-complete signal). `slices` marks the planner session
-    whose complete signal slices the task (planning.py)."""
-
-    role: str
-    kind: str = "agent"
-    resume_session: int | None = None
-    prompt: str = ""
-    continuation: PartiallyCompleteSignal | None = None
-    slices: bool = False
-
-
-@dataclass(frozen=True)
-class WorktreeCleanup:
-    """A finished task's worktree to remove after its move; its branch too unless kept (staged integration)."""
-
-    worktree: Path
-    branch: str
-    keep_branch: bool = False
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One decision about one task; `target` None keeps the task in its state."""
-
-    target: IssueState | None
-    reason: str = ""
-    fields: Mapping[str, Any] = field(default_factory=dict)  # stored with the move (e.g. retry_count)
-    fix: FixRequest | None = None
-    escalation: EscalationRequest | None = None
-    consume: bool = False  # the session's signal is handled
-    events: tuple[tuple[str, Mapping[str, Any]], ...] = ()  # appended to the task's event log
-    note: tuple[str, str] | None = None  # (kind, message) told to the listeners after the move
-    then: NextSession | None = None
-    applied_escalation: int | None = None  # an answered escalation this decision acts on
-    abort: bool = False  # the human chose to abort the whole run
-    cleanup: WorktreeCleanup | None = None
-
-
-# ---------------------------------------------------------------- what happened
-
-
-@dataclass(frozen=True)
-class SessionEnd:
-    """How one agent session ended, as far as routing cares."""
-
-    role: str
-    session_id: int
-    signal: AnySignal | None
-    status: SessionStatus
-    detail: str = ""
-    resumable: bool = False  # the CLI session can be resumed (it has an id and did not hang)
-    last_lines: str = ""
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A human's answer to the task's latest answered escalation."""
-
-    escalation_id: int
-    source: str
-    answer: str
-    session_id: int | None = None  # the session that asked (needs-user-input)
-    session_role: str = ""
-    asked: NeedsUserInputSignal | None = None
-    asking_state: IssueState = S.IMPLEMENTING  # the state the task was in before it waited
-
-
-Outcome = SessionEnd | Answer
 
 
 class History(Protocol):
@@ -353,6 +264,8 @@ def _no_signal(end: SessionEnd, history: History, config: PmConfig) -> Decision:
         "session.failed",
         {"session_id": end.session_id, "status": end.status.value, "last_lines": end.last_lines},
     )
+    if end.account_error is not None:
+        return replace(account_escalation(history.task_id, end), events=(failed,))
     if crashes > config.retry_budget:
         escalated = budget_escalation(
             history.task_id, f"{crashes} {end.role} sessions ended without a signal ({what})", config
@@ -366,6 +279,28 @@ def _no_signal(end: SessionEnd, history: History, config: PmConfig) -> Decision:
         else None
     )
     return Decision(None, events=(failed,), note=note, then=then)
+
+
+AGENT_ACCOUNT = "agent-account"  # the escalation source of a session whose agent's account cannot work
+
+
+def account_escalation(task_id: str, end: SessionEnd) -> Decision:
+    """The agent's account cannot work (not logged in, key refused, no credit): every session would end the same, so
+    no retry is spent on it and no new task is dispatched; the human fixes the account, answers retry, resumes."""
+    said = end.detail or str(end.account_error)
+    body = Escalation(
+        problem=f"task-{task_id}: the {end.role} agent cannot work: its CLI says {said!r} ({end.account_error})",
+        impact="no new task is dispatched until it can; the tasks already running finish their current step",
+        options=["retry (once the agent can work again)", "skip the task", "abort the run"],
+        recommended="log the agent CLI in (Claude Code: `claude`, then /login) or give it a valid ANTHROPIC_API_KEY "
+        "where pm-agent runs, then answer retry and run `pm-agent resume`",
+    )
+    return Decision(
+        S.WAITING_FOR_HUMAN_INPUT,
+        f"the agent cannot work: {said[:100]}",
+        escalation=EscalationRequest(AGENT_ACCOUNT, body),
+        abort=True,
+    )
 
 
 def _answer(state: IssueState, answer: Answer) -> Decision:
@@ -388,6 +323,9 @@ def _answer(state: IssueState, answer: Answer) -> Decision:
     if answer.source == "environment" and word.startswith("retry"):
         reason = f"human fixed the environment (escalation #{esc}): gates again"
         return Decision(S.RUNNING_TESTS, reason, applied_escalation=esc)
+    if answer.source == AGENT_ACCOUNT and word.startswith("retry"):
+        reason = f"the agent can work again (escalation #{esc}): a new session"
+        return Decision(answer.asking_state, reason, applied_escalation=esc)
     guidance = text.split(":", 1)[1].strip() if word.startswith("retry") and ":" in text else text
     return Decision(
         S.FIXING_ISSUES,

@@ -14,11 +14,11 @@ from functools import partial
 from typing import Any
 
 from pm_agent.engine.after_gates import gates_failed, gates_passed
+from pm_agent.engine.decisions import Decision, EscalationRequest, NextSession
 from pm_agent.engine.delivery import CHECKED_TREE, describe_drift
 from pm_agent.engine.faults import fault_point
 from pm_agent.engine.history import TaskHistory
 from pm_agent.engine.prompt_builder import current_task
-from pm_agent.engine.routing import Decision, EscalationRequest, NextSession
 from pm_agent.engine.runctx import GateView, RunContext
 from pm_agent.engine.slicing import parse_slices, slice_task
 from pm_agent.engine.tester_guard import (

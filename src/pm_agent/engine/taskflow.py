@@ -29,21 +29,12 @@ from pm_agent.agents.session import (
 )
 from pm_agent.agents.session import start_session as run_session
 from pm_agent.engine import integrity
+from pm_agent.engine.decisions import Answer, Decision, FixRequest, NextSession, SessionEnd, WorktreeCleanup
 from pm_agent.engine.deliver_step import deliver_step
 from pm_agent.engine.faults import fault_point
 from pm_agent.engine.history import TaskHistory, typed_signal
 from pm_agent.engine.prompt_builder import build_prompt, system_prompt
-from pm_agent.engine.routing import (
-    Answer,
-    Decision,
-    FixRequest,
-    NextSession,
-    SessionEnd,
-    WorktreeCleanup,
-    limit_reached,
-    route,
-    triage,
-)
+from pm_agent.engine.routing import limit_reached, route, triage
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.steps import apply_slices, planning_step, review_step, run_gates_step
 from pm_agent.engine.stopping import ended_by_stop
@@ -87,6 +78,7 @@ class Step:
     signal: SignalRecord | None
     status: SessionStatus
     detail: str = ""
+    account_error: str | None = None  # the agent's account cannot work (agents/stream.py ACCOUNT_ERRORS)
 
     def end(self) -> SessionEnd:
         """The session's end as routing reads it (the signal read into its model)."""
@@ -98,6 +90,7 @@ class Step:
             detail=self.detail,
             resumable=self.status is not SessionStatus.STUCK and bool(self.session.agent_session_id),
             last_lines=self.session.last_lines[-2000:],
+            account_error=self.account_error,
         )
 
 
@@ -310,7 +303,8 @@ class TaskFlow:
             f"task-{rec.task_id}: {role} session {result.record.id} → {result.status.value} ({kind}; {spent})"
             + (f": {detail}" if detail else ""),
         )
-        step = Step(self.rc.store.get_session(result.record.id), result.signal, result.status, detail)
+        account = result.outcome.account_error
+        step = Step(self.rc.store.get_session(result.record.id), result.signal, result.status, detail, account)
         self._integrity(role, result, step, incidents)
         fault_point("after-signal")
         return step
