@@ -342,6 +342,7 @@ def test_an_agent_that_is_not_logged_in_stops_the_run_at_its_first_session(proje
     assert "task-1: the developer agent cannot work: its CLI says 'Not logged in" in problem
     assert "(authentication_failed)" in problem
     assert "ANTHROPIC_API_KEY" in result.stdout
+    assert "0 blocked, 0 errors, 1 not dispatched (the run stopped dispatching)" in result.stdout
 
 
 def test_sigint_stops_the_run_cleanly_and_resume_finishes_it(project: Project) -> None:

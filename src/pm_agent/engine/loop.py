@@ -49,13 +49,14 @@ class LoopOutcome:
     waiting: list[str] = field(default_factory=list)  # tasks waiting for a human answer
     failed: list[str] = field(default_factory=list)
     blocked: list[str] = field(default_factory=list)  # tasks whose dependencies did not complete
+    held: list[str] = field(default_factory=list)  # ready tasks not dispatched: the run stopped dispatching (aborted)
     cancelled: list[str] = field(default_factory=list)  # queued tasks removed from the plan (engine/reconcile.py)
     errors: dict[str, str] = field(default_factory=dict)
 
     @property
     def all_done(self) -> bool:
         """Every task completed."""
-        return not (self.waiting or self.failed or self.blocked or self.errors)
+        return not (self.waiting or self.failed or self.blocked or self.held or self.errors)
 
 
 class PmLoop:
@@ -336,6 +337,7 @@ class PmLoop:
         records = self.rc.store.list_tasks(self.rc.run_id)
         out = LoopOutcome(errors=dict(self.errors))
         cancelled = cancelled_ids(self.rc.store, self.rc.run_id)
+        held = set(self.readiness.ready()) if self.rc.aborted else set()  # ready, but dispatching had stopped
         for rec in records:
             if is_pm_internal(rec.task_id):  # not a task of the plan: the outcome counts the plan's work
                 continue
@@ -349,7 +351,7 @@ class PmLoop:
             elif self.rc.workflow.is_terminal(state) or rec.status is TaskStatus.FAILED:
                 out.failed.append(rec.task_id)
             elif rec.task_id not in self.errors:
-                out.blocked.append(rec.task_id)
+                (out.held if rec.task_id in held else out.blocked).append(rec.task_id)
         return out
 
 
