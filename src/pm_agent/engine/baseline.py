@@ -63,7 +63,7 @@ def refresh_baseline(rc: RunContext) -> None:
         progress=lambda message: rc.emit("preflight", message),
         env=allowed_env(env.pass_env),
     )
-    merged = Baseline(sha=old.sha, mode=env.baseline, commands=(*kept, *fresh.commands))
+    merged = Baseline(sha=old.sha, mode=env.baseline, commands=(*kept, *fresh.commands), leftovers=fresh.leftovers)
     rc.store.append_event(
         rc.run_id,
         "run.baseline",

@@ -99,6 +99,9 @@ class Baseline(BaseModel):
     sha: str
     mode: Literal["ratchet", "strict"] = "ratchet"
     commands: tuple[BaselineCommand, ...] = ()
+    # Files the commands created or changed that git would stage (not ignored, not pm-agent's GENERATED_EXCLUDES):
+    # each task's gate run would find them in its change.
+    leftovers: tuple[str, ...] = ()
 
     def get(self, key: str) -> BaselineCommand | None:
         """The baseline run of a config key (`lint_command`), if it was configured."""

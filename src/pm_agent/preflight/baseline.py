@@ -24,7 +24,7 @@ from pm_agent.gates.environment import (
     baseline_entry,
 )
 from pm_agent.gates.ward import run_command
-from pm_agent.vcs import Git
+from pm_agent.vcs import GENERATED_EXCLUDES, Git
 
 PREFLIGHT_DIR = "preflight"
 
@@ -146,7 +146,15 @@ def run_baseline(
                 entries.append(entry)
                 if progress is not None:
                     progress(f"baseline: {entry.name}: {entry.summary()} in {entry.duration_ms / 1000:.1f}s")
+            leftovers = left_behind(Git(path))
+        return Baseline(sha=sha, mode=mode, commands=tuple(entries), leftovers=tuple(leftovers))
     return Baseline(sha=sha, mode=mode, commands=tuple(entries))
+
+
+def left_behind(git: Git) -> list[str]:
+    """What the commands left in a clean checkout that git would stage: new or changed files, not ignored."""
+    out = git.run("add", "-A", "--dry-run", "--", ".", *GENERATED_EXCLUDES)
+    return [line.partition(" ")[2].strip("'") for line in out.splitlines() if line.startswith(("add ", "remove "))]
 
 
 def check_baseline(baseline: Baseline, *, timeout_s: float, config_path: Path | None = None) -> None:
@@ -172,9 +180,24 @@ def check_baseline(baseline: Baseline, *, timeout_s: float, config_path: Path | 
         else:
             continue
         first_line = first_line or _key_line(config_path, entry.key)
+    if baseline.leftovers:
+        problems += [
+            leftovers_problem(baseline),
+            "  fix: add them to .gitignore (or commit them), so that a gate run leaves the tree as it found it",
+        ]
     if problems:
         path = config_path if config_path is not None and config_path.exists() else None
         raise PreflightError("\n".join(problems), path=path, line=first_line)
+
+
+def leftovers_problem(baseline: Baseline) -> str:
+    """The sentence on the files the commands leave behind, which every gate run would take for the task's change."""
+    more = len(baseline.leftovers) - 8
+    shown = ", ".join(baseline.leftovers[:8]) + (f" and {more} more" if more > 0 else "")
+    return (
+        f"the environment commands leave files git does not ignore on the baseline commit {baseline.sha[:12]}: "
+        f"{shown}; each task's gates would find them in its change (checked-tree, scope)"
+    )
 
 
 def preflight(
@@ -214,6 +237,8 @@ __all__ = [
     "PreflightError",
     "check_baseline",
     "fix_hint",
+    "left_behind",
+    "leftovers_problem",
     "preflight",
     "remove_stale_preflight",
     "run_baseline",
