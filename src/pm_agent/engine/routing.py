@@ -41,8 +41,6 @@ S = IssueState
 RESUME_AFTER_CRASH = "Your last run ended without calling signal_back. Finish the task and call it exactly once."
 
 
-
-
 class History(Protocol):
     """The facts of a task's history routing reads (`TaskHistory` reads them from the store)."""
 
@@ -265,7 +263,7 @@ def _no_signal(end: SessionEnd, history: History, config: PmConfig) -> Decision:
         {"session_id": end.session_id, "status": end.status.value, "last_lines": end.last_lines},
     )
     if end.account_error is not None:
-        return replace(account_escalation(history.task_id, end), events=(failed,))
+        return replace(_account_escalation(history.task_id, end), events=(failed,))
     if crashes > config.retry_budget:
         escalated = budget_escalation(
             history.task_id, f"{crashes} {end.role} sessions ended without a signal ({what})", config
@@ -284,7 +282,7 @@ def _no_signal(end: SessionEnd, history: History, config: PmConfig) -> Decision:
 AGENT_ACCOUNT = "agent-account"  # the escalation source of a session whose agent's account cannot work
 
 
-def account_escalation(task_id: str, end: SessionEnd) -> Decision:
+def _account_escalation(task_id: str, end: SessionEnd) -> Decision:
     """The agent's account cannot work (not logged in, key refused, no credit): every session would end the same, so
     no retry is spent on it and no new task is dispatched; the human fixes the account, answers retry, resumes."""
     said = end.detail or str(end.account_error)
