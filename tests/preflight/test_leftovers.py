@@ -29,6 +29,7 @@ def repo(git_repo: Path) -> Path:
         ("true", ()),
         ("echo x > report.txt", ("report.txt",)),
         ("mkdir -p out/deep && echo x > out/deep/a.txt && echo y > b.txt", ("b.txt", "out/deep/a.txt")),
+        ("echo x > 'a b.txt' && echo y > é.txt", ("a b.txt", "é.txt")),  # names git would quote, as they are
         ("echo changed >> notes.md", ("notes.md",)),  # a tracked file the command rewrites
         ("rm notes.md", ("notes.md",)),
         ("echo x > ignored.log", ()),  # the project ignores it

@@ -37,7 +37,7 @@ def _print_preflight(root: Path, config: PmConfig) -> None:
     """What `pm-agent run` will find: each command run once on HEAD, as the run's preflight does."""
     from pm_agent.engine.baseline import environment_commands
     from pm_agent.errors import VcsError
-    from pm_agent.preflight.baseline import fix_hint, leftovers_problem, preflight
+    from pm_agent.preflight.baseline import LEFTOVERS_FIX, fix_hint, leftovers_problem, preflight
     from pm_agent.store import default_store_path
     from pm_agent.vcs import Git
 
@@ -76,7 +76,7 @@ def _print_preflight(root: Path, config: PmConfig) -> None:
             )
     if baseline.leftovers:
         problem = leftovers_problem(baseline)
-        out.print(f"  NOT READY: {problem}\n      fix: add them to .gitignore (or commit them)", markup=False)
+        out.print(f"  NOT READY: {problem}\n      fix: {LEFTOVERS_FIX}", markup=False)
 
 
 def _print_detection(detection: Detection) -> None:

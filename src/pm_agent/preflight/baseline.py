@@ -24,7 +24,7 @@ from pm_agent.gates.environment import (
     baseline_entry,
 )
 from pm_agent.gates.ward import run_command
-from pm_agent.vcs import GENERATED_EXCLUDES, Git
+from pm_agent.vcs import Git
 
 PREFLIGHT_DIR = "preflight"
 
@@ -146,15 +146,10 @@ def run_baseline(
                 entries.append(entry)
                 if progress is not None:
                     progress(f"baseline: {entry.name}: {entry.summary()} in {entry.duration_ms / 1000:.1f}s")
-            leftovers = left_behind(Git(path))
+            # What the commands left in the clean checkout, as the gates' checked-tree and scope checks see a tree.
+            leftovers = Git(path).diff_names(sha)
         return Baseline(sha=sha, mode=mode, commands=tuple(entries), leftovers=tuple(leftovers))
     return Baseline(sha=sha, mode=mode, commands=tuple(entries))
-
-
-def left_behind(git: Git) -> list[str]:
-    """What the commands left in a clean checkout that git would stage: new or changed files, not ignored."""
-    out = git.run("add", "-A", "--dry-run", "--", ".", *GENERATED_EXCLUDES)
-    return [line.partition(" ")[2].strip("'") for line in out.splitlines() if line.startswith(("add ", "remove "))]
 
 
 def check_baseline(baseline: Baseline, *, timeout_s: float, config_path: Path | None = None) -> None:
@@ -183,11 +178,14 @@ def check_baseline(baseline: Baseline, *, timeout_s: float, config_path: Path | 
     if baseline.leftovers:
         problems += [
             leftovers_problem(baseline),
-            "  fix: add them to .gitignore (or commit them), so that a gate run leaves the tree as it found it",
+            f"  fix: {LEFTOVERS_FIX}",
         ]
     if problems:
         path = config_path if config_path is not None and config_path.exists() else None
         raise PreflightError("\n".join(problems), path=path, line=first_line)
+
+
+LEFTOVERS_FIX = "add them to .gitignore (or commit them), so that a gate run leaves the tree as it found it"
 
 
 def leftovers_problem(baseline: Baseline) -> str:
@@ -232,12 +230,12 @@ def preflight(
 
 
 __all__ = [
+    "LEFTOVERS_FIX",
     "Baseline",
     "BaselineCommand",
     "PreflightError",
     "check_baseline",
     "fix_hint",
-    "left_behind",
     "leftovers_problem",
     "preflight",
     "remove_stale_preflight",
