@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from pm_agent.store import default_store_path, open_store
+from pm_agent.testing.model_server import Fail, ModelServer
 from pm_agent.testing.notes import fake_launcher, note_script, note_section
 
 pytestmark = pytest.mark.slow
@@ -305,18 +306,22 @@ def test_the_secret_scanner_is_made_ready_while_the_first_agent_works(project: P
     assert sorted(project.refs()) == ["Refs: release-notes", "Refs: task-1"]
 
 
-def test_an_agent_that_is_not_logged_in_stops_the_run_at_its_first_session(project: Project) -> None:
-    """The real Claude Code CLI (the claude-agent-sdk wheel's), logged out: no retries of the same failure, no other
-    task dispatched, one escalation that says what the CLI said and how to fix it; the run waits (exit 3)."""
-    config = project.repo / "pm-agent.yaml"
-    config.write_text(
-        "agent:\n  isolated_home: true\nmax_parallel_agents: 1\nenvironment:\n  test_command: 'true'\n"
-        "final_review:\n  enabled: false\n",
+def _real_cli(project: Project, *, isolated: bool) -> dict[str, str]:
+    """pm-agent.yaml for the claude-agent-sdk wheel's Claude Code, one slot; pm-agent's environment without any
+    ANTHROPIC_* or CLAUDE_* variable (no key: the CLI is logged out)."""
+    (project.repo / "pm-agent.yaml").write_text(
+        f"agent:\n  isolated_home: {str(isolated).lower()}\nmax_parallel_agents: 1\n"
+        "environment:\n  test_command: 'true'\nfinal_review:\n  enabled: false\n",
         encoding="utf-8",
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_"))}
+    env["HOME"] = str(project.repo.parent / "home")  # no login of this machine's user can reach the CLI
     env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"  # nothing listens: no request may leave this machine
-    result = subprocess.run(
+    return env
+
+
+def _run(project: Project, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [exe(), "run", "docs/notes.md", "--no-input"],
         cwd=project.repo,
         capture_output=True,
@@ -325,6 +330,39 @@ def test_an_agent_that_is_not_logged_in_stops_the_run_at_its_first_session(proje
         check=False,
         env=env,
     )
+
+
+@pytest.mark.parametrize("isolated", [True, False])
+def test_a_logged_out_agent_cli_stops_the_run_before_anything_is_written(project: Project, isolated: bool) -> None:
+    """The real Claude Code CLI, logged out: `claude auth status` says so before the run starts; exit 2, no state, no
+    branch, and the fix fits the configuration (an isolated HOME never sees the user's own login)."""
+    (project.repo.parent / "home").mkdir()
+    status_before = git(project.repo, "status", "--porcelain")
+    result = _run(project, _real_cli(project, isolated=isolated))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "agent: Claude Code (" in result.stderr
+    assert "is not logged in (`claude auth status`: loggedIn false, authMethod none)" in result.stderr
+    assert "pm-agent.yaml:1: " in result.stderr, "the error names the agent section"
+    if isolated:
+        assert "agent.isolated_home is true, so sessions get their own HOME" in result.stderr
+        assert "ANTHROPIC_API_KEY" in result.stderr
+    else:
+        assert "log it in (run `claude`, then /login) or export ANTHROPIC_API_KEY" in result.stderr
+    assert not (project.repo / ".pm-agent").exists(), "nothing written: no state, no agent home"
+    assert git(project.repo, "branch", "--list", "pm/*") == ""
+    assert git(project.repo, "status", "--porcelain") == status_before
+    assert "session" not in result.stdout, "no session started"
+
+
+def test_an_agent_whose_key_is_refused_stops_the_run_at_its_first_session(project: Project) -> None:
+    """The real Claude Code CLI with a key the API refuses (401 authentication_error): logged in as far as `auth status`
+    can tell, so the run starts; its first session fails (authentication_failed), and then no retries of the same
+    failure, no other task dispatched, one escalation with what the CLI said and the fix; the run waits (exit 3)."""
+    env = _real_cli(project, isolated=True)
+    with ModelServer(fallback=lambda request: Fail(401, "invalid x-api-key")) as server:
+        env.update(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="revoked-key")
+        result = _run(project, env)
+        requests = len(server.requests)
     assert result.returncode == 3, result.stdout + result.stderr
     store = open_store(default_store_path(project.repo))
     try:
@@ -335,14 +373,29 @@ def test_an_agent_that_is_not_logged_in_stops_the_run_at_its_first_session(proje
         dispatched = [e.task_id for e in store.events(run.id) if e.kind == "slot.dispatched"]
     finally:
         store.close()
+    assert requests >= 1, "the session asked the model"
     assert [(s.task_id, s.status.value) for s in sessions] == [("1", "crashed")], "one session, not a retry of it"
     assert dispatched == ["1"], "no other task was dispatched"
     assert [e.source for e in escalations] == ["agent-account"]
     problem = escalations[0].problem
-    assert "task-1: the developer agent cannot work: its CLI says 'Not logged in" in problem
+    assert "task-1: the developer agent cannot work: its CLI says 'Invalid API key" in problem
     assert "(authentication_failed)" in problem
     assert "ANTHROPIC_API_KEY" in result.stdout
     assert "0 blocked, 0 errors, 1 not dispatched (the run stopped dispatching)" in result.stdout
+    # The answer is given, and the key removed instead of fixed: resume asks the CLI first, and stops before a session.
+    assert project.pm("answer", str(escalations[0].id), "retry").returncode == 0
+    env.pop("ANTHROPIC_API_KEY")
+    resumed = subprocess.run(
+        [exe(), "resume", "--no-input"], cwd=project.repo, capture_output=True, text=True, timeout=120, env=env
+    )
+    assert resumed.returncode == 2, resumed.stdout + resumed.stderr
+    assert "is not logged in (`claude auth status`: loggedIn false" in resumed.stderr
+    store = open_store(default_store_path(project.repo))
+    try:
+        assert len(store.list_sessions(run.id)) == 1, "no session started"
+        assert store.get_run(run.id).status == run.status, "the run's state untouched"
+    finally:
+        store.close()
 
 
 def test_sigint_stops_the_run_cleanly_and_resume_finishes_it(project: Project) -> None:

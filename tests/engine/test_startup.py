@@ -113,7 +113,8 @@ def test_uncommitted_files_count_untracked_but_not_pm_agents_own_inputs(repo: Pa
     assert {"plans/p.md", "design.md"} <= set(uncommitted_files(Git(repo)))
 
 
-def test_check_start_refuses_a_dirty_tree_unless_allowed(repo: Path) -> None:
+def test_check_start_refuses_a_dirty_tree_unless_allowed(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "unused")  # the configured Claude Code is logged in
     (repo / "wip.py").write_text("x = 1\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"uncommitted changes: wip\.py\. Agents work from HEAD") as info:
         check_start(repo, repo / "docs" / "notes.md", None, PmConfig())

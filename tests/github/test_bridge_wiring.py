@@ -61,6 +61,7 @@ def test_a_run_without_its_token_stops_before_writing_anything(tmp_path: Path) -
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
     subprocess.run(["git", "commit", "-q", "-m", "init"], cwd=repo, check=True)
     env = {k: v for k, v in os.environ.items() if k != "PM_TEST_GH_TOKEN"}
+    env.update(ANTHROPIC_API_KEY="unused", ANTHROPIC_BASE_URL="http://127.0.0.1:9")  # the agent's login passes
     done = pm(repo, "run", "plan.md", "--no-input", env=env)
     assert done.returncode != 0
     assert "PM_TEST_GH_TOKEN" in done.stdout + done.stderr, done.stdout + done.stderr

@@ -36,11 +36,15 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
 
 
+LOGGED_IN = {"ANTHROPIC_API_KEY": "unused", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+
+
 def pm(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     exe = shutil.which("pm-agent", path=str(Path(sys.executable).parent))
     assert exe is not None
-    # No model server on purpose: a session that starts would fail loudly, not pass silently.
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+    # No model server on purpose: a session that starts would fail loudly, not pass silently. The key makes the CLI
+    # logged in as far as `claude auth status` can tell, which asks no server.
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd)} | LOGGED_IN
     return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, timeout=120, check=False, env=env)
 
 
@@ -151,7 +155,7 @@ def test_a_kill_during_the_baseline_leaves_no_worktree_after_resume(tmp_path: Pa
     repo = make_repo(tmp_path, "environment:\n  build_command: sleep 60\n")
     exe = shutil.which("pm-agent", path=str(Path(sys.executable).parent))
     assert exe is not None
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)} | LOGGED_IN
     proc = subprocess.Popen([exe, "run", "docs/plan.md"], cwd=repo, env=env, stdout=subprocess.DEVNULL)
     try:
         scratch = repo / ".pm-agent" / "preflight" / "baseline"

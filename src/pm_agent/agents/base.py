@@ -216,3 +216,7 @@ class AgentRunner(Protocol):
 
     async def start(self, request: SessionRequest) -> AgentSession:
         """Spawn the agent for `request`; raises AgentError when it cannot start."""
+
+    def login_problem(self) -> str | None:
+        """Why the agent CLI could not work a session (not logged in), asked of it before a run; None when it can,
+        or when it cannot tell."""

@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -39,6 +40,7 @@ __all__ = [
 ]
 
 SIGNAL_TOOL = "mcp__pm__signal_back"
+LOGIN_CHECK_TIMEOUT_S = 30.0  # `claude auth status` answers in ~0.2 s; a CLI that waits instead counts as no answer
 DEFAULT_TOOLS: tuple[str, ...] = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
 
 # With inherit_env=False only these are taken from pm-agent's own environment.
@@ -146,6 +148,19 @@ def session_scratch(home: Path) -> Path:
     return scratch
 
 
+def _not_logged_in(stdout: str, binary: str) -> str | None:
+    """The problem `claude auth status`'s JSON tells (`loggedIn: false`), else None."""
+    try:
+        status = json.loads(stdout)
+    except ValueError:
+        return None
+    if not isinstance(status, dict) or status.get("loggedIn") is not False:
+        return None
+    method = status.get("authMethod")
+    how = f", authMethod {method}" if isinstance(method, str) and method else ""
+    return f"Claude Code ({binary}) is not logged in (`claude auth status`: loggedIn false{how})"
+
+
 def _write_private(path: Path, text: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -217,10 +232,36 @@ class ClaudeRunner:
         args += [*self.extra_args, "--", request.prompt]
         return args
 
+    def login_problem(self) -> str | None:
+        """What `claude auth status` (offline, ~0.2 s) says when the CLI is not logged in, with the HOME and environment
+        its sessions get; None when it is, or when the answer is not that command's JSON (another CLI, an older one)."""
+        with tempfile.TemporaryDirectory(prefix="pm-agent-login-") as tmp:
+            # An isolated agent home not made yet is an empty one: the check must not make it (nothing is written
+            # before a run starts), and it is what the first session would find.
+            home = self.agent_home
+            if home is not None and not home.is_dir():
+                home = Path(tmp) / "home"
+                home.mkdir()
+            env = agent_env(home, Path(tmp), {}, self.max_retries, inherit=self.inherit_env)
+            try:
+                proc = subprocess.run(
+                    [*self._argv0, "auth", "status"],
+                    cwd=tmp,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    text=True,
+                    errors="replace",
+                    timeout=LOGIN_CHECK_TIMEOUT_S,
+                    check=False,
+                )
+            except (OSError, subprocess.TimeoutExpired):
+                return None
+        return _not_logged_in(proc.stdout, " ".join(self._argv0))
+
     def _scratch(self) -> Path:
         root = self.scratch_root or self.agent_home
         if root is None:
-
             return Path(tempfile.mkdtemp(prefix="pm-agent-session-"))
         return session_scratch(root)
 

@@ -60,6 +60,10 @@ class CommandRunner:
         if self.prompt_via == "arg" and not any("{prompt}" in part for part in self.command):
             raise AgentError("agent.command has no {prompt} placeholder (or set prompt_via to stdin)")
 
+    def login_problem(self) -> str | None:
+        """None: an arbitrary CLI has no known way to say whether it is logged in."""
+        return None
+
     def argv(self, request: SessionRequest, mcp_config_path: Path | None) -> list[str]:
         """The command line for `request`."""
         values = {

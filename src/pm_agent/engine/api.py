@@ -125,7 +125,7 @@ def run_plan(
     overrides = RunOverrides(slots, agent)
     root = repo_root(repo)
     config = overrides.apply(config or load_config(root))
-    checked = check_start(root, plan, design, config, allow_dirty=allow_dirty)
+    checked = check_start(root, plan, design, config, allow_dirty=allow_dirty, runner=runner)
     github = _github_api(config)  # a missing token is an error before anything is written
     state_dir = default_store_path(checked.repo).parent
     fresh = not state_dir.exists()

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from pm_agent.agents.base import AgentRunner
-from pm_agent.agents.factory import limits_from_config, runner_from_config
+from pm_agent.agents.factory import limits_from_config
 from pm_agent.agents.session import AgentHost
 from pm_agent.config import PmConfig
 from pm_agent.engine.baseline import load_baseline, record_baseline, refresh_baseline, run_preflight
@@ -20,7 +20,15 @@ from pm_agent.engine.events import Listener
 from pm_agent.engine.reconcile import plan_exempt
 from pm_agent.engine.reconfig import resume_config
 from pm_agent.engine.runctx import RunContext
-from pm_agent.engine.startup import StartInput, catch_up, check_start, done_on_branch, record_takeover
+from pm_agent.engine.startup import (
+    StartInput,
+    catch_up,
+    check_agent,
+    check_login,
+    check_start,
+    done_on_branch,
+    record_takeover,
+)
 from pm_agent.errors import NotFoundError
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import default_workflow
@@ -30,14 +38,6 @@ from pm_agent.vcs import Git
 from pm_agent.vcs.checkout_guard import CheckoutGuard
 
 
-def make_runner(config: PmConfig, state_dir: Path) -> AgentRunner:
-    """The agent runner the configuration names; isolated sessions get a HOME under `.pm-agent/`."""
-    home = state_dir / "agent-home" if config.agent.isolated_home else None
-    if home is not None:
-        home.mkdir(parents=True, exist_ok=True)
-    return runner_from_config(config.agent, home)
-
-
 def _context(
     repo: Path,
     store: Store,
@@ -45,7 +45,7 @@ def _context(
     run_id: str,
     listener: Listener,
     channel: EscalationChannel,
-    runner: AgentRunner | None,
+    runner: AgentRunner,
 ) -> RunContext:
     db_path = default_store_path(repo)
     limits = limits_from_config(config.agent)
@@ -55,7 +55,7 @@ def _context(
     host = AgentHost(
         store,
         db_path,
-        runner or make_runner(config, db_path.parent),
+        runner,
         limits=limits,
         python=sys.executable,
         checkout_guard=guard,
@@ -87,7 +87,7 @@ def start_run(
     `checked` is what `check_start` returned (the API checks before taking the run lock); without it
     the same checks run here. Tasks already committed on an existing working branch are EXISTS.
     """
-    checked = checked or check_start(repo, plan_path, design_path, config, allow_dirty=allow_dirty)
+    checked = checked or check_start(repo, plan_path, design_path, config, allow_dirty=allow_dirty, runner=runner)
     repo, config, branch = checked.repo, checked.config, checked.branch
     git = Git(repo)
     baseline = git.head_sha()
@@ -111,7 +111,7 @@ def start_run(
     )
     listener.emit("run.started", f"run {run.id}: {len(plan.tasks)} tasks from {plan.path}; working branch {branch}")
     record_takeover(store, run.id, checked, on_branch, listener)
-    rc = _context(repo, store, config, run.id, listener, channel, runner)
+    rc = _context(repo, store, config, run.id, listener, channel, checked.runner)
     record_baseline(rc, baseline, env_baseline)
     return rc
 
@@ -137,6 +137,8 @@ def resume_run(
         if run is None:
             raise NotFoundError(f"no run to resume in {path}")
         config = resume_config(repo, store, run, reread=reread_config, listener=listener)
+        runner = runner or check_agent(repo, config)
+        check_login(repo, config, runner)  # e.g. after a session's login failure was answered
     except BaseException:
         store.close()
         raise

@@ -1,9 +1,10 @@
 """Checks before a run starts, and what a new run takes over from an earlier one on the same branch.
 
 `check_start` reads and writes nothing outside git's own queries: every refusal (not a repository,
-no commits, a bad working branch, an agent setup that cannot start, uncommitted changes) happens
-before `.pm-agent/`, a run record or a branch exists. `done_on_branch` marks the tasks whose
-`Refs: task-<id>` commit is already on an existing working branch, so a second run skips them.
+no commits, a bad working branch, an agent setup that cannot start, uncommitted changes, an agent CLI
+that is not logged in) happens before `.pm-agent/`, a run record or a branch exists. `done_on_branch`
+marks the tasks whose `Refs: task-<id>` commit is already on an existing working branch, so a second
+run skips them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pm_agent.agents.base import AgentRunner
 from pm_agent.agents.factory import runner_from_config
 from pm_agent.config import CONFIG_FILE, PmConfig, load_config
 from pm_agent.engine.commit_message import commit_message
@@ -26,6 +28,7 @@ __all__ = [
     "ALWAYS_READ_FROM_DISK",
     "StartInput",
     "base_branch",
+    "check_login",
     "check_start",
     "done_on_branch",
     "record_takeover",
@@ -46,6 +49,7 @@ class StartInput:
     config: PmConfig
     plan: Plan
     branch: str
+    runner: AgentRunner
     dirty: list[str] = field(default_factory=list)  # uncommitted files accepted with --allow-dirty
 
 
@@ -103,14 +107,34 @@ def check_branch(git: Git, branch: str) -> None:
         )
 
 
-def check_agent(repo: Path, config: PmConfig) -> None:
-    """Build the configured agent runner once, so a runner that cannot start fails before the run does."""
+def check_agent(repo: Path, config: PmConfig) -> AgentRunner:
+    """The configured agent runner, built once here so that a runner that cannot start fails before the run does;
+    isolated sessions get a HOME under `.pm-agent/`, made by the first session (nothing is written here)."""
     path = repo / CONFIG_FILE
+    home = default_store_path(repo).parent / "agent-home" if config.agent.isolated_home else None
     try:
-        runner_from_config(config.agent, None)
+        return runner_from_config(config.agent, home)
     except (AgentError, ConfigError) as exc:
         message = exc.message if isinstance(exc, ConfigError) else str(exc)
         raise ConfigError(f"agent: {message}", path=path if path.exists() else None) from exc
+
+
+def check_login(repo: Path, config: PmConfig, runner: AgentRunner) -> None:
+    """Ask the agent CLI whether it is logged in before anything is written: logged out, every session would end at
+    once; InputError (exit 2) saying how to log it in."""
+    problem = runner.login_problem()
+    if problem is None:
+        return
+    if config.agent.isolated_home:
+        fix = (
+            "agent.isolated_home is true, so sessions get their own HOME under .pm-agent/ and your own login does "
+            "not reach them: export ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) where pm-agent runs, or set "
+            "agent.isolated_home: false to use your login"
+        )
+    else:
+        fix = "log it in (run `claude`, then /login) or export ANTHROPIC_API_KEY where pm-agent runs"
+    path, line = _config_line(repo, "agent")
+    raise InputError(f"agent: {problem}, so every session would end at once\n  fix: {fix}", path=path, line=line)
 
 
 def uncommitted_files(git: Git, exempt: Sequence[Path] = ()) -> list[str]:
@@ -160,20 +184,24 @@ def check_start(
     config: PmConfig | None = None,
     *,
     allow_dirty: bool = False,
+    runner: AgentRunner | None = None,
 ) -> StartInput:
-    """Every check a new run makes before it writes anything; InputError (exit 2) on the first that fails."""
+    """Every check a new run makes before it writes anything; InputError (exit 2) on the first that fails. `runner`:
+    the agent runner to use instead of the configuration's (whose setup is checked all the same)."""
     root = repo_root(repo)
     config = config or load_config(root)
     plan = load_plan(plan_path, design_path, root)
     git = Git(root)
     branch = config.working_branch or working_branch(plan.plan_id)
     check_branch(git, branch)
-    check_agent(root, config)
+    configured = check_agent(root, config)
     exempt = [Path(plan_path), *([Path(design_path)] if design_path is not None else [])]
     dirty = uncommitted_files(git, exempt)
     if dirty and not allow_dirty:
         raise _dirty_error(root, dirty)
-    return StartInput(root, config, plan, branch, dirty)
+    runner = runner or configured
+    check_login(root, config, runner)
+    return StartInput(root, config, plan, branch, runner, dirty)
 
 
 def done_on_branch(git: Git, branch: str, plan: Plan, baseline: str | None = None) -> tuple[Plan, dict[str, str]]:

@@ -31,11 +31,17 @@ from pm_agent.agents.session import AgentHost
 from pm_agent.config import PmConfig, load_config
 from pm_agent.engine.api import RunResult, run_plan
 from pm_agent.engine.events import Listener
-from pm_agent.engine.launch import make_runner
 from pm_agent.engine.plansync import INTAKE_DIR
 from pm_agent.engine.reconfig import RunOverrides
 from pm_agent.engine.runlock import run_lock
-from pm_agent.engine.startup import check_agent, check_branch, repo_root, store_exists, uncommitted_files
+from pm_agent.engine.startup import (
+    check_agent,
+    check_branch,
+    check_login,
+    repo_root,
+    store_exists,
+    uncommitted_files,
+)
 from pm_agent.engine.stopping import Stopped, run_until_signal
 from pm_agent.errors import InputError
 from pm_agent.human.channels import EscalationChannel
@@ -167,6 +173,8 @@ def new_request(
     config = overrides.apply(config or load_config(root))
     paths = IntakePaths.of(request, today or datetime.now(UTC).astimezone().date(), slug)
     branch = _check_new(root, paths, config, allow_dirty)
+    runner = runner or check_agent(root, config)
+    check_login(root, config, runner)
     user_design = design.read_text(encoding="utf-8") if design is not None else ""
     opts = _Options(listener, channel, runner, slots, agent, poll_s, allow_dirty)
     with run_lock(root, "new"):
@@ -233,8 +241,10 @@ def resume_request(
                     note_drift(repo, store, plan_run, listener)
                 return None
             run, info = found
-            opts = _Options(listener, channel, runner, None, None, poll_s, info.allow_dirty)
             config = PmConfig.model_validate(run.config)
+            runner = runner or check_agent(repo, config)
+            check_login(repo, config, runner)
+            opts = _Options(listener, channel, runner, None, None, poll_s, info.allow_dirty)
             if any(e.kind == HANDOFF for e in store.events(run.id)):
                 result = RequestResult(run.id, Phase.DONE)
             else:
@@ -254,7 +264,7 @@ def _drive(
     host = AgentHost(
         store,
         db_path,
-        opts.runner or make_runner(config, db_path.parent),
+        opts.runner or check_agent(repo, config),
         limits=limits_from_config(config.agent),
         python=sys.executable,
         checkout_guard=CheckoutGuard(repo, db_path.parent / "quarantine"),

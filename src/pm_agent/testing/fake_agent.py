@@ -22,7 +22,8 @@ A script is a JSON list of steps, or `{"steps": [...], "resume_steps": [...], "c
 String values in a signal payload, write content and bash commands can use `{prompt}` (this run's
 prompt) and `{session_id}`. Sessions are kept in `$HOME/.fake-agent/<id>.json`: resuming an
 unknown id fails like Claude Code ("No conversation found with session ID"), and the reported
-`total_cost_usd` is cumulative across resumes, as Claude Code's is.
+`total_cost_usd` is cumulative across resumes, as Claude Code's is. `auth status` answers logged in, as
+Claude Code's does for an API key.
 """
 
 from __future__ import annotations
@@ -371,8 +372,11 @@ def _uuid4() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: `python -m pm_agent.testing.fake_agent [claude-like options] -- PROMPT`."""
-    args = _parse_args(sys.argv[1:] if argv is None else argv)
-    return FakeAgent(args).run()
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["auth", "status"]:  # what pm-agent asks before a run: logged in, as an API key user is
+        _emit({"loggedIn": True, "authMethod": "api_key", "apiProvider": "firstParty"})
+        return 0
+    return FakeAgent(_parse_args(argv)).run()
 
 
 if __name__ == "__main__":

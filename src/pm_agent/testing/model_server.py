@@ -50,6 +50,18 @@ __all__ = [
 ]
 
 
+# The Messages API's error type for each status (its documented errors); any other status is an api_error.
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+
+
 def _chunks(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
@@ -253,9 +265,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._hang()
             return
         if isinstance(turn, Fail):
-            kind = "overloaded_error" if turn.status == 529 else "api_error"
+            kind = _ERROR_TYPES.get(turn.status, "api_error")
             error = {"type": "error", "error": {"type": kind, "message": turn.message}}
-            self._send_json(turn.status, error, {"retry-after": "0", "x-should-retry": "true"})
+            retry = turn.status >= 429  # a bad key or request fails the same way again
+            headers = {"retry-after": "0", "x-should-retry": "true"} if retry else {"x-should-retry": "false"}
+            self._send_json(turn.status, error, headers)
             return
         if turn.delay > 0 and self.server_ref._stopping.wait(turn.delay):
             return

@@ -59,7 +59,7 @@ class Hang:
 
 @dataclass(frozen=True)
 class Fail:
-    """Answer with an HTTP error (500 api_error, 529 overloaded_error, ...)."""
+    """Answer with an HTTP error of the API's type for it (500 api_error, 401 authentication_error, 529 ...)."""
 
     status: int = 500
     message: str = "scripted failure"
