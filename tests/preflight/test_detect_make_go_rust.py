@@ -1,4 +1,4 @@
-"""Detection table rows for Makefile-only, Go and Rust repositories, and repositories with several."""
+"""Detection table rows for Makefile-only, Go, Rust and Maven repositories, and repositories with several."""
 
 from __future__ import annotations
 
@@ -115,6 +115,58 @@ def test_rust_workspace_and_missing_clippy(repo: Path, machine: Machine) -> None
     env = detection.environment
     assert (env.test_command, env.lint_command) == ("cargo test --workspace", "cargo clippy --workspace")
     assert detection.problems == {Slot.LINT: "not installed: rustup component add clippy"}
+
+
+# ---------------------------------------------------------------- Maven
+
+POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>demo</groupId><artifactId>demo</artifactId><version>1.0</version>
+  <build><plugins>{plugins}</plugins></build>
+</project>
+"""
+CHECKSTYLE = (
+    "<plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-checkstyle-plugin</artifactId></plugin>"
+)
+MVN = "-B -q"
+
+
+def test_maven_project_test_compile_and_its_own_lint_plugin(repo: Path, machine: Machine) -> None:
+    write(repo, {"pom.xml": POM.format(plugins=CHECKSTYLE)})
+    detection = machine.script("mvn", "exit 0").detect(repo)
+    env = detection.environment
+    assert (env.test_command, env.build_command, env.lint_command) == (
+        f"mvn {MVN} test",
+        f"mvn {MVN} test-compile",
+        f"mvn {MVN} checkstyle:check",
+    )
+    assert detection.chosen[Slot.LINT].reason == "pom.xml: maven-checkstyle-plugin in pom.xml"
+    assert env.typecheck_command is None
+    assert detection.problems == {}
+
+
+def test_maven_wrapper_comes_first_and_no_lint_the_pom_does_not_configure(repo: Path, machine: Machine) -> None:
+    write(repo, {"pom.xml": POM.format(plugins=""), "mvnw": "#!/bin/sh\n"})
+    (repo / "mvnw").chmod(0o755)
+    detection = machine.detect(repo)  # no mvn on PATH: the wrapper fetches its own
+    env = detection.environment
+    assert (env.test_command, env.build_command) == (f"./mvnw {MVN} test", f"./mvnw {MVN} test-compile")
+    assert env.lint_command is None
+    assert detection.chosen[Slot.TEST].reason == "the project's maven wrapper (mvnw): the test phase (surefire)"
+    assert detection.problems == {}
+    (repo / "mvnw").chmod(0o644)
+    assert machine.detect(repo).problems == {
+        Slot.TEST: "mvnw is not executable: chmod +x mvnw",
+        Slot.BUILD: "mvnw is not executable: chmod +x mvnw",
+    }
+
+
+def test_maven_without_mvn_says_so(repo: Path, machine: Machine) -> None:
+    write(repo, {"pom.xml": POM.format(plugins="<plugin><artifactId>spotless-maven-plugin</artifactId></plugin>")})
+    detection = machine.detect(repo)
+    assert detection.environment.lint_command == f"mvn {MVN} spotless:check"
+    assert set(detection.problems.values()) == {"not installed: mvn is not on PATH"}
+    assert set(detection.problems) == {Slot.TEST, Slot.BUILD, Slot.LINT}
 
 
 # ---------------------------------------------------------------- several ecosystems, none

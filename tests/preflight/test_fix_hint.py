@@ -67,9 +67,20 @@ def test_a_program_that_cannot_be_executed_is_named(tmp_path: Path) -> None:
     )
 
 
-def test_dependencies_that_cannot_be_fetched_are_fetched_elsewhere_or_vendored() -> None:
+@pytest.mark.parametrize(
+    ("command", "fetch"),
+    [
+        ("cargo build", "`cargo fetch`"),
+        ("go test ./...", "`go mod download`"),
+        ("npm test", "`npm install`"),
+        ("mvn -B -q test", "`mvn dependency:go-offline`"),
+        ("./mvnw -B test", "`./mvnw dependency:go-offline`"),
+        ("make build", "`cargo fetch`, `go mod download`, `npm install`"),  # whichever the Makefile runs
+    ],
+)
+def test_dependencies_that_cannot_be_fetched_are_fetched_elsewhere_or_vendored(command: str, fetch: str) -> None:
     reason = "the dependencies cannot be fetched: error: failed to get `no-panic` as a dependency of package `itoa`"
-    assert fix_hint("build_command", "cargo build", reason, 60) == (
-        "fetch them where their registry can be reached (`cargo fetch`, `go mod download`, `npm install`) or vendor "
-        "them, or set environment.build_command: null"
+    assert fix_hint("build_command", command, reason, 60) == (
+        f"fetch them where their registry can be reached ({fetch}) or vendor them, or set environment.build_command: "
+        "null"
     )

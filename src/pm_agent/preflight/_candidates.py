@@ -28,6 +28,7 @@ class Source(StrEnum):
     NODE = "node"
     GO = "go"
     RUST = "rust"
+    MAVEN = "maven"
 
 
 @dataclass(frozen=True)

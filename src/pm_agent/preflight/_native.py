@@ -1,7 +1,8 @@
-"""Go (go.mod) and Rust (Cargo.toml): their toolchains' own test, vet/clippy and build commands."""
+"""Go (go.mod), Rust (Cargo.toml) and Java by Maven (pom.xml): their toolchains' own test, lint and build commands."""
 
 from __future__ import annotations
 
+import os
 import tomllib
 
 from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
@@ -65,4 +66,41 @@ def detect_rust(probe: Probe) -> Finding | None:
     return found
 
 
-__all__ = ["detect_go", "detect_rust"]
+# Maven plugins whose check goal is the project's own lint, when its pom.xml configures them.
+MAVEN_LINTS = (("maven-checkstyle-plugin", "checkstyle:check"), ("spotless-maven-plugin", "spotless:check"))
+MAVEN_FLAGS = "-B -q"  # batch mode (no prompts, no progress bars), quiet: errors and test failures only
+
+
+def detect_maven(probe: Probe) -> Finding | None:
+    """`mvn test`, `mvn test-compile`, and the pom's checkstyle or spotless check; `./mvnw` when the project ships the
+    wrapper. None without pom.xml."""
+    pom = probe.repo / "pom.xml"
+    if not pom.is_file():
+        return None
+    wrapper = probe.repo / "mvnw"
+    if wrapper.is_file():
+        mvn, via = "./mvnw", "the project's maven wrapper (mvnw)"
+        missing = None if os.access(wrapper, os.X_OK) else "mvnw is not executable: chmod +x mvnw"
+    else:
+        mvn, via = "mvn", "pom.xml"
+        missing = None if probe.which("mvn") else "not installed: mvn is not on PATH"
+    found = Finding()
+    text = pom.read_text(encoding="utf-8", errors="replace")
+    for plugin, goal in MAVEN_LINTS:
+        if f"<artifactId>{plugin}</artifactId>" in text:
+            found.candidates.append(
+                Candidate(Slot.LINT, f"{mvn} {MAVEN_FLAGS} {goal}", f"{via}: {plugin} in pom.xml", missing)
+            )
+    found.candidates += [
+        Candidate(Slot.TEST, f"{mvn} {MAVEN_FLAGS} test", f"{via}: the test phase (surefire)", missing),
+        Candidate(
+            Slot.BUILD,
+            f"{mvn} {MAVEN_FLAGS} test-compile",
+            f"{via}: compiles the main and test sources (the typecheck of java)",
+            missing,
+        ),
+    ]
+    return found
+
+
+__all__ = ["detect_go", "detect_maven", "detect_rust"]

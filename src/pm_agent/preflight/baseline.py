@@ -33,6 +33,17 @@ class PreflightError(InputError):
     """An environment command that cannot run, or a strict baseline that already fails (exit 2)."""
 
 
+# How each package manager fetches a project's dependencies ahead of an offline run.
+_FETCHES = {
+    "cargo": "`cargo fetch`",
+    "go": "`go mod download`",
+    "npm": "`npm install`",
+    "npx": "`npm install`",
+    "mvn": "`mvn dependency:go-offline`",
+    "./mvnw": "`./mvnw dependency:go-offline`",
+}
+
+
 def fix_hint(key: str, command: str, reason: str, timeout_s: float) -> str:
     """What the user can do about a command that cannot run."""
     unset = f"set environment.{key}: null"
@@ -41,7 +52,7 @@ def fix_hint(key: str, command: str, reason: str, timeout_s: float) -> str:
     if reason.startswith("package.json has no script"):
         return f"add the script to package.json, or set environment.{key} to the right command, or {unset}"
     if reason.startswith("the dependencies cannot be fetched"):
-        fetch = "`cargo fetch`, `go mod download`, `npm install`"
+        fetch = _FETCHES.get(_tool_word(command), "`cargo fetch`, `go mod download`, `npm install`")
         return f"fetch them where their registry can be reached ({fetch}) or vendor them, or {unset}"
     if reason.startswith("the Makefile has no target"):
         return f"add the target to the Makefile, or set environment.{key} to the right command, or {unset}"
