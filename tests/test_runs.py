@@ -306,11 +306,11 @@ def test_the_secret_scanner_is_made_ready_while_the_first_agent_works(project: P
     assert sorted(project.refs()) == ["Refs: release-notes", "Refs: task-1"]
 
 
-def _real_cli(project: Project, *, isolated: bool) -> dict[str, str]:
-    """pm-agent.yaml for the claude-agent-sdk wheel's Claude Code, one slot; pm-agent's environment without any
-    ANTHROPIC_* or CLAUDE_* variable (no key: the CLI is logged out)."""
+def _real_cli(project: Project, *, isolated: bool, slots: int = 1) -> dict[str, str]:
+    """pm-agent.yaml for the claude-agent-sdk wheel's Claude Code; pm-agent's environment without any ANTHROPIC_* or
+    CLAUDE_* variable (no key: the CLI is logged out)."""
     (project.repo / "pm-agent.yaml").write_text(
-        f"agent:\n  isolated_home: {str(isolated).lower()}\nmax_parallel_agents: 1\n"
+        f"agent:\n  isolated_home: {str(isolated).lower()}\nmax_parallel_agents: {slots}\n"
         "environment:\n  test_command: 'true'\nfinal_review:\n  enabled: false\n",
         encoding="utf-8",
     )
@@ -354,11 +354,12 @@ def test_a_logged_out_agent_cli_stops_the_run_before_anything_is_written(project
     assert "session" not in result.stdout, "no session started"
 
 
-def test_an_agent_whose_key_is_refused_stops_the_run_at_its_first_session(project: Project) -> None:
-    """The real Claude Code CLI with a key the API refuses (401 authentication_error): logged in as far as `auth status`
-    can tell, so the run starts; its first session fails (authentication_failed), and then no retries of the same
-    failure, no other task dispatched, one escalation with what the CLI said and the fix; the run waits (exit 3)."""
-    env = _real_cli(project, isolated=True)
+def test_an_agent_whose_key_is_refused_stops_the_run_with_one_escalation(project: Project) -> None:
+    """The real Claude Code CLI with a key the API refuses (401 authentication_error), two slots for the two tasks:
+    logged in as far as `auth status` can tell, so the run starts; its sessions fail (authentication_failed), and then
+    no retries of the same failure, no further dispatch, one escalation with what the CLI said and the fix, whichever
+    slots met it; the run waits (exit 3) with both tasks left for the resume."""
+    env = _real_cli(project, isolated=True, slots=2)
     with ModelServer(fallback=lambda request: Fail(401, "invalid x-api-key")) as server:
         env.update(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="revoked-key")
         result = _run(project, env)
@@ -371,17 +372,21 @@ def test_an_agent_whose_key_is_refused_stops_the_run_at_its_first_session(projec
         sessions = store.list_sessions(run.id)
         escalations = store.list_escalations(run.id)
         dispatched = [e.task_id for e in store.events(run.id) if e.kind == "slot.dispatched"]
+        held = [e for e in store.events(run.id) if e.kind == "session.held"]
     finally:
         store.close()
-    assert requests >= 1, "the session asked the model"
-    assert [(s.task_id, s.status.value) for s in sessions] == [("1", "crashed")], "one session, not a retry of it"
-    assert dispatched == ["1"], "no other task was dispatched"
-    assert [e.source for e in escalations] == ["agent-account"]
+    assert requests >= 1, "the sessions asked the model"
+    # Both slots usually start before the first failure comes back; then the second waits on the first's escalation.
+    assert sorted(dispatched) in (["1"], ["2"], ["1", "2"])
+    assert sorted(s.task_id for s in sessions) == sorted(dispatched), "one session per dispatch, no retry"
+    assert {s.status.value for s in sessions} == {"crashed"}
+    assert len(held) == len(sessions) - 1
+    assert [e.source for e in escalations] == ["agent-account"], "one escalation for the account, not one per slot"
     problem = escalations[0].problem
-    assert "task-1: the developer agent cannot work: its CLI says 'Invalid API key" in problem
+    assert f"task-{escalations[0].task_id}: the developer agent cannot work: its CLI says 'Invalid API key" in problem
     assert "(authentication_failed)" in problem
     assert "ANTHROPIC_API_KEY" in result.stdout
-    assert "0 blocked, 0 errors, 1 not dispatched (the run stopped dispatching)" in result.stdout
+    assert "0 blocked, 0 errors, 1 left for resume (the run stopped dispatching)" in result.stdout
     # The answer is given, and the key removed instead of fixed: resume asks the CLI first, and stops before a session.
     assert project.pm("answer", str(escalations[0].id), "retry").returncode == 0
     env.pop("ANTHROPIC_API_KEY")
@@ -392,10 +397,52 @@ def test_an_agent_whose_key_is_refused_stops_the_run_at_its_first_session(projec
     assert "is not logged in (`claude auth status`: loggedIn false" in resumed.stderr
     store = open_store(default_store_path(project.repo))
     try:
-        assert len(store.list_sessions(run.id)) == 1, "no session started"
+        assert len(store.list_sessions(run.id)) == len(sessions), "no session started"
         assert store.get_run(run.id).status == run.status, "the run's state untouched"
     finally:
         store.close()
+
+
+# What Claude Code prints when the API refuses its key (measured with the wheel's CLI against a 401): an assistant
+# message that says authentication_failed, then an error result, exit 1.
+REFUSED_TEXT = "Invalid API key · Fix external API key"
+REFUSED = [
+    {"print": json.dumps({"type": "assistant", "error": "authentication_failed", "message": {"role": "assistant",
+                                                                                           "content": REFUSED_TEXT}})},
+    {"print": json.dumps({"type": "result", "subtype": "success", "is_error": True, "result": REFUSED_TEXT})},
+    {"exit": 1},
+]
+
+
+def test_after_the_one_account_escalation_is_answered_resume_finishes_every_task(project: Project) -> None:
+    """Both slots' agents fail as a refused key does: one escalation; once the key works, one answer and one resume
+    finish both tasks, the one that escalated and the one that waited on it."""
+    scripts = project.repo.parent / "scripts"
+    (project.go).touch()
+    for n in (1, 2):
+        (scripts / f"{n}.json").write_text(json.dumps({"steps": REFUSED}), encoding="utf-8")
+    first = project.pm("run", "docs/notes.md", "--no-input")  # three slots (the default) for the two tasks
+    assert first.returncode == 3, first.stdout + first.stderr
+    store = open_store(default_store_path(project.repo))
+    try:
+        run = store.latest_run()
+        assert run is not None
+        escalations = store.list_escalations(run.id)
+        sessions = store.list_sessions(run.id)
+        held = [e for e in store.events(run.id) if e.kind == "session.held"]
+    finally:
+        store.close()
+    assert [e.source for e in escalations] == ["agent-account"]
+    assert REFUSED_TEXT in escalations[0].problem
+    assert len(held) == len(sessions) - 1
+    assert "0 blocked, 0 errors" in first.stdout
+    for n in (1, 2):  # the key works again
+        (scripts / f"{n}.json").write_text(json.dumps(note_script(n)), encoding="utf-8")
+    assert project.pm("answer", str(escalations[0].id), "retry").returncode == 0
+    resumed = project.pm("resume", "--no-input")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "2 completed, 0 waiting for an answer, 0 failed, 0 blocked, 0 errors" in resumed.stdout
+    assert sorted(project.refs()) == ["Refs: release-notes", "Refs: task-1", "Refs: task-2"]
 
 
 def test_sigint_stops_the_run_cleanly_and_resume_finishes_it(project: Project) -> None:

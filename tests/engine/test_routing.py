@@ -20,6 +20,7 @@ from pm_agent.engine.routing import (
     RESUME_AFTER_CRASH,
     HistoryFacts,
     fix_or_escalate,
+    held_by_account,
     limit_reached,
     route,
     triage,
@@ -278,6 +279,11 @@ def test_an_agent_whose_account_cannot_work_escalates_at_once_and_stops_dispatch
     assert "ANTHROPIC_API_KEY" in d.escalation.body.recommended
     crashed = decide(state, end(None, status=SessionStatus.CRASHED), facts(crashes=1))  # any other crash: retried
     assert (crashed.target, crashed.escalation, crashed.abort) == (None, None, False)
+    # Another slot's session meets it too: the same events and no second escalation; the task stays where it is.
+    held = held_by_account(TASK, state, d)
+    assert (held.target, held.escalation, held.abort, held.then) == (None, None, True, None)
+    assert [kind for kind, _ in held.events] == ["session.failed", "session.held"]
+    assert held.events[1][1] == {"state": state.value, "waits_on": AGENT_ACCOUNT}
 
 
 # ---------------------------------------------------------------- answers

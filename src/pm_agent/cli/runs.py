@@ -49,7 +49,7 @@ def _finish(result: RunResult, repo: Path) -> NoReturn:
     out.print(
         f"\nrun {result.run_id}: {len(outcome.completed)} completed, {len(outcome.waiting)} waiting for an answer, "
         f"{len(outcome.failed)} failed, {len(outcome.blocked)} blocked, {len(outcome.errors)} errors"
-        + (f", {len(outcome.held)} not dispatched (the run stopped dispatching)" if outcome.held else "")
+        + (f", {len(outcome.held)} left for resume (the run stopped dispatching)" if outcome.held else "")
     )
     if outcome.waiting or (result.final is not None and result.final.waiting):
         out.print(

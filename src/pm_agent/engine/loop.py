@@ -49,7 +49,7 @@ class LoopOutcome:
     waiting: list[str] = field(default_factory=list)  # tasks waiting for a human answer
     failed: list[str] = field(default_factory=list)
     blocked: list[str] = field(default_factory=list)  # tasks whose dependencies did not complete
-    held: list[str] = field(default_factory=list)  # ready tasks not dispatched: the run stopped dispatching (aborted)
+    held: list[str] = field(default_factory=list)  # open, dependencies done, when the run stopped dispatching
     cancelled: list[str] = field(default_factory=list)  # queued tasks removed from the plan (engine/reconcile.py)
     errors: dict[str, str] = field(default_factory=dict)
 
@@ -337,7 +337,7 @@ class PmLoop:
         records = self.rc.store.list_tasks(self.rc.run_id)
         out = LoopOutcome(errors=dict(self.errors))
         cancelled = cancelled_ids(self.rc.store, self.rc.run_id)
-        held = set(self.readiness.ready()) if self.rc.aborted else set()  # ready, but dispatching had stopped
+        held = set(self.readiness.ready()) if self.rc.aborted else set()  # not dispatched, or stopped in flight
         for rec in records:
             if is_pm_internal(rec.task_id):  # not a task of the plan: the outcome counts the plan's work
                 continue

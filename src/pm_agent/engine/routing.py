@@ -288,7 +288,8 @@ def _account_escalation(task_id: str, end: SessionEnd) -> Decision:
     said = end.detail or str(end.account_error)
     body = Escalation(
         problem=f"task-{task_id}: the {end.role} agent cannot work: its CLI says {said!r} ({end.account_error})",
-        impact="no new task is dispatched until it can; the tasks already running finish their current step",
+        impact="no new task is dispatched until it can; the tasks already running stop after their current step, and"
+        " those whose agent fails the same way wait for this answer too (no escalation of their own)",
         options=["retry (once the agent can work again)", "skip the task", "abort the run"],
         recommended="log the agent CLI in (Claude Code: `claude`, then /login) or give it a valid ANTHROPIC_API_KEY "
         "where pm-agent runs, then answer retry and run `pm-agent resume`",
@@ -299,6 +300,18 @@ def _account_escalation(task_id: str, end: SessionEnd) -> Decision:
         escalation=EscalationRequest(AGENT_ACCOUNT, body),
         abort=True,
     )
+
+
+def held_by_account(task_id: str, state: IssueState, decision: Decision) -> Decision:
+    """A session of another slot met the account problem already escalated: its events without a second escalation to
+    answer; the task stays in `state`, and the run's resume after the one answer runs it again."""
+    note = (
+        "session.held",
+        f"task-{task_id}: its agent cannot work either; it stays in {state.value} until the open agent-account "
+        "escalation is answered and the run resumed",
+    )
+    held = ("session.held", {"state": state.value, "waits_on": AGENT_ACCOUNT})
+    return Decision(None, events=(*decision.events, held), note=note, abort=True)
 
 
 def _answer(state: IssueState, answer: Answer) -> Decision:

@@ -90,6 +90,7 @@ class RunContext:
     env_baseline: Baseline | None = None  # the environment commands on the baseline commit (preflight)
     integrate_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     aborted: bool = False
+    account_escalated: bool = False  # an agent-account escalation is open: the next slots' same failure waits on it
     watch: StoreWatch = field(default_factory=StoreWatch)  # pm-agent's memory of its own task writes
     # Escalations opened by task flows, handed to the channel by the loop (the channel may block on a human).
     pending_escalations: list[tuple[EscalationRecord, str]] = field(default_factory=list)

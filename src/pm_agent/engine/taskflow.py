@@ -34,7 +34,7 @@ from pm_agent.engine.deliver_step import deliver_step
 from pm_agent.engine.faults import fault_point
 from pm_agent.engine.history import TaskHistory, typed_signal
 from pm_agent.engine.prompt_builder import build_prompt, system_prompt
-from pm_agent.engine.routing import limit_reached, route, triage
+from pm_agent.engine.routing import AGENT_ACCOUNT, held_by_account, limit_reached, route, triage
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.steps import apply_slices, planning_step, review_step, run_gates_step
 from pm_agent.engine.stopping import ended_by_stop
@@ -166,6 +166,10 @@ class TaskFlow:
         """Store what `decision` says, in order, then run the session it asks for and apply what follows; the task
         as the last decision's writes read it back."""
         rc, d = self.rc, decision
+        if d.escalation is not None and d.escalation.source == AGENT_ACCOUNT:
+            if rc.account_escalated:  # one escalation says it for every slot
+                d = held_by_account(self.task_id, state, d)
+            rc.account_escalated = True
         rc.aborted = rc.aborted or d.abort
         if d.escalation is None:
             # The usual decision's writes (each transaction waits for its fsync) run on a worker thread, so
