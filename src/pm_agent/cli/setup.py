@@ -30,7 +30,22 @@ def init_cmd(
     target.write_text(render_config(PmConfig(environment=detection.environment)), encoding="utf-8")
     out.print(f"wrote {target}", highlight=False)
     _print_detection(detection)
+    _print_agent(root, PmConfig(environment=detection.environment))
     _print_preflight(root, PmConfig(environment=detection.environment))
+
+
+def _print_agent(root: Path, config: PmConfig) -> None:
+    """What `pm-agent run` will find of the agent CLI: one that cannot start or is not logged in."""
+    from pm_agent.engine.startup import check_agent, login_fix
+    from pm_agent.errors import ConfigError
+
+    try:
+        problem = check_agent(root, config).login_problem()
+    except ConfigError as exc:
+        out.print(f"agent: NOT READY: {exc.message}", markup=False, highlight=False)
+        return
+    if problem is not None:
+        out.print(f"agent: NOT READY: {problem}\n    fix: {login_fix(config)}", markup=False, highlight=False)
 
 
 def _print_preflight(root: Path, config: PmConfig) -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "check_login",
     "check_start",
     "done_on_branch",
+    "login_fix",
     "record_takeover",
     "repo_root",
     "uncommitted_files",
@@ -123,18 +124,21 @@ def check_login(repo: Path, config: PmConfig, runner: AgentRunner) -> None:
     """Ask the agent CLI whether it is logged in before anything is written: logged out, every session would end at
     once; InputError (exit 2) saying how to log it in."""
     problem = runner.login_problem()
-    if problem is None:
-        return
+    if problem is not None:
+        path, line = _config_line(repo, "agent")
+        raise InputError(f"agent: {problem}, so every session would end at once\n  fix: {login_fix(config)}",
+                         path=path, line=line)  # fmt: skip
+
+
+def login_fix(config: PmConfig) -> str:
+    """How to give the agent CLI a login its sessions will see."""
     if config.agent.isolated_home:
-        fix = (
+        return (
             "agent.isolated_home is true, so sessions get their own HOME under .pm-agent/ and your own login does "
             "not reach them: export ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) where pm-agent runs, or set "
             "agent.isolated_home: false to use your login"
         )
-    else:
-        fix = "log it in (run `claude`, then /login) or export ANTHROPIC_API_KEY where pm-agent runs"
-    path, line = _config_line(repo, "agent")
-    raise InputError(f"agent: {problem}, so every session would end at once\n  fix: {fix}", path=path, line=line)
+    return "log it in (run `claude`, then /login) or export ANTHROPIC_API_KEY where pm-agent runs"
 
 
 def uncommitted_files(git: Git, exempt: Sequence[Path] = ()) -> list[str]:
