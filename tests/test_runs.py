@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -332,6 +333,20 @@ def _run(project: Project, env: dict[str, str]) -> subprocess.CompletedProcess[s
     )
 
 
+def _stopped(project: Project) -> tuple[Any, list[Any], list[Any], list[str], list[Any]]:
+    """The latest run, its sessions, escalations, dispatched task ids and session.held events."""
+    store = open_store(default_store_path(project.repo))
+    try:
+        run = store.latest_run()
+        assert run is not None
+        events = store.events(run.id)
+        dispatched = [e.task_id for e in events if e.kind == "slot.dispatched" and e.task_id is not None]
+        held = [e for e in events if e.kind == "session.held"]
+        return run, store.list_sessions(run.id), store.list_escalations(run.id), dispatched, held
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("isolated", [True, False])
 def test_a_logged_out_agent_cli_stops_the_run_before_anything_is_written(project: Project, isolated: bool) -> None:
     """The real Claude Code CLI, logged out: `claude auth status` says so before the run starts; exit 2, no state, no
@@ -365,16 +380,7 @@ def test_an_agent_whose_key_is_refused_stops_the_run_with_one_escalation(project
         result = _run(project, env)
         requests = len(server.requests)
     assert result.returncode == 3, result.stdout + result.stderr
-    store = open_store(default_store_path(project.repo))
-    try:
-        run = store.latest_run()
-        assert run is not None
-        sessions = store.list_sessions(run.id)
-        escalations = store.list_escalations(run.id)
-        dispatched = [e.task_id for e in store.events(run.id) if e.kind == "slot.dispatched"]
-        held = [e for e in store.events(run.id) if e.kind == "session.held"]
-    finally:
-        store.close()
+    run, sessions, escalations, dispatched, held = _stopped(project)
     assert requests >= 1, "the sessions asked the model"
     # Both slots usually start before the first failure comes back; then the second waits on the first's escalation.
     assert sorted(dispatched) in (["1"], ["2"], ["1", "2"])
@@ -423,15 +429,7 @@ def test_after_the_one_account_escalation_is_answered_resume_finishes_every_task
         (scripts / f"{n}.json").write_text(json.dumps({"steps": REFUSED}), encoding="utf-8")
     first = project.pm("run", "docs/notes.md", "--no-input")  # three slots (the default) for the two tasks
     assert first.returncode == 3, first.stdout + first.stderr
-    store = open_store(default_store_path(project.repo))
-    try:
-        run = store.latest_run()
-        assert run is not None
-        escalations = store.list_escalations(run.id)
-        sessions = store.list_sessions(run.id)
-        held = [e for e in store.events(run.id) if e.kind == "session.held"]
-    finally:
-        store.close()
+    _, sessions, escalations, _, held = _stopped(project)
     assert [e.source for e in escalations] == ["agent-account"]
     assert REFUSED_TEXT in escalations[0].problem
     assert len(held) == len(sessions) - 1
