@@ -369,6 +369,21 @@ def test_a_logged_out_agent_cli_stops_the_run_before_anything_is_written(project
     assert "session" not in result.stdout, "no session started"
 
 
+def test_a_request_with_a_logged_out_agent_cli_stops_before_anything_is_written(project: Project) -> None:
+    """The front door (`pm-agent new`) asks the same question before its analyst would start."""
+    (project.repo.parent / "home").mkdir()
+    env = _real_cli(project, isolated=False)
+    result = subprocess.run(
+        [exe(), "new", "a CSV export of the notes", "--no-input"], cwd=project.repo, capture_output=True, text=True,
+        timeout=120, check=False, env=env,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "is not logged in (`claude auth status`: loggedIn false, authMethod none)" in result.stderr
+    assert not (project.repo / ".pm-agent").exists()
+    assert git(project.repo, "branch", "--list", "pm/*") == ""
+    assert not (project.repo / "docs" / "plans").exists()
+
+
 def test_an_agent_whose_key_is_refused_stops_the_run_with_one_escalation(project: Project) -> None:
     """The real Claude Code CLI with a key the API refuses (401 authentication_error), two slots for the two tasks:
     logged in as far as `auth status` can tell, so the run starts; its sessions fail (authentication_failed), and then

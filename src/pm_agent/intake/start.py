@@ -111,8 +111,11 @@ def intake_plan(paths: IntakePaths, plan_file: Path, design_file: Path) -> Plan:
     )
 
 
-def _check_new(root: Path, paths: IntakePaths, config: PmConfig, allow_dirty: bool) -> str:
-    """Every check before `new` writes anything; the working branch's name."""
+def _check_new(
+    root: Path, paths: IntakePaths, config: PmConfig, allow_dirty: bool, runner: AgentRunner | None
+) -> tuple[str, AgentRunner]:
+    """Every check before `new` writes anything; the working branch's name and the agent runner (`runner`, else the
+    configuration's)."""
     git = Git(root)
     branch = config.working_branch or working_branch(paths.plan_id)
     check_branch(git, branch)
@@ -125,7 +128,7 @@ def _check_new(root: Path, paths: IntakePaths, config: PmConfig, allow_dirty: bo
     for rel in (paths.plan_rel, paths.design_rel):
         if (root / rel).exists():
             raise InputError(f"{rel} exists already: pass --slug NAME, or run it with `pm-agent run`", path=root)
-    check_agent(root, config)
+    configured = check_agent(root, config)
     dirty = uncommitted_files(git)
     if dirty and not allow_dirty:
         raise InputError(
@@ -133,7 +136,9 @@ def _check_new(root: Path, paths: IntakePaths, config: PmConfig, allow_dirty: bo
             "see them: commit or stash them (or pass --allow-dirty)",
             path=root,
         )
-    return branch
+    runner = runner or configured
+    check_login(root, config, runner)
+    return branch, runner
 
 
 def _exclude_state_dir(git: Git) -> None:
@@ -172,9 +177,7 @@ def new_request(
     overrides = RunOverrides(slots, agent)
     config = overrides.apply(config or load_config(root))
     paths = IntakePaths.of(request, today or datetime.now(UTC).astimezone().date(), slug)
-    branch = _check_new(root, paths, config, allow_dirty)
-    runner = runner or check_agent(root, config)
-    check_login(root, config, runner)
+    branch, runner = _check_new(root, paths, config, allow_dirty, runner)
     user_design = design.read_text(encoding="utf-8") if design is not None else ""
     opts = _Options(listener, channel, runner, slots, agent, poll_s, allow_dirty)
     with run_lock(root, "new"):
