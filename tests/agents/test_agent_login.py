@@ -74,6 +74,9 @@ def test_the_real_cli_logged_out_and_with_a_key(tmp_path: Path, monkeypatch: pyt
     assert problem is not None
     assert f"{NOT_LOGGED_IN}, authMethod none)" in problem
     assert not (tmp_path / "agent-home").exists()
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-test")  # `claude setup-token`'s: it reaches the CLI
+    assert runner.login_problem() is None
+    monkeypatch.delenv("CLAUDE_CODE_OAUTH_TOKEN")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     assert runner.login_problem() is None
     (tmp_path / "agent-home").mkdir()  # a run's home after its first session: the check uses it

@@ -284,8 +284,12 @@ def test_agent_env_isolates_home_and_drops_parent_markers(tmp_path: Path, monkey
     monkeypatch.setenv("CLAUDECODE", "1")
     monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "parent")
     monkeypatch.setenv("PM_AGENT_SESSION_TOKEN", "secret")
+    monkeypatch.setenv("CLAUDE_CODE_ENTRYPOINT", "cli")
     monkeypatch.setenv("MY_TOOLCHAIN", "/opt/tool")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
+    # The user's own ways of reaching the model stay: a `claude setup-token` token, another provider.
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-test")
+    monkeypatch.setenv("CLAUDE_CODE_USE_BEDROCK", "1")
     env = agent_env(tmp_path / "home", tmp_path / "scratch", {"EXTRA": "x"}, 1)
     assert env["HOME"] == str(tmp_path / "home")
     assert env["XDG_RUNTIME_DIR"] == str(tmp_path / "scratch" / "run")
@@ -294,9 +298,12 @@ def test_agent_env_isolates_home_and_drops_parent_markers(tmp_path: Path, monkey
     assert env["MY_TOOLCHAIN"] == "/opt/tool"
     assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:1"
     assert env["EXTRA"] == "x"
-    for dropped in ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "PM_AGENT_SESSION_TOKEN"):
+    for dropped in ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_ENTRYPOINT", "PM_AGENT_SESSION_TOKEN"):
         assert dropped not in env
+    assert (env["CLAUDE_CODE_OAUTH_TOKEN"], env["CLAUDE_CODE_USE_BEDROCK"]) == ("sk-ant-oat01-test", "1")
     strict = agent_env(None, tmp_path / "scratch2", {}, 0, inherit=False)
     assert "MY_TOOLCHAIN" not in strict
+    assert "CLAUDE_CODE_USE_BEDROCK" not in strict  # its AWS credentials would not pass either
+    assert strict["CLAUDE_CODE_OAUTH_TOKEN"] == "sk-ant-oat01-test"
     assert strict["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:1"
     assert strict["HOME"] == os.environ["HOME"]

@@ -56,6 +56,7 @@ PASS_THROUGH_ENV: tuple[str, ...] = (
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
     "ANTHROPIC_MODEL",
     "HTTP_PROXY",
     "HTTPS_PROXY",
@@ -70,6 +71,24 @@ PASS_THROUGH_ENV: tuple[str, ...] = (
 # config folder (it would bypass the agent home --resume relies on), pm-agent's signal-server variables.
 _NOT_INHERITED_PREFIXES: tuple[str, ...] = ("CLAUDE_CODE_", "PM_AGENT_")
 _NOT_INHERITED: frozenset[str] = frozenset({"CLAUDECODE", "CLAUDE_PID", "CLAUDE_CONFIG_DIR", "MCP_CONFIG"})
+# Except the user's own settings of how Claude Code reaches a model: the long-lived token of `claude setup-token`,
+# Bedrock, Vertex or Foundry and their auth skips, a client certificate, the output limit. Without them every
+# session would find itself logged out (or talk to another provider).
+CLAUDE_CODE_SETTINGS: frozenset[str] = frozenset(
+    {
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "CLAUDE_CODE_USE_BEDROCK",
+        "CLAUDE_CODE_USE_VERTEX",
+        "CLAUDE_CODE_USE_FOUNDRY",
+        "CLAUDE_CODE_SKIP_BEDROCK_AUTH",
+        "CLAUDE_CODE_SKIP_VERTEX_AUTH",
+        "CLAUDE_CODE_SKIP_FOUNDRY_AUTH",
+        "CLAUDE_CODE_CLIENT_CERT",
+        "CLAUDE_CODE_CLIENT_KEY",
+        "CLAUDE_CODE_CLIENT_KEY_PASSPHRASE",
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS",
+    }
+)
 
 
 def bundled_claude() -> Path | None:
@@ -113,7 +132,8 @@ def agent_env(
         env = {
             key: value
             for key, value in os.environ.items()
-            if key not in _NOT_INHERITED and not key.startswith(_NOT_INHERITED_PREFIXES)
+            if key in CLAUDE_CODE_SETTINGS
+            or (key not in _NOT_INHERITED and not key.startswith(_NOT_INHERITED_PREFIXES))
         }
     else:
         env = {key: os.environ[key] for key in PASS_THROUGH_ENV if key in os.environ}
