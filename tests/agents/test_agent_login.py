@@ -50,8 +50,28 @@ def test_the_answer_is_asked_with_the_sessions_home_and_an_isolated_home_is_not_
     home = tmp_path / "state" / "agent-home"
     problem = ClaudeRunner(agent_home=home, binary=str(cli)).login_problem()
     assert problem == f"Claude Code ({cli}) {NOT_LOGGED_IN}, authMethod none)"
+    # Asked as sessions run it (no settings file), then once more with them, which says the same here.
     assert Path(f"{cli}.args").read_text(encoding="utf-8") == "auth status\n"
     assert not (tmp_path / "state").exists(), "the check writes nothing where the run keeps its state"
+
+
+def test_a_login_only_in_a_settings_file_is_named(tmp_path: Path) -> None:
+    """Logged in through a settings file (an apiKeyHelper): `auth status` says yes, but not as sessions run it."""
+    cli = tmp_path / "claude"
+    cli.write_text(
+        "#!/bin/sh\necho \"$@\" >> $0.args\n"
+        'if [ "$1" = --setting-sources ]; then echo \'{"loggedIn": false, "authMethod": "none"}\'; '
+        'else echo \'{"loggedIn": true, "authMethod": "api_key_helper"}\'; fi\n',
+        encoding="utf-8",
+    )
+    cli.chmod(0o755)
+    problem = ClaudeRunner(agent_home=None, binary=str(cli)).login_problem()
+    assert problem == (
+        f"Claude Code ({cli}) {NOT_LOGGED_IN}, authMethod none), as its sessions see it: its login comes from a "
+        "settings file (an apiKeyHelper or env there), which pm-agent's sessions do not read"
+    )
+    assert Path(f"{cli}.args").read_text(encoding="utf-8").splitlines() == ["--setting-sources  auth status",
+                                                                           "auth status"]  # fmt: skip
 
 
 def test_a_cli_that_does_not_know_auth_status_is_not_refused(tmp_path: Path) -> None:
@@ -79,6 +99,15 @@ def test_the_real_cli_logged_out_and_with_a_key(tmp_path: Path, monkeypatch: pyt
     monkeypatch.delenv("CLAUDE_CODE_OAUTH_TOKEN")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     assert runner.login_problem() is None
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    helper = tmp_path / "user-home" / ".claude" / "settings.json"  # the user's login through an apiKeyHelper
+    helper.parent.mkdir(parents=True)
+    helper.write_text(json.dumps({"apiKeyHelper": "echo sk-ant-helper"}), encoding="utf-8")
+    problem = ClaudeRunner(agent_home=None, binary=str(binary)).login_problem()
+    assert problem is not None
+    assert problem.endswith("its login comes from a settings file (an apiKeyHelper or env there), which pm-agent's "
+                            "sessions do not read")  # fmt: skip
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     (tmp_path / "agent-home").mkdir()  # a run's home after its first session: the check uses it
     assert ClaudeRunner(agent_home=tmp_path / "agent-home", binary=str(binary)).login_problem() is None
     assert json.loads((tmp_path / "agent-home" / ".claude.json").read_text(encoding="utf-8")) is not None

@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 SIGNAL_TOOL = "mcp__pm__signal_back"
-LOGIN_CHECK_TIMEOUT_S = 30.0  # `claude auth status` answers in ~0.2 s; a CLI that waits instead counts as no answer
+LOGIN_CHECK_TIMEOUT_S = 10.0  # `claude auth status` answers in ~0.2 s; a CLI that waits instead counts as no answer
 DEFAULT_TOOLS: tuple[str, ...] = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
 
 # With inherit_env=False only these are taken from pm-agent's own environment.
@@ -263,21 +263,32 @@ class ClaudeRunner:
                 home = Path(tmp) / "home"
                 home.mkdir()
             env = agent_env(home, Path(tmp), {}, self.max_retries, inherit=self.inherit_env)
-            try:
-                proc = subprocess.run(
-                    [*self._argv0, "auth", "status"],
-                    cwd=tmp,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    capture_output=True,
-                    text=True,
-                    errors="replace",
-                    timeout=LOGIN_CHECK_TIMEOUT_S,
-                    check=False,
+            # Sessions read no settings file (`--setting-sources ""`), so neither does the question; when the answer
+            # is no, asking again with them tells whether the login lives in a settings file (an apiKeyHelper).
+            problem = _not_logged_in(self._auth_status(env, tmp, ["--setting-sources", ""]), " ".join(self._argv0))
+            if problem is not None and _not_logged_in(self._auth_status(env, tmp, []), "") is None:
+                problem += (
+                    ", as its sessions see it: its login comes from a settings file (an apiKeyHelper or env there), "
+                    "which pm-agent's sessions do not read"
                 )
-            except (OSError, subprocess.TimeoutExpired):
-                return None
-        return _not_logged_in(proc.stdout, " ".join(self._argv0))
+        return problem
+
+    def _auth_status(self, env: Mapping[str, str], cwd: str, options: list[str]) -> str:
+        """`claude [options] auth status`'s output; "" when it cannot run or does not answer in time."""
+        try:
+            return subprocess.run(
+                [*self._argv0, *options, "auth", "status"],
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=LOGIN_CHECK_TIMEOUT_S,
+                check=False,
+            ).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
 
     def _scratch(self) -> Path:
         root = self.scratch_root or self.agent_home

@@ -373,7 +373,7 @@ def _uuid4() -> str:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: `python -m pm_agent.testing.fake_agent [claude-like options] -- PROMPT`."""
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:2] == ["auth", "status"]:  # what pm-agent asks before a run: logged in, as an API key user is
+    if argv[-2:] == ["auth", "status"]:  # what pm-agent asks before a run: logged in, as an API key user is
         _emit({"loggedIn": True, "authMethod": "api_key", "apiProvider": "firstParty"})
         return 0
     return FakeAgent(_parse_args(argv)).run()
