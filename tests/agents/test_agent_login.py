@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pm_agent.agents.claude import ClaudeRunner, _not_logged_in, bundled_claude
+from pm_agent.agents.base import SessionRequest
+from pm_agent.agents.claude import ClaudeRunner, _not_logged_in, bundled_claude, login_settings
 from pm_agent.agents.command import CommandRunner
+from pm_agent.testing.model_server import ModelServer, Scenario, Turn
 
 NOT_LOGGED_IN = "is not logged in (`claude auth status`: loggedIn false"
 
@@ -103,11 +105,45 @@ def test_the_real_cli_logged_out_and_with_a_key(tmp_path: Path, monkeypatch: pyt
     helper = tmp_path / "user-home" / ".claude" / "settings.json"  # the user's login through an apiKeyHelper
     helper.parent.mkdir(parents=True)
     helper.write_text(json.dumps({"apiKeyHelper": "echo sk-ant-helper"}), encoding="utf-8")
-    problem = ClaudeRunner(agent_home=None, binary=str(binary)).login_problem()
-    assert problem is not None
-    assert problem.endswith("its login comes from a settings file (an apiKeyHelper or env there), which pm-agent's "
-                            "sessions do not read")  # fmt: skip
+    assert ClaudeRunner(agent_home=None, binary=str(binary)).login_problem() is None, "sessions get the helper"
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     (tmp_path / "agent-home").mkdir()  # a run's home after its first session: the check uses it
     assert ClaudeRunner(agent_home=tmp_path / "agent-home", binary=str(binary)).login_problem() is None
     assert json.loads((tmp_path / "agent-home" / ".claude.json").read_text(encoding="utf-8")) is not None
+
+
+async def test_a_session_gets_the_login_of_the_users_settings_and_nothing_else_of_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wheel's Claude Code logged in only by ~/.claude/settings.json (an apiKeyHelper and the server in its env,
+    as a company proxy is set up): the session reaches the server with the helper's key; the file's hook does not
+    run (sessions read no settings file, they get the login's part of it)."""
+    binary = bundled_claude()
+    assert binary is not None
+    for name in [k for k in os.environ if k.startswith(("ANTHROPIC_", "CLAUDE_"))]:
+        monkeypatch.delenv(name)
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (tmp_path / "work").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # the settings' env wins, as Claude Code has it
+    hooked = tmp_path / "user-hook-ran"
+    with ModelServer([Scenario("helper", [Turn(text="hello")])]) as server:
+        settings = {
+            "apiKeyHelper": "echo sk-ant-from-helper",
+            "env": {"ANTHROPIC_BASE_URL": server.url, "UNRELATED": "x"},
+            "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"touch {hooked}"}]}]},
+        }
+        (home / ".claude" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+        assert login_settings(None) == {"apiKeyHelper": "echo sk-ant-from-helper",
+                                        "env": {"ANTHROPIC_BASE_URL": server.url}}  # fmt: skip
+        runner = ClaudeRunner(agent_home=None, binary=str(binary), max_retries=0)
+        assert runner.login_problem() is None
+        session = await runner.start(SessionRequest(prompt="[scenario:helper] hi", workdir=tmp_path / "work",
+                                                    role="developer"))  # fmt: skip
+        outcome = await session.wait()
+        asked = server.requests_for("helper")
+    assert (outcome.exit_code, outcome.account_error, outcome.is_error) == (0, None, False)
+    assert len(asked) == 1
+    assert asked[0].headers.get("x-api-key") == "sk-ant-from-helper"
+    assert not hooked.exists(), "the user's own hook stays out of the session"

@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pm_agent.agents.base import SessionRequest
 from pm_agent.agents.confine import claude_settings
@@ -36,6 +37,7 @@ __all__ = [
     "agent_env",
     "bundled_claude",
     "find_claude",
+    "login_settings",
     "session_scratch",
 ]
 
@@ -168,6 +170,32 @@ def session_scratch(home: Path) -> Path:
     return scratch
 
 
+def login_settings(home: Path | None) -> dict[str, Any]:
+    """From the settings file of the HOME sessions get (`~/.claude/settings.json`), what logs Claude Code in: its
+    apiKeyHelper, and the ANTHROPIC_* and provider variables of its `env`. Sessions read no settings file (so that
+    the user's hooks, permissions and servers stay out), and get these through their own `--settings` instead."""
+    path = (home if home is not None else Path(os.environ.get("HOME", "~")).expanduser()) / ".claude" / "settings.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    found: dict[str, Any] = {}
+    if isinstance(data.get("apiKeyHelper"), str) and data["apiKeyHelper"].strip():
+        found["apiKeyHelper"] = data["apiKeyHelper"]
+    env = data.get("env")
+    if isinstance(env, dict):
+        login = {
+            k: v
+            for k, v in env.items()
+            if isinstance(v, str) and (k.startswith("ANTHROPIC_") or k in CLAUDE_CODE_SETTINGS)
+        }
+        if login:
+            found["env"] = login
+    return found
+
+
 def _not_logged_in(stdout: str, binary: str) -> str | None:
     """The problem `claude auth status`'s JSON tells (`loggedIn: false`), else None."""
     try:
@@ -263,9 +291,15 @@ class ClaudeRunner:
                 home = Path(tmp) / "home"
                 home.mkdir()
             env = agent_env(home, Path(tmp), {}, self.max_retries, inherit=self.inherit_env)
-            # Sessions read no settings file (`--setting-sources ""`), so neither does the question; when the answer
-            # is no, asking again with them tells whether the login lives in a settings file (an apiKeyHelper).
-            problem = _not_logged_in(self._auth_status(env, tmp, ["--setting-sources", ""]), " ".join(self._argv0))
+            # Sessions read no settings file (`--setting-sources ""`) but get the login's own settings, so the
+            # question is asked that way; when the answer is no, asking again with the files tells whether the
+            # login lives in one in a form sessions do not get.
+            as_sessions = ["--setting-sources", ""]
+            login = login_settings(home)
+            if login:
+                _write_private(Path(tmp) / "login.json", json.dumps(login))
+                as_sessions.append(f"--settings={Path(tmp) / 'login.json'}")
+            problem = _not_logged_in(self._auth_status(env, tmp, as_sessions), " ".join(self._argv0))
             if problem is not None and _not_logged_in(self._auth_status(env, tmp, []), "") is None:
                 problem += (
                     ", as its sessions see it: its login comes from a settings file (an apiKeyHelper or env there), "
@@ -308,9 +342,12 @@ class ClaudeRunner:
             config_path = scratch / "mcp.json"
             _write_private(config_path, json.dumps(request.mcp_config))
         settings_path: Path | None = None
+        settings = login_settings(self.agent_home)
         if request.confinement is not None:
+            settings.update(claude_settings(request.confinement, self.hook_python))
+        if settings:
             settings_path = scratch / "settings.json"
-            _write_private(settings_path, json.dumps(claude_settings(request.confinement, self.hook_python)))
+            _write_private(settings_path, json.dumps(settings))
         env = agent_env(self.agent_home, scratch, request.env, self.max_retries, inherit=self.inherit_env)
         return await spawn(
             self.argv(request, config_path, settings_path),
