@@ -362,7 +362,8 @@ def test_a_logged_out_agent_cli_stops_the_run_before_anything_is_written(project
         assert "agent.isolated_home is true, so sessions get their own HOME" in result.stderr
         assert "ANTHROPIC_API_KEY" in result.stderr
     else:
-        assert "log it in (run `claude`, then /login) or export ANTHROPIC_API_KEY" in result.stderr
+        assert "log it in (run `claude`, then /login), or export ANTHROPIC_API_KEY" in result.stderr
+        assert "`claude setup-token` as CLAUDE_CODE_OAUTH_TOKEN" in result.stderr
     assert not (project.repo / ".pm-agent").exists(), "nothing written: no state, no agent home"
     assert git(project.repo, "branch", "--list", "pm/*") == ""
     assert git(project.repo, "status", "--porcelain") == status_before

@@ -194,7 +194,7 @@ def test_init_runs_the_preflight_on_what_it_wrote(tmp_path: Path) -> None:
     # The agent as a run will find it: the wheel's Claude Code, logged out here; logged in by a key, nothing to say.
     assert "agent: NOT READY: Claude Code (" in result.stdout
     assert "is not logged in (`claude auth status`: loggedIn false, authMethod none)" in result.stdout
-    assert "    fix: log it in (run `claude`, then /login) or export ANTHROPIC_API_KEY" in result.stdout
+    assert "    fix: log it in (run `claude`, then /login), or export ANTHROPIC_API_KEY" in result.stdout
     again = subprocess.run(
         [exe, "init", "--force"], cwd=repo, capture_output=True, text=True, timeout=120, check=False,
         env=env | LOGGED_IN,

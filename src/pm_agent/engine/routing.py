@@ -292,7 +292,7 @@ def _account_escalation(task_id: str, end: SessionEnd) -> Decision:
         " those whose agent fails the same way wait for this answer too (no escalation of their own)",
         options=["retry (once the agent can work again)", "skip the task", "abort the run"],
         recommended="log the agent CLI in (Claude Code: `claude`, then /login) or give it a valid ANTHROPIC_API_KEY "
-        "where pm-agent runs, then answer retry and run `pm-agent resume`",
+        "(or CLAUDE_CODE_OAUTH_TOKEN) where pm-agent runs, then answer retry and run `pm-agent resume`",
     )
     return Decision(
         S.WAITING_FOR_HUMAN_INPUT,

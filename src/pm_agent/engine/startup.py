@@ -135,10 +135,13 @@ def login_fix(config: PmConfig) -> str:
     if config.agent.isolated_home:
         return (
             "agent.isolated_home is true, so sessions get their own HOME under .pm-agent/ and your own login does "
-            "not reach them: export ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) where pm-agent runs, or set "
-            "agent.isolated_home: false to use your login"
+            "not reach them: export ANTHROPIC_API_KEY (or the token of `claude setup-token` as CLAUDE_CODE_OAUTH_TOKEN)"
+            " where pm-agent runs, or set agent.isolated_home: false to use your login"
         )
-    return "log it in (run `claude`, then /login) or export ANTHROPIC_API_KEY where pm-agent runs"
+    return (
+        "log it in (run `claude`, then /login), or export ANTHROPIC_API_KEY (or the token of `claude setup-token` as "
+        "CLAUDE_CODE_OAUTH_TOKEN) where pm-agent runs"
+    )
 
 
 def uncommitted_files(git: Git, exempt: Sequence[Path] = ()) -> list[str]:
