@@ -70,7 +70,8 @@ def test_a_login_only_in_a_settings_file_is_named(tmp_path: Path) -> None:
     problem = ClaudeRunner(agent_home=None, binary=str(cli)).login_problem()
     assert problem == (
         f"Claude Code ({cli}) {NOT_LOGGED_IN}, authMethod none), as its sessions see it: its login comes from a "
-        "settings file (an apiKeyHelper or env there), which pm-agent's sessions do not read"
+        "part of its settings files that pm-agent's sessions do not get (they get only the apiKeyHelper and the "
+        "ANTHROPIC_* env of ~/.claude/settings.json)"
     )
     assert Path(f"{cli}.args").read_text(encoding="utf-8").splitlines() == ["--setting-sources  auth status",
                                                                            "auth status"]  # fmt: skip

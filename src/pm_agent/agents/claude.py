@@ -302,8 +302,9 @@ class ClaudeRunner:
             problem = _not_logged_in(self._auth_status(env, tmp, as_sessions), " ".join(self._argv0))
             if problem is not None and _not_logged_in(self._auth_status(env, tmp, []), "") is None:
                 problem += (
-                    ", as its sessions see it: its login comes from a settings file (an apiKeyHelper or env there), "
-                    "which pm-agent's sessions do not read"
+                    ", as its sessions see it: its login comes from a part of its settings files that pm-agent's "
+                    "sessions do not get (they get only the apiKeyHelper and the ANTHROPIC_* env of "
+                    "~/.claude/settings.json)"
                 )
         return problem
 
