@@ -76,7 +76,7 @@ _NOT_INHERITED: frozenset[str] = frozenset({"CLAUDECODE", "CLAUDE_PID", "CLAUDE_
 # Except the user's own settings of how Claude Code reaches a model: the long-lived token of `claude setup-token`,
 # Bedrock, Vertex or Foundry and their auth skips, a client certificate, the output limit. Without them every
 # session would find itself logged out (or talk to another provider).
-CLAUDE_CODE_SETTINGS: frozenset[str] = frozenset(
+CLAUDE_CODE_LOGIN_VARS: frozenset[str] = frozenset(
     {
         "CLAUDE_CODE_OAUTH_TOKEN",
         "CLAUDE_CODE_USE_BEDROCK",
@@ -134,7 +134,7 @@ def agent_env(
         env = {
             key: value
             for key, value in os.environ.items()
-            if key in CLAUDE_CODE_SETTINGS
+            if key in CLAUDE_CODE_LOGIN_VARS
             or (key not in _NOT_INHERITED and not key.startswith(_NOT_INHERITED_PREFIXES))
         }
     else:
@@ -189,7 +189,7 @@ def login_settings(home: Path | None) -> dict[str, Any]:
         login = {
             k: v
             for k, v in env.items()
-            if isinstance(v, str) and (k.startswith("ANTHROPIC_") or k in CLAUDE_CODE_SETTINGS)
+            if isinstance(v, str) and (k.startswith("ANTHROPIC_") or k in CLAUDE_CODE_LOGIN_VARS)
         }
         if login:
             found["env"] = login
