@@ -137,8 +137,10 @@ def resume_run(
         if run is None:
             raise NotFoundError(f"no run to resume in {path}")
         config = resume_config(repo, store, run, reread=reread_config, listener=listener)
+        # The agent of the configuration it resumes with (re-read or stored): one that cannot start, or is not logged
+        # in (e.g. after a session's login failure was answered), stops the resume before any session.
         runner = runner or check_agent(repo, config)
-        check_login(repo, config, runner)  # e.g. after a session's login failure was answered
+        check_login(repo, config, runner)
     except BaseException:
         store.close()
         raise

@@ -17,7 +17,6 @@ from pydantic import ValidationError
 
 from pm_agent.config import CONFIG_FILE, PmConfig, load_config
 from pm_agent.engine.events import Listener
-from pm_agent.engine.startup import check_agent
 from pm_agent.errors import ConfigError
 from pm_agent.store import RunRecord, Store
 from pm_agent.vcs import working_branch
@@ -131,7 +130,6 @@ def resume_config(repo: Path, store: Store, run: RunRecord, *, reread: bool, lis
     if not reread:
         return PmConfig.model_validate(run.config)
     config, changes = reload_config(repo, store, run)
-    check_agent(repo, config)
     if changes:
         listener.emit(
             "run.config_changed",

@@ -83,7 +83,7 @@ class RequestResult:
 class _Options:
     listener: Listener
     channel: EscalationChannel
-    runner: AgentRunner | None
+    runner: AgentRunner
     slots: int | None
     agent: str | None
     poll_s: float
@@ -267,7 +267,7 @@ def _drive(
     host = AgentHost(
         store,
         db_path,
-        opts.runner or check_agent(repo, config),
+        opts.runner,
         limits=limits_from_config(config.agent),
         python=sys.executable,
         checkout_guard=CheckoutGuard(repo, db_path.parent / "quarantine"),
