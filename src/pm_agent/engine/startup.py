@@ -19,6 +19,7 @@ from pm_agent.config import CONFIG_FILE, PmConfig, load_config
 from pm_agent.engine.commit_message import commit_message
 from pm_agent.engine.events import Listener
 from pm_agent.errors import AgentError, ConfigError, InputError, VcsError
+from pm_agent.listing import few
 from pm_agent.plan import load_plan
 from pm_agent.plan.models import Plan, Presence, Task
 from pm_agent.store import Store, default_store_path
@@ -174,11 +175,9 @@ def _local_tooling(repo: Path, path: str) -> bool:
 
 
 def _dirty_error(repo: Path, files: list[str]) -> InputError:
-    more = len(files) - SHOWN_FILES
-    shown = ", ".join(files[:SHOWN_FILES]) + (f" and {more} more" if more > 0 else "")
     return InputError(
-        f"uncommitted changes: {shown}. Agents work from HEAD and would never see them: commit or stash them "
-        f"(or pass --allow-dirty to run without them). {CONFIG_FILE} and the plan and design files need "
+        f"uncommitted changes: {few(files, SHOWN_FILES)}. Agents work from HEAD and would never see them: commit or "
+        f"stash them (or pass --allow-dirty to run without them). {CONFIG_FILE} and the plan and design files need "
         "not be committed: pm-agent reads them itself",
         path=repo,
     )

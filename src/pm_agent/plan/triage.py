@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pm_agent.listing import few
 from pm_agent.plan.models import Presence, Task
 
 GIT_TIMEOUT_S = 30.0
@@ -97,7 +98,7 @@ def triage_task(task: Task, view: RepoView) -> tuple[Presence, str]:
     total = len(done) + len(todo)
     if not todo:
         return Presence.EXISTS, f"all {total} expected file changes are in place{detail}"
-    missing = f"missing {_few(todo)}{detail}"
+    missing = f"missing {few(todo, 3)}{detail}"
     if not done:
         return Presence.MISSING, f"none of {total} expected file changes are in place; {missing}"
     return Presence.PARTIAL, f"{len(done)} of {total} expected file changes are in place; {missing}"
@@ -110,11 +111,6 @@ def _by_history(task: Task, view: RepoView) -> tuple[Presence, str]:
     if commit is not None:
         return Presence.EXISTS, f"commit {commit} carries 'Refs: {task.ref}'"
     return Presence.MISSING, f"creates or deletes no file and no commit carries 'Refs: {task.ref}'"
-
-
-def _few(paths: list[str], limit: int = 3) -> str:
-    shown = ", ".join(paths[:limit])
-    return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
 
 
 def planned_tests(task: Task, view: RepoView) -> tuple[list[str], list[str]]:

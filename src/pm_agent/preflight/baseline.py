@@ -24,6 +24,7 @@ from pm_agent.gates.environment import (
     baseline_entry,
 )
 from pm_agent.gates.ward import run_command
+from pm_agent.listing import few
 from pm_agent.vcs import Git
 
 PREFLIGHT_DIR = "preflight"
@@ -201,11 +202,9 @@ LEFTOVERS_FIX = "add them to .gitignore (or commit them), so that a gate run lea
 
 def leftovers_problem(baseline: Baseline) -> str:
     """The sentence on the files the commands leave behind, which every gate run would take for the task's change."""
-    more = len(baseline.leftovers) - 8
-    shown = ", ".join(baseline.leftovers[:8]) + (f" and {more} more" if more > 0 else "")
     return (
         f"the environment commands leave files git does not ignore on the baseline commit {baseline.sha[:12]}: "
-        f"{shown}; each task's gates would find them in its change (checked-tree, scope)"
+        f"{few(baseline.leftovers, 8)}; each task's gates would find them in its change (checked-tree, scope)"
     )
 
 
