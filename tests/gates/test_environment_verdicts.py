@@ -51,6 +51,33 @@ MAVEN_OFFLINE = (
 )
 MAVEN_MISSING = "[ERROR] Failed to execute goal on project x: Could not resolve dependencies for project x:x:jar:1: "
 MAVEN_MISSING += "Could not find artifact junit:junit:jar:99.0 in central (https://repo.maven.apache.org/maven2)\n"
+# Gradle 4.4.1's (Debian's, on this machine): a dependency it cannot GET, one that does not exist, a task the build
+# does not have, and the wrapper that cannot download its gradle.
+GRADLE_OFFLINE = """\
+* What went wrong:
+Could not resolve all files for configuration ':testCompileClasspath'.
+> Could not resolve junit:junit:4.13.99.
+  Required by:
+      project :
+   > Could not resolve junit:junit:4.13.99.
+      > Could not get resource 'https://repo.maven.apache.org/maven2/junit/junit/4.13.99/junit-4.13.99.pom'.
+         > Could not GET 'https://repo.maven.apache.org/maven2/junit/junit/4.13.99/junit-4.13.99.pom'.
+            > repo.maven.apache.org: Name or service not known
+"""
+GRADLE_MISSING = """\
+* What went wrong:
+Could not resolve all files for configuration ':testCompileClasspath'.
+> Could not find junit:junit:4.13.99.
+  Searched in the following locations:
+      file:/root/.m2/repository/junit/junit/4.13.99/junit-4.13.99.pom
+"""
+GRADLE_NO_TASK = "* What went wrong:\nTask 'spotlessCheck' not found in root project 'gr2'.\n"
+GRADLEW_OFFLINE = """\
+Downloading https://services.gradle.org/distributions/gradle-4.4.1-bin.zip
+
+Exception in thread "main" java.net.UnknownHostException: services.gradle.org
+\tat java.base/sun.nio.ch.NioSocketImpl.connect(NioSocketImpl.java:572)
+"""
 GO_OFFLINE = (
     'go: github.com/stretchr/testify@v1.9.0: Get "https://proxy.golang.org/github.com/stretchr/testify/@v/v1.9.0.mod": '
     "dial tcp: lookup proxy.golang.org on 10.255.255.53:53: no such host\n"
@@ -95,6 +122,18 @@ GO_OFFLINE = (
             "service not known -> [Help 1]",
         ),
         ({"exit_code": 1, "output": MAVEN_MISSING}, None),  # a version that does not exist: the task's to fix
+        (
+            {"exit_code": 1, "output": GRADLE_OFFLINE},
+            "the dependencies cannot be fetched: Could not GET "
+            "'https://repo.maven.apache.org/maven2/junit/junit/4.13.99/junit-4.13.99.pom'.",
+        ),
+        ({"exit_code": 1, "output": GRADLE_MISSING}, None),
+        ({"exit_code": 1, "output": GRADLE_NO_TASK}, "the gradle build has no task spotlessCheck"),
+        (
+            {"exit_code": 1, "output": GRADLEW_OFFLINE},
+            'the dependencies cannot be fetched: Exception in thread "main" java.net.UnknownHostException: '
+            "services.gradle.org",
+        ),
         # A test of the project's own that fails on a lookup is a failure like any other.
         ({"exit_code": 1, "output": "FAIL client.test.js\n  Error: getaddrinfo ENOTFOUND api.example.invalid\n"}, None),
         ({"exit_code": 101, "output": "test tests::dns ... FAILED\nerror: test failed, to rerun pass `--lib`\n"}, None),

@@ -75,6 +75,8 @@ def test_a_program_that_cannot_be_executed_is_named(tmp_path: Path) -> None:
         ("npm test", "`npm install`"),
         ("mvn -B -q test", "`mvn dependency:go-offline`"),
         ("./mvnw -B test", "`./mvnw dependency:go-offline`"),
+        ("gradle --console=plain test", "`gradle test` once"),
+        ("./gradlew --console=plain test", "`./gradlew test` once, which fetches the wrapper's gradle as well"),
         ("make build", "`cargo fetch`, `go mod download`, `npm install`"),  # whichever the Makefile runs
     ],
 )
@@ -83,4 +85,12 @@ def test_dependencies_that_cannot_be_fetched_are_fetched_elsewhere_or_vendored(c
     assert fix_hint("build_command", command, reason, 60) == (
         f"fetch them where their registry can be reached ({fetch}) or vendor them, or set environment.build_command: "
         "null"
+    )
+
+
+def test_a_gradle_task_the_build_does_not_have_names_the_plugin() -> None:
+    reason = "the gradle build has no task spotlessCheck"
+    assert fix_hint("lint_command", "./gradlew --console=plain spotlessCheck", reason, 60) == (
+        "apply the plugin that adds the task, or set environment.lint_command to the right command, or set "
+        "environment.lint_command: null"
     )

@@ -30,9 +30,11 @@ _NO_MODULE = re.compile(r"python[\w.]*: No module named ([\w.]+)")  # `python -m
 _NPM_SCRIPT = re.compile(r"npm (?:ERR!|error) Missing script: \"?([\w:.-]+)")
 _MAKE_TARGET = re.compile(r"make: \*\*\* No rule to make target '([^']+)'")
 _NO_SUBCOMMAND = re.compile(r"error: no such (?:sub)?command:? [`']?([\w-]+)")
+_GRADLE_TASK = re.compile(r"Task '([^']+)' not found in (?:root )?project")
 # A package manager that cannot fetch the project's dependencies (no network, no registry): cargo's resolution error,
-# go's module download, npm's lookup, maven's transfer (not its "Could not find artifact": a version that does not
-# exist is the task's to fix). The first line that says so, past any colour codes; nothing a task's change can fix.
+# go's module download, npm's lookup, maven's transfer, gradle's GET and its wrapper's download (not "Could not find
+# artifact" or gradle's "Could not find x:y:1": a version that does not exist is the task's to fix). The first line
+# that says so, past any colour codes; nothing a task's change can fix.
 _NO_FETCH = re.compile(
     r"^(?:\x1b\[[\d;]*m)*"
     r"(error: failed to (?:get `[^`]+` as a dependency of package|download from|load source for dependency)[^\n]*"
@@ -41,6 +43,11 @@ _NO_FETCH = re.compile(
     re.MULTILINE,
 )
 _NO_FETCH_MAVEN = re.compile(r"^(?:\x1b\[[\d;]*m)*\[ERROR\] [^\n]*?(Could not transfer artifact[^\n]*)", re.MULTILINE)
+_NO_FETCH_GRADLE = re.compile(
+    r"^[ >]*(Could not (?:GET|HEAD) '[^\n]*"
+    r"|(?:Exception in thread \"main\" )?java\.net\.(?:UnknownHost|Connect|NoRouteToHost)Exception[^\n]*)",
+    re.MULTILINE,
+)
 _REASON_CHARS = 300  # a quoted line past this is cut (maven's run to a thousand characters)
 
 
@@ -125,8 +132,10 @@ def cannot_run_reason(result: CommandResult, timeout_s: float) -> str | None:
         (_NPM_SCRIPT, 'package.json has no script "{}"'),
         (_MAKE_TARGET, "the Makefile has no target {}"),
         (_NO_SUBCOMMAND, "no such command: {}"),
+        (_GRADLE_TASK, "the gradle build has no task {}"),
         (_NO_FETCH, "the dependencies cannot be fetched: {}"),
         (_NO_FETCH_MAVEN, "the dependencies cannot be fetched: {}"),
+        (_NO_FETCH_GRADLE, "the dependencies cannot be fetched: {}"),
     ):
         found = pattern.search(text)
         if found:

@@ -29,6 +29,7 @@ class Source(StrEnum):
     GO = "go"
     RUST = "rust"
     MAVEN = "maven"
+    GRADLE = "gradle"
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
-"""Go (go.mod), Rust (Cargo.toml) and Java by Maven (pom.xml): their toolchains' own test, lint and build commands."""
+"""Go (go.mod), Rust (Cargo.toml), Java by Maven (pom.xml) and by Gradle (build.gradle[.kts], settings.gradle[.kts]):
+their toolchains' own test, lint and build commands."""
 
 from __future__ import annotations
 
 import os
+import re
 import tomllib
+from pathlib import Path
 
 from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
 from pm_agent.preflight._probe import Probe
@@ -103,4 +106,86 @@ def detect_maven(probe: Probe) -> Finding | None:
     return found
 
 
-__all__ = ["detect_go", "detect_maven", "detect_rust"]
+# The files that make a folder a Gradle build (a multi-project root may have only the settings file).
+GRADLE_FILES = ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts")
+GRADLE_FLAGS = "--console=plain"  # no progress bar or colours; failed tests still named (-q would hide them)
+# Lint plugins in pm-agent's order of preference: (plugin id, its check tasks). A core plugin (checkstyle, pmd) is
+# applied by its bare id, a community one by its dotted id, in a build file or the version catalog.
+GRADLE_LINTS = (
+    ("com.diffplug.spotless", "spotlessCheck"),
+    ("checkstyle", "checkstyleMain checkstyleTest"),
+    ("org.jlleitschuh.gradle.ktlint", "ktlintCheck"),
+    ("io.gitlab.arturbosch.detekt", "detekt"),
+    ("pmd", "pmdMain pmdTest"),
+)
+# `id 'x'`, `id("x")`, `apply plugin: 'x'`, `apply(plugin = "x")`, or a Kotlin DSL plugins block's bare `x` line.
+_GRADLE_PLUGIN = (
+    r"(?:\bid\s*\(?\s*|\bapply\s*\(?\s*plugin\s*[:=]\s*)[\"']{id}[\"']"
+    r"|^[ \t]*`?{id}`?[ \t]*$"
+)
+# Comments of Groovy and Kotlin build scripts, opened at a line's start or after a space: not a URL's `https://` or a
+# glob's `src/**/*.java`.
+_COMMENTS = re.compile(r"(?:^|(?<=\s))(?:/\*.*?\*/|//[^\n]*)", re.DOTALL | re.MULTILINE)
+_ANDROID = re.compile(r"[\"']com\.android\.(?:application|library|test|dynamic-feature)[\"']")
+
+
+def _gradle_scripts(repo: Path) -> str:
+    """The build scripts plugins are applied in: the root's, each direct subproject's, buildSrc's convention
+    plugins, and the version catalog (where `alias(libs.plugins.x)` names its id)."""
+    paths = [repo / name for name in GRADLE_FILES]
+    paths += [child / name for child in sorted(repo.iterdir()) if child.is_dir() for name in GRADLE_FILES[:2]]
+    for folder in ("groovy", "kotlin"):
+        source = repo / "buildSrc" / "src" / "main" / folder
+        if source.is_dir():
+            paths += sorted(source.rglob("*.gradle*"))
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in paths if p.is_file()]
+    catalog = repo / "gradle" / "libs.versions.toml"
+    if catalog.is_file():
+        texts.append(re.sub(r"(?m)^\s*#.*$", "", catalog.read_text(encoding="utf-8", errors="replace")))
+    return _COMMENTS.sub("", "\n".join(texts))
+
+
+def detect_gradle(probe: Probe) -> Finding | None:
+    """`gradle test`, `gradle testClasses` and the build's own lint plugin's check; `./gradlew` when the project ships
+    the wrapper. None without a Gradle build file."""
+    marker = next((name for name in GRADLE_FILES if (probe.repo / name).is_file()), None)
+    if marker is None:
+        return None
+    wrapper = probe.repo / "gradlew"
+    if wrapper.is_file():
+        gradle, via = "./gradlew", "the project's gradle wrapper (gradlew)"
+        missing = None if os.access(wrapper, os.X_OK) else "gradlew is not executable: chmod +x gradlew"
+    else:
+        gradle, via = "gradle", marker
+        missing = None if probe.which("gradle") else "not installed: gradle is not on PATH"
+    scripts = _gradle_scripts(probe.repo)
+    found = Finding()
+    for plugin, tasks in GRADLE_LINTS:
+        applied = "." in plugin and (f'"{plugin}"' in scripts or f"'{plugin}'" in scripts)
+        if applied or re.search(_GRADLE_PLUGIN.format(id=re.escape(plugin)), scripts, re.MULTILINE):
+            found.candidates.append(
+                Candidate(Slot.LINT, f"{gradle} {GRADLE_FLAGS} {tasks}", f"{via}: the {plugin} plugin", missing)
+            )
+    found.candidates.append(Candidate(Slot.TEST, f"{gradle} {GRADLE_FLAGS} test", f"{via}: the test task", missing))
+    if _ANDROID.search(scripts):
+        found.rejected.append(
+            Rejected(
+                f"{gradle} {GRADLE_FLAGS} testClasses",
+                "an Android build has no testClasses task (its compile tasks are named by variant, e.g."
+                " assembleDebugUnitTest): set build_command by hand",
+                Slot.BUILD,
+            )
+        )
+    else:
+        found.candidates.append(
+            Candidate(
+                Slot.BUILD,
+                f"{gradle} {GRADLE_FLAGS} testClasses",
+                f"{via}: compiles the main and test sources (the typecheck of java and kotlin)",
+                missing,
+            )
+        )
+    return found
+
+
+__all__ = ["detect_go", "detect_gradle", "detect_maven", "detect_rust"]

@@ -42,6 +42,8 @@ _FETCHES = {
     "npx": "`npm install`",
     "mvn": "`mvn dependency:go-offline`",
     "./mvnw": "`./mvnw dependency:go-offline`",
+    "gradle": "`gradle test` once",
+    "./gradlew": "`./gradlew test` once, which fetches the wrapper's gradle as well",
 }
 
 
@@ -57,6 +59,8 @@ def fix_hint(key: str, command: str, reason: str, timeout_s: float) -> str:
         return f"fetch them where their registry can be reached ({fetch}) or vendor them, or {unset}"
     if reason.startswith("the Makefile has no target"):
         return f"add the target to the Makefile, or set environment.{key} to the right command, or {unset}"
+    if reason.startswith("the gradle build has no task"):
+        return f"apply the plugin that adds the task, or set environment.{key} to the right command, or {unset}"
     module = re.search(r"No module named ([\w.]+)", reason)
     program = _program(reason)
     tool = module.group(1) if module else program or _tool_word(command)

@@ -6,9 +6,9 @@ chosen and for every candidate it dropped why not. A command whose tool is missi
 when the repository configures it, with a `problem` the preflight turns into a fix message.
 
 Sources per slot, first source with a candidate wins:
-- lint, typecheck: Makefile target, Python, Node, Go, Rust, Maven. A `make lint` that dry-runs is the
+- lint, typecheck: Makefile target, Python, Node, Go, Rust, Maven, Gradle. A `make lint` that dry-runs is the
   project's own entry point with its own flags and paths.
-- test, build: Python, Node, Go, Rust, Maven, Makefile. pm-agent narrows a pytest command to the changed test
+- test, build: Python, Node, Go, Rust, Maven, Gradle, Makefile. pm-agent narrows a pytest command to the changed test
   files; `make test` cannot be narrowed, so it is the fallback of Makefile-only repositories.
 Within one source the first candidate without a problem wins, else the first (ruff over flake8).
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 from pm_agent.environment_config import EnvironmentConfig
 from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot, Source
 from pm_agent.preflight._make import detect_make
-from pm_agent.preflight._native import detect_go, detect_maven, detect_rust
+from pm_agent.preflight._native import detect_go, detect_gradle, detect_maven, detect_rust
 from pm_agent.preflight._node import detect_node
 from pm_agent.preflight._probe import Probe
 from pm_agent.preflight._python import detect_python
@@ -43,8 +43,9 @@ class Detection:
         return {slot: c.problem for slot, c in self.chosen.items() if c.problem is not None}
 
 
-_FIRST_MAKE = (Source.MAKE, Source.PYTHON, Source.NODE, Source.GO, Source.RUST, Source.MAVEN)
-_LAST_MAKE = (Source.PYTHON, Source.NODE, Source.GO, Source.RUST, Source.MAVEN, Source.MAKE)
+_LANGUAGES = (Source.PYTHON, Source.NODE, Source.GO, Source.RUST, Source.MAVEN, Source.GRADLE)
+_FIRST_MAKE = (Source.MAKE, *_LANGUAGES)
+_LAST_MAKE = (*_LANGUAGES, Source.MAKE)
 ORDER: dict[Slot, tuple[Source, ...]] = {
     Slot.LINT: _FIRST_MAKE,
     Slot.TYPECHECK: _FIRST_MAKE,
@@ -63,6 +64,7 @@ def detect_environment(repo: Path, *, path: str | None = None) -> Detection:
         Source.GO: detect_go,
         Source.RUST: detect_rust,
         Source.MAVEN: detect_maven,
+        Source.GRADLE: detect_gradle,
     }
     findings = {source: found for source, detect in detectors.items() if (found := detect(probe)) is not None}
     rejected = [r for found in findings.values() for r in found.rejected]
