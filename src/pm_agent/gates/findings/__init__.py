@@ -8,7 +8,8 @@ environment command on the baseline commit too, and a gate fails only on what th
     render_findings(findings, limit=30) -> list[str]                     lines for the evidence
 
 Understood: pytest, unittest (and Django), mypy, pyright, ruff, flake8, pylint, eslint, tsc, go vet /
-go build, go test, cargo / clippy, cargo test and nextest. A finding's `key` leaves out line numbers, so
+go build, go test, cargo / clippy, cargo test and nextest, gradle and maven (failing tests, javac and kotlinc
+errors, checkstyle). A finding's `key` leaves out line numbers, so
 code that only moved keeps its findings' identity.
 """
 

@@ -36,7 +36,7 @@ def _shape(pattern: str) -> re.Pattern[str]:
 def _on_use(module: str, name: str) -> ParseFn:
     """The parser `name` of the findings module `module`, imported on its first call.
 
-    A project's commands call for one or two of the four parser modules (and a gate command naming no tool
+    A project's commands call for one or two of the five parser modules (and a gate command naming no tool
     none); each builds a dozen regexes at import, which every run paid for at start-up.
     """
 
@@ -55,6 +55,7 @@ parse_mypy, parse_pyright = _on_use("python_lint", "parse_mypy"), _on_use("pytho
 parse_pylint, parse_ruff = _on_use("python_lint", "parse_pylint"), _on_use("python_lint", "parse_ruff")
 parse_flake8 = _on_use("python_lint", "parse_flake8")
 parse_tsc, parse_eslint = _on_use("js_tools", "parse_tsc"), _on_use("js_tools", "parse_eslint")
+parse_gradle, parse_maven = _on_use("jvm", "parse_gradle"), _on_use("jvm", "parse_maven")
 
 
 # Order matters in shape mode: earlier parsers claim their lines first.
@@ -65,6 +66,8 @@ PARSERS: dict[str, Parser] = {
         Parser("unittest", parse_unittest, _shape(r"^Ran \d+ tests? in ")),
         Parser("go-test", parse_go_test, _shape(r"^(?:FAIL|ok) *\t\S+|^\s*--- FAIL: ")),
         Parser("cargo-test", parse_cargo_test, _shape(r"^test result: ")),
+        Parser("gradle", parse_gradle, _shape(r"^[\w.$]+ > .+ FAILED$|^\d+ tests? completed, \d+ failed")),
+        Parser("maven", parse_maven, _shape(r"Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+$")),
         Parser(
             "mypy",
             parse_mypy,
@@ -103,6 +106,10 @@ _TOOL_WORDS: dict[str, tuple[str, ...]] = {
     "eslint": ("eslint",),
     "tsc": ("tsc",),
     "vue-tsc": ("tsc",),
+    "gradle": ("gradle",),
+    "gradlew": ("gradle",),
+    "mvn": ("maven",),
+    "mvnw": ("maven",),
 }
 _SUBCOMMANDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("go", "vet"): ("go-vet",),
