@@ -12,8 +12,8 @@ from pm_agent.agents.header import SessionHeader
 from pm_agent.demo.conversation import Conversation, result_text
 from pm_agent.demo.project import environment_commands
 from pm_agent.demo.tasks import DEMO_ANSWERS, DemoTask, criteria_mapping
-from pm_agent.gates.common import command_for_test_files
 from pm_agent.gates.models import GateId
+from pm_agent.gates.narrow import command_for_test_files
 from pm_agent.signals import TOOL_NAME
 from pm_agent.testing.model_server import ModelRequest, ToolCall, Turn
 

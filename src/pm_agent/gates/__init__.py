@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pm_agent.gates.alignment import gate_plan_alignment
 from pm_agent.gates.commands import gate_lint_typecheck, gate_tests_added, gate_tests_run
-from pm_agent.gates.common import command_for_test_files, is_ignored_path, is_test_path
+from pm_agent.gates.common import is_ignored_path, is_test_path
 from pm_agent.gates.environment import ENVIRONMENT_COMMANDS, Baseline, BaselineCommand, Verdict, judge
 from pm_agent.gates.integrity import check_scope, check_tests_weakened, check_vcs_tampering
 from pm_agent.gates.models import (
@@ -24,6 +24,7 @@ from pm_agent.gates.models import (
     Payload,
     ReviewNoteIn,
 )
+from pm_agent.gates.narrow import command_for_test_files
 from pm_agent.gates.review import gate_review_note
 from pm_agent.gates.runner import (
     GATES,

@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pm_agent.gates.common import changes_for, command_evidence, command_for_test_files, describe, norm_path
+from pm_agent.gates.common import changes_for, command_evidence, describe, norm_path
 from pm_agent.gates.environment import KEEP_OUTPUT_BYTES, Baseline, Verdict, judge
 from pm_agent.gates.models import AgentReport, GateId, GateResult, Payload
+from pm_agent.gates.narrow import command_for_test_files
 from pm_agent.gates.ward import CommandResult, run_command
 from pm_agent.plan.models import EnvironmentContract, Task
 from pm_agent.vcs import ChangeSet
@@ -137,7 +138,9 @@ def gate_tests_run(
     if cannot_run:
         lines.append(f"CANNOT RUN tests_to_run {', '.join(paths)}: no test_command in the environment contract")
     elif paths and test_command:
-        commands.append(command_for_test_files(test_command, paths, root))
+        narrowed = command_for_test_files(test_command, paths, root)
+        if narrowed != test_command:  # a runner that cannot be pointed at files: its whole suite already runs
+            commands.append(narrowed)
     if not commands and not cannot_run:
         return GateResult(
             gate=GateId.TESTS_RUN,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
@@ -28,7 +27,6 @@ IGNORED_SUFFIXES: tuple[str, ...] = (".pyc", ".pyo", ".egg-info")
 
 _TEST_NAME = re.compile(r"^(test_.*\.py|.*_test\.py|conftest\.py|.*\.(test|spec)\.[cm]?[jt]sx?|.*_test\.go)$")
 _TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "specs"})
-_PATHLIKE = re.compile(r"[/\\]|\.py$|::")
 
 
 def changes_for(worktree: Path | str, base: str, changes: ChangeSet | None) -> ChangeSet:
@@ -82,43 +80,12 @@ def command_evidence(results: Sequence[CommandResult], tail_lines: int = 15) -> 
     return lines
 
 
-def command_for_test_files(test_command: str, files: Sequence[str], worktree: Path | str | None = None) -> str:
-    """The command that runs only `files` with the environment's test runner.
-
-    A `{files}` placeholder in `test_command` is replaced. For pytest (`pytest`, `python -m pytest`,
-    `uv run pytest -q tests`) path arguments after the runner are dropped and `files` appended, so the
-    contract's whole suite is not run twice. Otherwise `files` are appended to the command.
-    """
-    quoted = " ".join(shlex.quote(f) for f in files)
-    if "{files}" in test_command:
-        return test_command.replace("{files}", quoted)
-    try:
-        tokens = shlex.split(test_command)
-    except ValueError:
-        return f"{test_command} {quoted}"
-    runner = next((i for i, t in enumerate(tokens) if PurePosixPath(t).name in ("pytest", "py.test")), None)
-    if runner is None:
-        return f"{test_command} {quoted}".strip()
-    kept = tokens[: runner + 1]
-    for token in tokens[runner + 1 :]:
-        if token.startswith("-") or not _looks_like_path(token, worktree):
-            kept.append(token)
-    return f"{shlex.join(kept)} {quoted}".strip()
-
-
-def _looks_like_path(token: str, worktree: Path | str | None) -> bool:
-    if _PATHLIKE.search(token):
-        return True
-    return worktree is not None and (Path(worktree) / token).exists()
-
-
 __all__ = [
     "IGNORED_PARTS",
     "IGNORED_PREFIXES",
     "IGNORED_SUFFIXES",
     "changes_for",
     "command_evidence",
-    "command_for_test_files",
     "describe",
     "is_ignored_path",
     "is_test_path",

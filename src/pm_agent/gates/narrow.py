@@ -1,0 +1,163 @@
+"""The command that runs only a task's test files: `command_for_test_files`, one way per test runner.
+
+Each runner is told about files in its own words: pytest and the JavaScript runners take the paths, go test
+the files' packages, cargo test an integration test's target, gradle a `--tests` class filter on the test
+task of the file's project, maven surefire's `-Dtest`. A runner pm-agent cannot point at files (`make test`,
+`tox`, a script of the project's own, a file outside any source root) runs its whole suite, which holds them:
+a path added to such a command would be read as a target, a task or a package (`gradle test a/BTest.java`:
+"Task 'a/BTest.java' not found"; `go test ./... a_test.go`: "named files must be .go files").
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Sequence
+from itertools import pairwise
+from pathlib import Path, PurePosixPath
+
+_PATHLIKE = re.compile(r"[/\\]|\.py$|::")
+# Runners that take test files as arguments (the package managers pass them on to the script's runner).
+_TAKES_PATHS = frozenset(
+    {"npm", "pnpm", "yarn", "bun", "npx", "jest", "vitest", "mocha", "ava", "rspec", "rails", "deno", "mix", "phpunit"}
+)
+_WHOLE = ""  # a narrower's answer for a file its runner cannot be pointed at: the whole suite
+# src/<source set>/<language>/<package path>/<Class>.<ext>: a JVM test class's source root.
+_JVM_SOURCES = frozenset({"java", "kotlin", "groovy", "scala"})
+
+
+def command_for_test_files(test_command: str, files: Sequence[str], worktree: Path | str | None = None) -> str:
+    """The command that runs only `files` with the environment's test runner; `test_command` itself when the
+    runner cannot be pointed at files. A `{files}` placeholder in `test_command` is replaced by the paths."""
+    quoted = " ".join(shlex.quote(f) for f in files)
+    if "{files}" in test_command:
+        return test_command.replace("{files}", quoted)
+    try:
+        tokens = shlex.split(test_command)
+    except ValueError:
+        return f"{test_command} {quoted}"
+    names = [PurePosixPath(t).name for t in tokens]
+    for narrow in _NARROWERS:
+        command = narrow(tokens, names, files, worktree)
+        if command is not None:
+            return command or test_command
+    return test_command
+
+
+def _pytest(tokens: list[str], names: list[str], files: Sequence[str], worktree: Path | str | None) -> str | None:
+    """pytest: path arguments after the runner dropped (the contract's whole suite is not run twice), files added."""
+    runner = next((i for i, name in enumerate(names) if name in ("pytest", "py.test")), None)
+    if runner is None:
+        return None
+    kept = tokens[: runner + 1]
+    for token in tokens[runner + 1 :]:
+        if token.startswith("-") or not _looks_like_path(token, worktree):
+            kept.append(token)
+    return f"{shlex.join(kept)} {_quoted(files)}".strip()
+
+
+def _looks_like_path(token: str, worktree: Path | str | None) -> bool:
+    if _PATHLIKE.search(token):
+        return True
+    return worktree is not None and (Path(worktree) / token).exists()
+
+
+def _appended(tokens: list[str], names: list[str], files: Sequence[str], worktree: Path | str | None) -> str | None:
+    """The JavaScript runners, rspec and `python -m unittest`: the paths after the command."""
+    unittest = any(pair == ("-m", "unittest") for pair in pairwise(tokens))
+    if not unittest and not _TAKES_PATHS.intersection(names):
+        return None
+    return f"{shlex.join(tokens)} {_quoted(files)}"
+
+
+def _jvm_class(path: str) -> tuple[str, str] | None:
+    """(project directory, fully qualified class) of a test source (`app/src/test/java/demo/CartTest.java` ->
+    (`app`, `demo.CartTest`)); None for a file outside a JVM source root."""
+    parts = PurePosixPath(path).parts
+    for i in range(len(parts) - 3):
+        if parts[i] == "src" and parts[i + 2] in _JVM_SOURCES:
+            package = [*parts[i + 3 : -1], PurePosixPath(parts[-1]).stem]
+            return "/".join(parts[:i]), ".".join(package)
+    return None
+
+
+def _gradle(tokens: list[str], names: list[str], files: Sequence[str], worktree: Path | str | None) -> str | None:
+    """gradle's test task of each file's project (`:app:test`, the root's `:test`) with a `--tests` filter per class:
+    a filter on every project's test task would fail the projects that have no such class."""
+    if not {"gradle", "gradlew"}.intersection(names) or "test" not in tokens:
+        return None
+    classes = [_jvm_class(f) for f in files]
+    if any(c is None for c in classes):
+        return _WHOLE
+    by_project: dict[str, list[str]] = {}
+    for project, name in (c for c in classes if c is not None):
+        by_project.setdefault(project, []).append(name)
+    tasks: list[str] = []
+    for project, names_ in by_project.items():
+        tasks.append(":" + project.replace("/", ":") + ":test" if project else ":test")
+        for name in names_:
+            tasks += ["--tests", name]
+    at = tokens.index("test")
+    return shlex.join([*tokens[:at], *tasks, *tokens[at + 1 :]])
+
+
+def _maven(tokens: list[str], names: list[str], files: Sequence[str], worktree: Path | str | None) -> str | None:
+    """maven's test phase with surefire's `-Dtest` (simple class names); a module without them is not a failure."""
+    if not {"mvn", "mvnw"}.intersection(names) or "test" not in tokens:
+        return None
+    classes = [_jvm_class(f) for f in files]
+    if any(c is None for c in classes):
+        return _WHOLE
+    simple = ",".join(dict.fromkeys(c[1].rsplit(".", 1)[-1] for c in classes if c is not None))
+    # Both names of the switch: surefire 2.22 on reads the first, older ones the second.
+    options = [f"-Dtest={simple}", "-Dsurefire.failIfNoSpecifiedTests=false", "-DfailIfNoTests=false"]
+    return shlex.join([*tokens, *options])
+
+
+def _go(tokens: list[str], names: list[str], files: Sequence[str], worktree: Path | str | None) -> str | None:
+    """go test of the files' packages (`./pkg/`) in place of the command's package patterns."""
+    at = next((i for i in range(len(tokens) - 1) if names[i] == "go" and tokens[i + 1] == "test"), None)
+    if at is None:
+        return None
+    if not all(f.endswith(".go") for f in files):
+        return _WHOLE
+    folders = (str(PurePosixPath(f).parent) for f in files)
+    packages = list(dict.fromkeys("." if folder == "." else f"./{folder}" for folder in folders))
+    rest = [t for t in tokens[at + 2 :] if not _go_package(t)]
+    return shlex.join([*tokens[: at + 2], *rest, *packages])
+
+
+def _go_package(token: str) -> bool:
+    """A package pattern of go test (`./...`, `.`, `./pkg`, `example.com/m/...`), not a flag or a flag's value."""
+    return not token.startswith("-") and (token == "." or token.startswith(("./", "../")) or "/" in token)
+
+
+def _cargo(tokens: list[str], names: list[str], files: Sequence[str], worktree: Path | str | None) -> str | None:
+    """cargo test of the integration test targets (`tests/api.rs` -> `--test api`); other files: the whole suite."""
+    at = next((i for i in range(len(tokens) - 1) if names[i] == "cargo" and tokens[i + 1] == "test"), None)
+    if at is None:
+        return None
+    parts = [PurePosixPath(f).parts for f in files]
+    if not all(len(p) == 2 and p[0] == "tests" and p[1].endswith(".rs") for p in parts):
+        return _WHOLE
+    targets = [t for p in parts for t in ("--test", PurePosixPath(p[1]).stem)]
+    end = tokens.index("--") if "--" in tokens else len(tokens)  # the test binary's own arguments stay last
+    return shlex.join([*tokens[:end], *targets, *tokens[end:]])
+
+
+def _quoted(files: Sequence[str]) -> str:
+    return " ".join(shlex.quote(f) for f in files)
+
+
+# Each: (tokens, their program names, files, worktree) -> the narrowed command, _WHOLE, or None (not its runner).
+_NARROWERS: tuple[Callable[[list[str], list[str], Sequence[str], Path | str | None], str | None], ...] = (
+    _pytest,
+    _gradle,
+    _maven,
+    _go,
+    _cargo,
+    _appended,
+)
+
+
+__all__ = ["command_for_test_files"]

@@ -1,0 +1,111 @@
+"""The command that runs only the task's test files: each runner told in its own words, and the whole suite for a
+runner that cannot be pointed at files (a path added to it would be read as a target, a task or a package).
+
+The pytest rows were written against mutmut's survivors (make mutation). The gradle and go forms were run here
+with real gradle 4.4.1 (single and multi-project: `test --tests X` on every project fails "No tests found for
+given includes", `:app:test --tests X` passes) and go 1.19 (`go test ./... a_test.go`: "named files must be .go
+files"); go's is run again below.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pm_agent.gates.narrow import command_for_test_files
+
+
+@pytest.mark.parametrize(
+    ("command", "files", "expected"),
+    [
+        ("pytest -x {files} -q", ["a b.py", "c.py"], "pytest -x 'a b.py' c.py -q"),
+        ("pytest tests/unit -q", ["a.py", "b.py"], "pytest -q a.py b.py"),
+        ("py.test tests/ -q", ["a.py"], "py.test -q a.py"),
+        (".venv/bin/pytest tests/test_x.py::test_y", ["a.py"], ".venv/bin/pytest a.py"),
+        ("pytest -q", ["a.py"], "pytest -q a.py"),
+        ("pytest --rootdir=/tmp/x tests/unit", ["a.py"], "pytest --rootdir=/tmp/x a.py"),
+        ("pytest tests", ["a.py"], "pytest tests a.py"),  # without the worktree "tests" is not known to be a path
+        ("npm test", ["a.test.js", "b.test.js"], "npm test a.test.js b.test.js"),
+        ("pnpm exec vitest run", ["src/a.test.ts"], "pnpm exec vitest run src/a.test.ts"),
+        ("python -m unittest -v", ["tests/test_a.py"], "python -m unittest -v tests/test_a.py"),
+        ('pytest "unbalanced', ["a.py"], 'pytest "unbalanced a.py'),
+        # gradle: each file's project's own test task with a class filter.
+        (
+            "./gradlew --console=plain test",
+            ["src/test/java/demo/CartTest.java", "src/test/kotlin/demo/PriceTest.kt"],
+            "./gradlew --console=plain :test --tests demo.CartTest --tests demo.PriceTest",
+        ),
+        (
+            "gradle test --console=plain",
+            ["app/src/test/java/shop/CartTest.java", "libs/core/src/test/java/core/MoneyTest.java"],
+            "gradle :app:test --tests shop.CartTest :libs:core:test --tests core.MoneyTest --console=plain",
+        ),
+        ("gradle check", ["src/test/java/demo/CartTest.java"], "gradle check"),  # no test task to filter
+        ("gradle test", ["src/test/resources/cart.json"], "gradle test"),  # not a class: the whole suite
+        # maven: surefire's -Dtest, and a module without the classes is not a failure.
+        (
+            "mvn -B -q test",
+            ["src/test/java/demo/CartTest.java", "api/src/test/java/api/CartTest.java"],
+            "mvn -B -q test -Dtest=CartTest -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false",
+        ),
+        ("mvn -B -q verify", ["src/test/java/demo/CartTest.java"], "mvn -B -q verify"),
+        # go: the files' packages in place of the command's patterns; flags and their values kept.
+        ("go test ./...", ["pkg/cart/cart_test.go"], "go test ./pkg/cart"),
+        (
+            "go test -count=1 -run TestCart ./... example.com/shop/...",
+            ["cart_test.go", "pkg/cart/cart_test.go", "pkg/cart/more_test.go"],
+            "go test -count=1 -run TestCart . ./pkg/cart",
+        ),
+        ("go test ./...", ["testdata/cart.json"], "go test ./..."),
+        # cargo: integration test targets; a unit test inside src/ is reached only by the whole suite.
+        (
+            "cargo test -- --nocapture",
+            ["tests/api.rs", "tests/cli.rs"],
+            "cargo test --test api --test cli -- --nocapture",
+        ),
+        ("cargo test", ["src/lib.rs"], "cargo test"),
+        ("cargo test", ["tests/api.rs", "tests/common/mod.rs"], "cargo test"),  # a module of the tests, no target
+        # Runners pm-agent cannot point at files: the whole suite (a path would be a make target, a tox env ...).
+        ("make test", ["tests/test_a.py"], "make test"),
+        ("tox -e py311", ["tests/test_a.py"], "tox -e py311"),
+        ("./scripts/test.sh --fast", ["tests/test_a.py"], "./scripts/test.sh --fast"),
+    ],
+)
+def test_command_for_test_files(command: str, files: list[str], expected: str) -> None:
+    assert command_for_test_files(command, files) == expected
+
+
+def test_a_directory_of_the_worktree_is_a_path_argument(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    assert command_for_test_files("pytest tests -q", ["a.py"], tmp_path) == "pytest -q a.py"
+    assert command_for_test_files("pytest unit -q", ["a.py"], tmp_path) == "pytest unit -q a.py"  # no such dir
+
+
+def test_the_narrowed_go_command_runs_only_the_files_package(tmp_path: Path) -> None:
+    (tmp_path / "go.mod").write_text("module example.com/shop\n\ngo 1.19\n", encoding="utf-8")
+    for package, body in (("cart", 't.Log("ran cart")'), ("other", 't.Fatal("other ran")')):
+        (tmp_path / package).mkdir()
+        test = f'package {package}\n\nimport "testing"\n\nfunc TestIt(t *testing.T) {{ {body} }}\n'
+        (tmp_path / package / f"{package}_test.go").write_text(test, encoding="utf-8")
+    whole = "go test -count=1 ./..."
+    env = {
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+        "HOME": str(tmp_path),
+        "GOFLAGS": "-mod=mod",
+        "GOCACHE": str(tmp_path / ".c"),
+    }
+    assert shutil.which("go", path=env["PATH"]), "this test runs the real go"
+    run = subprocess.run(whole, shell=True, cwd=tmp_path, capture_output=True, text=True, env=env, check=False)
+    assert run.returncode == 1, "the whole suite fails on the other package"
+    assert "other ran" in run.stdout
+    narrowed = command_for_test_files(whole, ["cart/cart_test.go"], tmp_path)
+    assert narrowed == "go test -count=1 ./cart"
+    run = subprocess.run(narrowed, shell=True, cwd=tmp_path, capture_output=True, text=True, env=env, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    appended = subprocess.run(
+        f"{whole} cart/cart_test.go", shell=True, cwd=tmp_path, capture_output=True, text=True, env=env, check=False
+    )
+    assert "named files must be .go files" in appended.stderr, "what appending the path did"
