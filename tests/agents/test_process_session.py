@@ -256,9 +256,7 @@ def test_bundled_claude_is_found_when_nothing_else_is(tmp_path: Path, claude_bin
 
 def test_claude_argv_keeps_the_prompt_out_of_list_flags(tmp_path: Path, claude_bin: Path) -> None:
     runner = ClaudeRunner(agent_home=tmp_path, binary=claude_bin, model="claude-x", allowed_tools=["Read", "Bash"])
-    request = _request(
-        tmp_path, "-p looks like a flag", system_prompt="You are the developer.", resume_id="abc-123"
-    )
+    request = _request(tmp_path, "-p looks like a flag", system_prompt="You are the developer.", resume_id="abc-123")
     argv = runner.argv(request, tmp_path / "mcp.json")
     assert argv[0] == str(claude_bin)
     assert argv[-2:] == ["--", "-p looks like a flag"]
@@ -273,7 +271,7 @@ def test_claude_argv_keeps_the_prompt_out_of_list_flags(tmp_path: Path, claude_b
 
 
 async def test_unconsumed_events_are_bounded(tmp_path: Path) -> None:
-    script = "for i in range(3000): print('{\"type\": \"assistant\", \"n\": %d}' % i)\n"
+    script = 'for i in range(3000): print(\'{"type": "assistant", "n": %d}\' % i)\n'
     session = await CommandRunner(_py(script), prompt_via="stdin").start(_request(tmp_path))
     outcome = await session.wait()
     assert outcome.lines == 3000
@@ -307,3 +305,36 @@ def test_agent_env_isolates_home_and_drops_parent_markers(tmp_path: Path, monkey
     assert strict["CLAUDE_CODE_OAUTH_TOKEN"] == "sk-ant-oat01-test"
     assert strict["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:1"
     assert strict["HOME"] == os.environ["HOME"]
+
+
+def test_an_isolated_home_keeps_the_toolchains_and_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = tmp_path / "real"
+    for folder in (".rustup", "go", ".npm"):
+        (real / folder).mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(real))
+    for name in ("RUSTUP_HOME", "CARGO_HOME", "GOPATH", "GOCACHE", "npm_config_cache", "UV_CACHE_DIR", "PIP_CACHE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GOPATH", "/opt/gopath")  # the user's own setting stays
+    env = agent_env(tmp_path / "home", tmp_path / "scratch", {}, 1)
+    assert env["HOME"] == str(tmp_path / "home")
+    assert (env["RUSTUP_HOME"], env["npm_config_cache"], env["GOPATH"]) == (
+        str(real / ".rustup"),
+        str(real / ".npm"),
+        "/opt/gopath",
+    )
+    assert "CARGO_HOME" not in env  # no such folder: nothing to keep
+    assert "GOCACHE" not in env
+    assert "RUSTUP_HOME" not in agent_env(None, tmp_path / "scratch2", {}, 1)  # the user's HOME: nothing to point at
+
+
+def test_cargo_runs_in_an_isolated_home(tmp_path: Path) -> None:
+    """The real rustup of this machine: in a bare isolated HOME it finds no toolchain."""
+    cargo = shutil.which("cargo")
+    assert cargo is not None, "this test runs the real cargo (rustup's proxy)"
+    env = agent_env(tmp_path / "home", tmp_path / "scratch", {}, 1)
+    ran = subprocess.run([cargo, "--version"], env=env, capture_output=True, text=True, check=False)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith("cargo ")
+    bare = {k: v for k, v in env.items() if k not in ("RUSTUP_HOME", "CARGO_HOME")}
+    broken = subprocess.run([cargo, "--version"], env=bare, capture_output=True, text=True, check=False)
+    assert broken.returncode != 0, "without them rustup finds no toolchain (what sessions met before)"

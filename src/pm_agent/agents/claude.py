@@ -142,6 +142,7 @@ def agent_env(
     env.setdefault("PATH", os.defpath)
     if home is not None:
         env["HOME"] = str(home)
+        env.update(toolchain_homes(env))
     elif "HOME" in os.environ:
         env["HOME"] = os.environ["HOME"]
     runtime, tmp = scratch / "run", scratch / "tmp"
@@ -161,6 +162,34 @@ def agent_env(
     )
     env.update(extra)
     return env
+
+
+# Tools that find their toolchain or caches under $HOME, by the variable that points them elsewhere. In an isolated
+# HOME, rustup finds no toolchain at all (`cargo`: "rustup could not choose a version of cargo to run") and go,
+# npm, uv and pip start with empty caches (offline, they cannot fetch what the project needs). Java's tools (maven,
+# gradle) read the passwd entry's home, not $HOME, and need nothing.
+TOOLCHAIN_HOMES: tuple[tuple[str, str], ...] = (
+    ("RUSTUP_HOME", ".rustup"),
+    ("CARGO_HOME", ".cargo"),
+    ("GOPATH", "go"),
+    ("GOCACHE", ".cache/go-build"),
+    ("npm_config_cache", ".npm"),
+    ("UV_CACHE_DIR", ".cache/uv"),
+    ("PIP_CACHE_DIR", ".cache/pip"),
+)
+
+
+def toolchain_homes(env: Mapping[str, str]) -> dict[str, str]:
+    """For a session in an isolated HOME: the variables that keep the user's toolchains and caches (the user's own
+    folders, where they exist), except those `env` already sets."""
+    real = os.environ.get("HOME")
+    if not real:
+        return {}
+    return {
+        name: str(Path(real) / folder)
+        for name, folder in TOOLCHAIN_HOMES
+        if name not in env and (Path(real) / folder).is_dir()
+    }
 
 
 def session_scratch(home: Path) -> Path:
