@@ -229,6 +229,18 @@ SKIPS = [
     "xit('adds', () => {})",
     "xtest('adds', () => {})",
     "xdescribe('calc', () => {})",
+    "    @Ignore",
+    '    @Ignore("flaky on CI")',
+    "    @Disabled",
+    '    @Disabled("until the API is back")',
+    "    @DisabledOnOs(OS.LINUX)",
+    "    @Test(enabled = false)",
+    '    @Test(groups = "slow", enabled=false)',
+    '\tt.Skip("later")',
+    '\tt.Skipf("needs %s", db)',
+    "\tsub.SkipNow()",
+    "#[ignore]",
+    '#[ignore = "slow"]',
 ]
 NOT_SKIPS = [
     "@pytest.mark.skipping_helper",
@@ -241,6 +253,11 @@ NOT_SKIPS = [
     "fixit('x')",
     "xitem = 1",
     "self.skipTests",
+    "@IgnoreExtraProperties",
+    "    @Test(enabled = true)",
+    "\tt.Skipper()",
+    "#[ignored_attr]",
+    "// t.skip later",
 ]
 
 
@@ -263,6 +280,17 @@ ASSERTS = [
     "expect(total).toBe(3)",
     "  expect (total).toBe(3)",
     "assert_frame_equal(left, right)",
+    "        assertEquals(3, Add.add(1, 2));",
+    "        Assertions.assertThrows(IllegalStateException.class, () -> cart.pay());",
+    "        assertThat(total).isEqualTo(3);",
+    "    Assert.assertTrue(ok)",
+    "\tassert.Equal(t, 3, Add(1, 2))",
+    "\trequire.NoError(t, err)",
+    '\t\tt.Errorf("got %d", got)',
+    "\t\tt.Fatal(err)",
+    "    assert!(ok);",
+    "    assert_eq!(add(1, 2), 3);",
+    "    debug_assert_ne!(a, b);",
 ]
 NOT_ASSERTS = [
     "assertion = check()",
@@ -271,6 +299,9 @@ NOT_ASSERTS = [
     "expected(total)",
     "print('assert total')",
     "self.assert_",
+    "    assertion.run()",
+    '    t.Log("assert later")',
+    "    asserted!(x)",
 ]
 
 
