@@ -81,6 +81,38 @@ def test_a_multi_project_build_its_subprojects_plugins_and_the_version_catalog(r
     }
 
 
+def test_convention_plugins_of_build_logic_buildsrc_and_script_plugins(repo: Path, machine: Machine) -> None:
+    plugin = (
+        "class KotlinConventionPlugin : Plugin<Project> {\n"
+        "    override fun apply(target: Project) {\n"
+        '        with(target.pluginManager) { apply("io.gitlab.arturbosch.detekt") }\n'
+        "    }\n}\n"
+    )
+    write(
+        repo,
+        {
+            "settings.gradle.kts": 'pluginManagement { includeBuild("build-logic") }\ninclude(":app")\n',
+            "app/build.gradle.kts": 'plugins { id("shop.kotlin") }\n',
+            "build-logic/convention/src/main/kotlin/KotlinConventionPlugin.kt": plugin,
+            # The included build's own output is not a script of the build.
+            "build-logic/convention/build/generated/Gen.kt": 'apply("com.diffplug.spotless")\n',
+        },
+    )
+    detection = machine.script("gradle", "exit 0").detect(repo)
+    assert detection.environment.lint_command == f"gradle {FLAGS} detekt"
+    assert rejected_for(detection, Slot.LINT) == {}
+    write(
+        repo,
+        {
+            "gradle/quality.gradle": "apply plugin: 'checkstyle'\n",
+            "build.gradle": "apply from: 'gradle/quality.gradle'\n",
+        },
+    )
+    assert machine.detect(repo).environment.lint_command == f"gradle {FLAGS} checkstyleMain checkstyleTest"
+    write(repo, {"buildSrc/src/main/groovy/shop.java-conventions.gradle": "plugins { id 'com.diffplug.spotless' }\n"})
+    assert machine.detect(repo).environment.lint_command == f"gradle {FLAGS} spotlessCheck"
+
+
 def test_a_plugin_named_only_in_a_comment_or_its_settings_block_is_not_applied(repo: Path, machine: Machine) -> None:
     build = GROOVY.format(plugins="    // id 'checkstyle' once the old findings are fixed\n")
     write(repo, {"build.gradle": build + "\n// checkstyle: see CONTRIBUTING\npmd {\n    toolVersion = '6.55.0'\n}\n"})

@@ -129,15 +129,24 @@ _COMMENTS = re.compile(r"(?:^|(?<=\s))(?:/\*.*?\*/|//[^\n]*)", re.DOTALL | re.MU
 _ANDROID = re.compile(r"[\"']com\.android\.(?:application|library|test|dynamic-feature)[\"']")
 
 
+# Convention plugins: precompiled script plugins (x.gradle.kts) and plugin classes (`apply("x")` in a .kt file).
+_SCRIPT_SUFFIXES = frozenset({".gradle", ".kts", ".kt", ".groovy", ".java"})
+_OUTPUTS = frozenset({"build", ".gradle"})
+
+
 def _gradle_scripts(repo: Path) -> str:
-    """The build scripts plugins are applied in: the root's, each direct subproject's, buildSrc's convention
-    plugins, and the version catalog (where `alias(libs.plugins.x)` names its id)."""
+    """The build scripts plugins are applied in: the root's, each direct subproject's, the script plugins under
+    gradle/ (`apply from:`), the convention plugins of buildSrc and build-logic (an included build), and the version
+    catalog (where `alias(libs.plugins.x)` names its id)."""
     paths = [repo / name for name in GRADLE_FILES]
     paths += [child / name for child in sorted(repo.iterdir()) if child.is_dir() for name in GRADLE_FILES[:2]]
-    for folder in ("groovy", "kotlin"):
-        source = repo / "buildSrc" / "src" / "main" / folder
-        if source.is_dir():
-            paths += sorted(source.rglob("*.gradle*"))
+    paths += sorted((repo / "gradle").glob("*.gradle*"))
+    for build in ("buildSrc", "build-logic"):
+        paths += sorted(
+            script
+            for script in (repo / build).rglob("*")
+            if script.suffix in _SCRIPT_SUFFIXES and not _OUTPUTS.intersection(script.relative_to(repo).parts[:-1])
+        )
     texts = [p.read_text(encoding="utf-8", errors="replace") for p in paths if p.is_file()]
     catalog = repo / "gradle" / "libs.versions.toml"
     if catalog.is_file():
