@@ -202,3 +202,27 @@ def test_init_runs_the_preflight_on_what_it_wrote(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert "agent:" not in again.stdout
     assert not (repo / ".pm-agent").exists()
+
+
+def test_a_clone_missing_objects_is_said_so_by_init_and_refused_by_run(tmp_path: Path) -> None:
+    """A partial clone offline, or a damaged one: git cannot check out the baseline, so no command can run on it."""
+    repo = make_repo(tmp_path, "environment:\n  test_command: 'true'\n")
+    (repo / "data.bin").write_text("large\n", encoding="utf-8")
+    (repo / "Makefile").write_text("test:\n\ttrue\n", encoding="utf-8")  # what init finds to run
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "data")
+    blob = git(repo, "rev-parse", "HEAD:data.bin").strip()
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    head = git(repo, "rev-parse", "HEAD").strip()[:12]
+    said = f"cannot check out {head} to run the environment commands on it: git says 'error: unable to read sha1 file"
+    result = pm("run", "docs/plan.md", cwd=repo)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert said in result.stderr
+    assert "(missing objects? `git fsck` names them; fetch them or clone again)" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert_left_nothing(repo)
+    init = pm("init", "--force", cwd=repo)
+    assert init.returncode == 0, init.stderr
+    assert f"  NOT READY: {said}" in init.stdout
+    assert "Traceback" not in init.stderr
+    assert not (repo / ".pm-agent").exists()

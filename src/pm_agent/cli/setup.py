@@ -52,7 +52,7 @@ def _print_preflight(root: Path, config: PmConfig) -> None:
     """What `pm-agent run` will find: each command run once on HEAD, as the run's preflight does."""
     from pm_agent.engine.baseline import environment_commands
     from pm_agent.errors import VcsError
-    from pm_agent.preflight.baseline import LEFTOVERS_FIX, fix_hint, leftovers_problem, preflight
+    from pm_agent.preflight.baseline import LEFTOVERS_FIX, PreflightError, fix_hint, leftovers_problem, preflight
     from pm_agent.store import default_store_path
     from pm_agent.vcs import Git
 
@@ -67,16 +67,20 @@ def _print_preflight(root: Path, config: PmConfig) -> None:
         out.print("preflight: skipped (the repository has no commit yet)", highlight=False)
         return
     out.print(f"preflight on {sha[:12]} (what `pm-agent run` checks before any agent starts):", highlight=False)
-    baseline = preflight(
-        git,
-        default_store_path(root).parent,
-        sha,
-        commands,
-        timeout_s=env.gate_timeout_s,
-        mode=env.baseline,
-        check=False,
-        progress=None,
-    )
+    try:
+        baseline = preflight(
+            git,
+            default_store_path(root).parent,
+            sha,
+            commands,
+            timeout_s=env.gate_timeout_s,
+            mode=env.baseline,
+            check=False,
+            progress=None,
+        )
+    except PreflightError as exc:
+        out.print(f"  NOT READY: {exc.message}", markup=False, highlight=False)
+        return
     for entry in baseline.commands:
         if entry.cannot_run:
             fix = fix_hint(entry.key, entry.command, entry.cannot_run, env.gate_timeout_s)

@@ -25,7 +25,7 @@ from pm_agent.gates.environment import (
 )
 from pm_agent.gates.ward import run_command
 from pm_agent.listing import few
-from pm_agent.vcs import Git
+from pm_agent.vcs import Git, GitCommandError
 
 PREFLIGHT_DIR = "preflight"
 
@@ -119,7 +119,15 @@ def scratch_worktree(git: Git, state_dir: Path, sha: str) -> Iterator[Path]:
     remove_stale_preflight(git, state_dir)
     path = state_dir / PREFLIGHT_DIR / "baseline"
     path.parent.mkdir(parents=True, exist_ok=True)
-    git.worktree_add_detached(path, sha)
+    try:
+        git.worktree_add_detached(path, sha)
+    except GitCommandError as exc:
+        # Seen on clones whose objects are missing (a partial clone offline, a damaged one): no command can run.
+        said = next((line for line in exc.stderr.splitlines() if line.strip()), exc.stderr)
+        raise PreflightError(
+            f"cannot check out {sha[:12]} to run the environment commands on it: git says {said!r}"
+            " (missing objects? `git fsck` names them; fetch them or clone again)"
+        ) from None
     try:
         yield path
     finally:
