@@ -67,6 +67,22 @@ def test_a_passing_command_shows_no_output_and_a_silent_failure_no_tail(tmp_path
         ("pkg/spec/fixtures/data.json", True),
         ("src/helper.py", False),
         ("tests", False),  # the directory's own name is not a file under it
+        ("src/main/java/shop/CartTest.java", True),  # by its name, wherever it lives
+        ("core/src/it/java/shop/CartIT.java", True),
+        ("app/src/test/kotlin/shop/CartSpec.kt", True),
+        ("shared/src/commonTest/kotlin/shop/Cart.kt", True),  # Kotlin and Android test source sets
+        ("app/src/androidTest/java/shop/Screen.java", True),
+        ("app/src/integrationTest/java/shop/Flow.java", True),
+        ("Shop.Tests/CartTests.cs", True),
+        ("Shop.UnitTests/Helpers.cs", True),
+        ("spec/models/cart_spec.rb", True),
+        ("src/main/java/shop/Contest.java", False),  # not Test at a word's start
+        ("src/main/java/shop/Latest.java", False),
+        ("src/main/java/shop/TestData.java", False),
+        ("src/main/kotlin/shop/Attest.kt", False),
+        ("src/main/java/shop/inspect/Cart.java", False),
+        ("src/latest/Cart.java", False),
+        ("Shop.Testing/Cart.cs", False),
     ],
 )
 def test_files_under_a_test_directory_at_any_depth(path: str, is_test: bool) -> None:

@@ -25,8 +25,14 @@ IGNORED_PARTS: frozenset[str] = frozenset(
 )
 IGNORED_SUFFIXES: tuple[str, ...] = (".pyc", ".pyo", ".egg-info")
 
-_TEST_NAME = re.compile(r"^(test_.*\.py|.*_test\.py|conftest\.py|.*\.(test|spec)\.[cm]?[jt]sx?|.*_test\.go)$")
+_TEST_NAME = re.compile(
+    r"^(test_.*\.py|.*_test\.py|conftest\.py|.*\.(test|spec)\.[cm]?[jt]sx?|.*_test\.go"
+    # JUnit's, Kotest's, Spock's and xUnit's naming (CartTest.java, CartIT.java, CartSpec.kt, CartTests.cs), RSpec.
+    r"|[A-Z]\w*(Tests?|IT|Spec)\.(java|kt|kts|groovy|scala|cs)|.*_spec\.rb)$"
+)
 _TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "specs"})
+# Gradle's and Android's test source sets (src/androidTest, src/jvmTest, src/integrationTest), .NET test projects.
+_TEST_SOURCE_SET = re.compile(r"^[a-z][A-Za-z]*Tests?$|^[A-Z][\w.]*\.(Unit|Integration)?Tests?$")
 
 
 def changes_for(worktree: Path | str, base: str, changes: ChangeSet | None) -> ChangeSet:
@@ -43,9 +49,15 @@ def is_ignored_path(path: str) -> bool:
 
 
 def is_test_path(path: str) -> bool:
-    """Test files: test_*.py, *_test.py, conftest.py, *.test.ts, *.spec.js, files under tests/."""
+    """Test files: test_*.py, *_test.py, conftest.py, *.test.ts, *.spec.js, *_test.go, CartTest.java, CartSpec.kt,
+    files under tests/, spec/, a test source set (src/androidTest/) or a .NET test project (Shop.Tests/)."""
     pure = PurePosixPath(path)
-    return bool(_TEST_NAME.match(pure.name)) or any(p in _TEST_DIRS for p in pure.parts[:-1])
+    folders = pure.parts[:-1]
+    return (
+        bool(_TEST_NAME.match(pure.name))
+        or any(p in _TEST_DIRS for p in folders)
+        or any(_TEST_SOURCE_SET.match(p) for p in folders)
+    )
 
 
 def norm_path(worktree: Path | str, raw: str) -> str:
