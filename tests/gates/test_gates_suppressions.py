@@ -357,3 +357,19 @@ def test_a_change_outside_the_tools_settings_is_not_re_run(calc: Work) -> None:
     assert result.passed
     assert result.details["configs"] == [], "a new dependency changes no lint setting: no second run"
     assert result.evidence == "no suppression or lint/type-check ignore entry added"
+
+
+def test_an_added_suppresswarnings_in_java_fails_until_justified(make_work: MakeWork) -> None:
+    source = "package shop;\n\npublic class Cart {\n    java.util.List items() { return null; }\n}\n"
+    work = make_work({"src/main/java/shop/Cart.java": source})
+    work.write(
+        "src/main/java/shop/Cart.java", source.replace("    java", '    @SuppressWarnings("rawtypes")\n    java')
+    )
+    result = _gate(work)
+    assert not result.passed
+    quoted = '@SuppressWarnings("rawtypes")'
+    assert result.details["unjustified"] == [
+        f"src/main/java/shop/Cart.java:4: inline suppression `@SuppressWarnings` of rawtypes: {quoted}"
+    ]
+    justified = _gate(work, _report("src/main/java/shop/Cart.java:4 rawtypes: the legacy API returns a raw List"))
+    assert justified.passed, justified.evidence

@@ -1,6 +1,8 @@
-"""Inline suppressions a change adds: `# noqa`, `# type: ignore`, `eslint-disable`, `@ts-ignore`, `//nolint`, ...
+"""Inline suppressions a change adds: `# noqa`, `# type: ignore`, `eslint-disable`, `@ts-ignore`, `//nolint`,
+`@SuppressWarnings`, ...
 
-Only source files are read (Python, JavaScript/TypeScript, Go, Rust), so a README quoting `# noqa` is not
+Only source files are read (Python, JavaScript/TypeScript, Go, Rust, Java/Kotlin/Groovy/Scala), so a README
+quoting `# noqa` is not
 a suppression. In Python the marker must be in a comment (the tokenizer says which text is one), so a
 string that mentions `# noqa` is not either. A suppression counts as added when the change adds more of
 that exact suppression (marker and codes) to a file than it removes: moving or re-indenting a line that
@@ -20,6 +22,7 @@ from pm_agent.gates.justify import Weakening
 from pm_agent.vcs import ChangeSet
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+JVM_SUFFIXES = (".java", ".kt", ".kts", ".groovy", ".scala")
 JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".vue", ".svelte")
 
 _CODES = r"(?P<codes>[^\n]*)"
@@ -51,6 +54,19 @@ RUST_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+_ARGS = r"(?:\s*\(\s*(?:value\s*=\s*)?(?P<codes>[^)]*)\))?"
+JVM_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("@SuppressWarnings", re.compile(r"@(?:java\.lang\.)?SuppressWarnings\b" + _ARGS)),  # javac, IDEs, checkstyle
+    ("@Suppress", re.compile(r"@(?:file:)?Suppress\s*\(\s*(?P<codes>[^)]*)\)")),  # Kotlin: the compiler, detekt, ktlint
+    ("@SuppressFBWarnings", re.compile(r"@SuppressFBWarnings\b" + _ARGS)),  # SpotBugs
+    ("@SuppressLint", re.compile(r"@(?:file:)?SuppressLint\b" + _ARGS)),  # Android lint
+    ("CHECKSTYLE:OFF", re.compile(r"//\s*CHECKSTYLE[:.]\s*OFF\b:?(?P<codes>[\w, |]*)")),
+    ("NOPMD", re.compile(r"//\s*NOPMD\b")),
+    ("spotless:off", re.compile(r"spotless:off\b")),
+    ("ktlint-disable", re.compile(r"ktlint-disable\b(?P<codes>[\w:, -]*)")),
+)
+
+
 def markers_for(path: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     """The suppression markers of `path`'s language (none for files that are not source code)."""
     suffix = PurePosixPath(path).suffix.lower()
@@ -62,11 +78,15 @@ def markers_for(path: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
         return GO_MARKERS
     if suffix == ".rs":
         return RUST_MARKERS
+    if suffix in JVM_SUFFIXES:
+        return JVM_MARKERS
     return ()
 
 
 def _codes(text: str | None) -> tuple[str, ...]:
-    return tuple(c for c in re.split(r"[\s,]+", (text or "").strip(" -:")) if c and c != "--")
+    # Annotation arguments quote their names and may list them in braces: `{"unchecked", "rawtypes"}`.
+    names = (c.strip("\"'{}") for c in re.split(r"[\s,]+", (text or "").strip(" -:")))
+    return tuple(c for c in names if c and c != "--")
 
 
 def find_markers(path: str, text: str) -> list[tuple[str, tuple[str, ...]]]:
