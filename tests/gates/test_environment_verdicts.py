@@ -78,6 +78,21 @@ Downloading https://services.gradle.org/distributions/gradle-4.4.1-bin.zip
 Exception in thread "main" java.net.UnknownHostException: services.gradle.org
 \tat java.base/sun.nio.ch.NioSocketImpl.connect(NioSocketImpl.java:572)
 """
+# composer 2 offline (its message boxed in spaces) and bundler without a gem of the Gemfile: Debian's, on this machine.
+COMPOSER_OFFLINE = (
+    "\nIn RemoteFilesystem.php line 476:\n"
+    "                                                                               \n"
+    '  The "https://repo.packagist.org/packages.json" file could not be downloaded  \n'
+    "  : php_network_getaddresses: getaddrinfo for repo.packagist.org failed: Name  \n"
+    "   or service not known                                                        \n"
+    "\ninstall [--prefer-source] [--prefer-dist] [--prefer-install PREFER-INSTALL] [--dry-run] ...\n"
+)
+BUNDLER_MISSING = (
+    "bundler: failed to load command: rspec (/usr/bin/rspec)\n"
+    "/usr/share/rubygems-integration/all/gems/bundler-2.3.15/lib/bundler/resolver.rb:271:in `block in "
+    "verify_gemfile_dependencies_are_found!': Could not find gem 'rspec-nonexistent-xyz' in locally installed "
+    "gems. (Bundler::GemNotFound)\n"
+)
 GO_OFFLINE = (
     'go: github.com/stretchr/testify@v1.9.0: Get "https://proxy.golang.org/github.com/stretchr/testify/@v/v1.9.0.mod": '
     "dial tcp: lookup proxy.golang.org on 10.255.255.53:53: no such host\n"
@@ -128,6 +143,15 @@ GO_OFFLINE = (
             "'https://repo.maven.apache.org/maven2/junit/junit/4.13.99/junit-4.13.99.pom'.",
         ),
         ({"exit_code": 1, "output": GRADLE_MISSING}, None),
+        (
+            {"exit_code": 100, "output": COMPOSER_OFFLINE},
+            'the dependencies cannot be fetched: The "https://repo.packagist.org/packages.json" file could not be '
+            "downloaded",
+        ),
+        (
+            {"exit_code": 1, "output": BUNDLER_MISSING},
+            "the dependencies cannot be fetched: Could not find gem 'rspec-nonexistent-xyz' in locally installed gems.",
+        ),
         ({"exit_code": 1, "output": GRADLE_NO_TASK}, "the gradle build has no task spotlessCheck"),
         (
             {"exit_code": 1, "output": GRADLEW_OFFLINE},

@@ -68,6 +68,19 @@ from pm_agent.gates.narrow import command_for_test_files
         ),
         ("cargo test", ["src/lib.rs"], "cargo test"),
         ("cargo test", ["tests/api.rs", "tests/common/mod.rs"], "cargo test"),  # a module of the tests, no target
+        # Only the last part of a command list is narrowed; the rest stays as written (its && not quoted).
+        (
+            "composer install --no-interaction --quiet && vendor/bin/phpunit",
+            ["tests/CalcTest.php"],
+            "composer install --no-interaction --quiet && vendor/bin/phpunit tests/CalcTest.php",
+        ),
+        ("cd app && pytest -q", ["tests/test_a.py"], "cd app && pytest -q tests/test_a.py"),
+        ("go vet ./... ; go test ./...", ["pkg/a_test.go"], "go vet ./... ; go test ./pkg"),
+        ('pytest -k "a && b"', ["x.py"], "pytest -k 'a && b' x.py"),  # an operator inside quotes is no split
+        ("bundle exec rspec", ["spec/cart_spec.rb"], "bundle exec rspec spec/cart_spec.rb"),
+        # A pipe or a redirection: where the files would go is unclear, so the whole suite.
+        ("pytest -q | tee log.txt", ["a.py"], "pytest -q | tee log.txt"),
+        ("npm test 2>&1", ["a.test.js"], "npm test 2>&1"),
         # Runners pm-agent cannot point at files: the whole suite (a path would be a make target, a tox env ...).
         ("make test", ["tests/test_a.py"], "make test"),
         ("tox -e py311", ["tests/test_a.py"], "tox -e py311"),

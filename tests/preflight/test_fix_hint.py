@@ -77,6 +77,8 @@ def test_a_program_that_cannot_be_executed_is_named(tmp_path: Path) -> None:
         ("./mvnw -B test", "`./mvnw dependency:go-offline`"),
         ("gradle --console=plain test", "`gradle test` once"),
         ("./gradlew --console=plain test", "`./gradlew test` once, which fetches the wrapper's gradle as well"),
+        ("bundle exec rspec", "`bundle install`"),
+        ("composer install --quiet && phpunit", "`composer install`, which fills composer's cache"),
         ("make build", "`cargo fetch`, `go mod download`, `npm install`"),  # whichever the Makefile runs
     ],
 )

@@ -19,7 +19,23 @@ from pathlib import Path, PurePosixPath
 _PATHLIKE = re.compile(r"[/\\]|\.py$|::")
 # Runners that take test files as arguments (the package managers pass them on to the script's runner).
 _TAKES_PATHS = frozenset(
-    {"npm", "pnpm", "yarn", "bun", "npx", "jest", "vitest", "mocha", "ava", "rspec", "rails", "deno", "mix", "phpunit"}
+    {
+        "npm",
+        "pnpm",
+        "yarn",
+        "bun",
+        "npx",
+        "jest",
+        "vitest",
+        "mocha",
+        "ava",
+        "rspec",
+        "rails",
+        "deno",
+        "mix",
+        "phpunit",
+        "pest",
+    }
 )
 _WHOLE = ""  # a narrower's answer for a file its runner cannot be pointed at: the whole suite
 # src/<source set>/<language>/<package path>/<Class>.<ext>: a JVM test class's source root.
@@ -28,20 +44,40 @@ _JVM_SOURCES = frozenset({"java", "kotlin", "groovy", "scala"})
 
 def command_for_test_files(test_command: str, files: Sequence[str], worktree: Path | str | None = None) -> str:
     """The command that runs only `files` with the environment's test runner; `test_command` itself when the
-    runner cannot be pointed at files. A `{files}` placeholder in `test_command` is replaced by the paths."""
+    runner cannot be pointed at files. A `{files}` placeholder in `test_command` is replaced by the paths.
+
+    Only the command's last part is narrowed (`composer install && phpunit`: phpunit), the rest kept as written;
+    a last part that pipes or redirects its output is not narrowed."""
     quoted = " ".join(shlex.quote(f) for f in files)
     if "{files}" in test_command:
         return test_command.replace("{files}", quoted)
+    prefix, last = _last_part(test_command)
     try:
-        tokens = shlex.split(test_command)
+        tokens = shlex.split(last)
     except ValueError:
         return f"{test_command} {quoted}"
+    if any(t.lstrip("0123456789").startswith(("|", "&", ">", "<")) for t in tokens):
+        return test_command  # a pipe, a redirection or a background job: where the files would go is unclear
     names = [PurePosixPath(t).name for t in tokens]
     for narrow in _NARROWERS:
         command = narrow(tokens, names, files, worktree)
         if command is not None:
-            return command or test_command
+            return f"{prefix}{command}" if command else test_command
     return test_command
+
+
+def _last_part(command: str) -> tuple[str, str]:
+    """(everything up to the last `&&`, `||` or `;` with a space after it, the command after it); ("", command)
+    when there is none or the split falls inside quotes."""
+    at, op = max((command.rfind(op), op) for op in ("&&", "||", ";"))
+    if at < 0:
+        return "", command
+    head, tail = command[: at + len(op)], command[at + len(op) :].strip()
+    try:
+        shlex.split(head)
+    except ValueError:
+        return "", command
+    return f"{head} ", tail
 
 
 def _pytest(tokens: list[str], names: list[str], files: Sequence[str], worktree: Path | str | None) -> str | None:

@@ -30,6 +30,8 @@ class Source(StrEnum):
     RUST = "rust"
     MAVEN = "maven"
     GRADLE = "gradle"
+    RUBY = "ruby"
+    PHP = "php"
 
 
 @dataclass(frozen=True)

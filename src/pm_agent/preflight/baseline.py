@@ -44,6 +44,8 @@ _FETCHES = {
     "./mvnw": "`./mvnw dependency:go-offline`",
     "gradle": "`gradle test` once",
     "./gradlew": "`./gradlew test` once, which fetches the wrapper's gradle as well",
+    "bundle": "`bundle install`",
+    "composer": "`composer install`, which fills composer's cache",
 }
 
 

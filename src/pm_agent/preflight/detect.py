@@ -6,10 +6,11 @@ chosen and for every candidate it dropped why not. A command whose tool is missi
 when the repository configures it, with a `problem` the preflight turns into a fix message.
 
 Sources per slot, first source with a candidate wins:
-- lint, typecheck: Makefile target, Python, Node, Go, Rust, Maven, Gradle. A `make lint` that dry-runs is the
-  project's own entry point with its own flags and paths.
-- test, build: Python, Node, Go, Rust, Maven, Gradle, Makefile. pm-agent narrows a pytest command to the changed test
-  files; `make test` cannot be narrowed, so it is the fallback of Makefile-only repositories.
+- lint, typecheck: Makefile target, Python, Node, Go, Rust, Maven, Gradle, Ruby, PHP. A `make lint` that
+  dry-runs is the project's own entry point with its own flags and paths.
+- test, build: Python, Node, Go, Rust, Maven, Gradle, Ruby, PHP, Makefile. pm-agent narrows a test command to
+  the changed test files where its runner allows (gates/narrow.py); `make test` cannot be narrowed, so it is
+  the fallback of Makefile-only repositories.
 Within one source the first candidate without a problem wins, else the first (ruff over flake8).
 """
 
@@ -27,6 +28,7 @@ from pm_agent.preflight._native import detect_go, detect_gradle, detect_maven, d
 from pm_agent.preflight._node import detect_node
 from pm_agent.preflight._probe import Probe
 from pm_agent.preflight._python import detect_python
+from pm_agent.preflight._ruby_php import detect_php, detect_ruby
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Detection:
         return {slot: c.problem for slot, c in self.chosen.items() if c.problem is not None}
 
 
-_LANGUAGES = (Source.PYTHON, Source.NODE, Source.GO, Source.RUST, Source.MAVEN, Source.GRADLE)
+_LANGUAGES = (Source.PYTHON, Source.NODE, Source.GO, Source.RUST, Source.MAVEN, Source.GRADLE, Source.RUBY, Source.PHP)
 _FIRST_MAKE = (Source.MAKE, *_LANGUAGES)
 _LAST_MAKE = (*_LANGUAGES, Source.MAKE)
 ORDER: dict[Slot, tuple[Source, ...]] = {
@@ -65,6 +67,8 @@ def detect_environment(repo: Path, *, path: str | None = None) -> Detection:
         Source.RUST: detect_rust,
         Source.MAVEN: detect_maven,
         Source.GRADLE: detect_gradle,
+        Source.RUBY: detect_ruby,
+        Source.PHP: detect_php,
     }
     findings = {source: found for source, detect in detectors.items() if (found := detect(probe)) is not None}
     rejected = [r for found in findings.values() for r in found.rejected]

@@ -9,8 +9,8 @@ environment command on the baseline commit too, and a gate fails only on what th
 
 Understood: pytest, unittest (and Django), mypy, pyright, ruff, flake8, pylint, eslint, tsc, go vet /
 go build, go test, cargo / clippy, cargo test and nextest, gradle and maven (failing tests, javac and kotlinc
-errors, checkstyle). A finding's `key` leaves out line numbers, so
-code that only moved keeps its findings' identity.
+errors, checkstyle), rspec, rubocop (and standardrb), phpunit, phpstan (raw). A finding's `key` leaves out line
+numbers, so code that only moved keeps its findings' identity.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ def _shape(pattern: str) -> re.Pattern[str]:
 def _on_use(module: str, name: str) -> ParseFn:
     """The parser `name` of the findings module `module`, imported on its first call.
 
-    A project's commands call for one or two of the five parser modules (and a gate command naming no tool
+    A project's commands call for one or two of the six parser modules (and a gate command naming no tool
     none); each builds a dozen regexes at import, which every run paid for at start-up.
     """
 
@@ -56,6 +56,8 @@ parse_pylint, parse_ruff = _on_use("python_lint", "parse_pylint"), _on_use("pyth
 parse_flake8 = _on_use("python_lint", "parse_flake8")
 parse_tsc, parse_eslint = _on_use("js_tools", "parse_tsc"), _on_use("js_tools", "parse_eslint")
 parse_gradle, parse_maven = _on_use("jvm", "parse_gradle"), _on_use("jvm", "parse_maven")
+parse_rspec, parse_rubocop = _on_use("ruby_php", "parse_rspec"), _on_use("ruby_php", "parse_rubocop")
+parse_phpunit, parse_phpstan = _on_use("ruby_php", "parse_phpunit"), _on_use("ruby_php", "parse_phpstan")
 
 
 # Order matters in shape mode: earlier parsers claim their lines first.
@@ -68,6 +70,9 @@ PARSERS: dict[str, Parser] = {
         Parser("cargo-test", parse_cargo_test, _shape(r"^test result: ")),
         Parser("gradle", parse_gradle, _shape(r"^[\w.$]+ > .+ FAILED$|^\d+ tests? completed, \d+ failed")),
         Parser("maven", parse_maven, _shape(r"Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+$")),
+        Parser("rspec", parse_rspec, _shape(r"^\d+ examples?, \d+ failures?")),
+        Parser("phpunit", parse_phpunit, _shape(r"^Tests: \d+, Assertions: \d+")),
+        Parser("rubocop", parse_rubocop, _shape(r"^\d+ files? inspected, ")),
         Parser(
             "mypy",
             parse_mypy,
@@ -87,6 +92,7 @@ PARSERS: dict[str, Parser] = {
         Parser("flake8", parse_flake8, _shape(r"^\S.*:\d+:\d+: [A-Z]{1,4}\d{1,4} ")),
         Parser("go-vet", parse_go_vet, _shape(r"^(?:vet: )?\S+\.go:\d+:\d+: ")),
         Parser("cargo", parse_cargo, _shape(r"^error(?:\[E\d+\])?: .*\n\s*--> ")),
+        Parser("phpstan", parse_phpstan, _shape(r"^[^\s:]+\.php:\d+:\S")),
     )
 }
 # Parsers that share another's code under their own tool name (picked by command words only).
@@ -110,6 +116,11 @@ _TOOL_WORDS: dict[str, tuple[str, ...]] = {
     "gradlew": ("gradle",),
     "mvn": ("maven",),
     "mvnw": ("maven",),
+    "rspec": ("rspec",),
+    "rubocop": ("rubocop",),
+    "standardrb": ("rubocop",),
+    "phpunit": ("phpunit",),
+    "phpstan": ("phpstan",),
 }
 _SUBCOMMANDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("go", "vet"): ("go-vet",),

@@ -1,0 +1,130 @@
+"""Ruby (Gemfile) and PHP (composer.json): their test runners, linters and static analysers, as a project sets
+them up.
+
+Ruby's tools run through `bundle exec`, so the Gemfile's versions are the ones used; PHP's from `vendor/bin/`
+when composer.json requires them (else from PATH), each after `composer install` (a task's worktree has no
+vendor/); a composer `test` script, the project's own entry point, comes first. A tool is chosen only by its own
+configuration file or folder: `.rspec` or `spec/` for RSpec, `.rubocop.yml` for RuboCop, `phpunit.xml` for
+PHPUnit, `phpstan.neon` for PHPStan ...
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
+from pm_agent.preflight._probe import Probe
+
+
+def _first(repo: Path, *names: str) -> str | None:
+    return next((name for name in names if (repo / name).exists()), None)
+
+
+def detect_ruby(probe: Probe) -> Finding | None:
+    """`bundle exec rspec` or the Rakefile's/Rails' tests, `bundle exec rubocop` (or standardrb); None without a
+    Gemfile."""
+    repo = probe.repo
+    if not (repo / "Gemfile").is_file():
+        return None
+    missing = None if probe.which("bundle") else "not installed: bundle is not on PATH (gem install bundler)"
+    gemfile = (repo / "Gemfile").read_text(encoding="utf-8", errors="replace")
+    found = Finding()
+    specs = _first(repo, ".rspec", "spec")
+    if specs is not None:
+        found.candidates.append(Candidate(Slot.TEST, "bundle exec rspec", f"Gemfile and {specs}: RSpec", missing))
+    if (repo / "bin" / "rails").is_file() and (repo / "test").is_dir():
+        found.candidates.append(Candidate(Slot.TEST, "bin/rails test", "bin/rails and test/: Rails' test runner"))
+    elif (repo / "test").is_dir() and _first(repo, "Rakefile", "rakefile", "Rakefile.rb"):
+        why = "Rakefile and test/: the rake test task (minitest, test-unit)"
+        found.candidates.append(Candidate(Slot.TEST, "bundle exec rake test", why, missing))
+    if (repo / ".rubocop.yml").is_file():
+        found.candidates.append(Candidate(Slot.LINT, "bundle exec rubocop", ".rubocop.yml: RuboCop", missing))
+    elif "'standard'" in gemfile or '"standard"' in gemfile:
+        found.candidates.append(Candidate(Slot.LINT, "bundle exec standardrb", "Gemfile: the standard gem", missing))
+    if (repo / "sorbet").is_dir():
+        found.candidates.append(Candidate(Slot.TYPECHECK, "bundle exec srb tc", "sorbet/: Sorbet", missing))
+    elif (repo / "Steepfile").is_file():
+        found.candidates.append(Candidate(Slot.TYPECHECK, "bundle exec steep check", "Steepfile: Steep", missing))
+    return found
+
+
+# PHP's tools by their configuration files: (slot, files, program, its arguments, the package that ships it, name).
+PHP_TOOLS: tuple[tuple[Slot, tuple[str, ...], str, str, str, str], ...] = (
+    (Slot.TEST, ("phpunit.xml", "phpunit.xml.dist"), "phpunit", "", "phpunit/phpunit", "PHPUnit"),
+    (
+        Slot.LINT,
+        ("phpcs.xml", "phpcs.xml.dist", ".phpcs.xml", ".phpcs.xml.dist"),
+        "phpcs",
+        "",
+        "squizlabs/php_codesniffer",
+        "PHP_CodeSniffer",
+    ),
+    (
+        Slot.LINT,
+        (".php-cs-fixer.php", ".php-cs-fixer.dist.php"),
+        "php-cs-fixer",
+        " fix --dry-run --diff",
+        "friendsofphp/php-cs-fixer",
+        "PHP CS Fixer",
+    ),
+    (
+        Slot.TYPECHECK,
+        ("phpstan.neon", "phpstan.neon.dist", "phpstan.dist.neon"),
+        "phpstan",
+        " analyse --no-progress --error-format=raw",
+        "phpstan/phpstan",
+        "PHPStan",
+    ),
+    (Slot.TYPECHECK, ("psalm.xml", "psalm.xml.dist"), "psalm", " --no-progress", "vimeo/psalm", "Psalm"),
+)
+# A task's worktree is a fresh checkout: vendor/ (ignored) is not in it, and a link to the repository's own would
+# autoload the repository's classes, not the task's. So each command installs first (from composer's cache).
+COMPOSER_INSTALL = "composer install --no-interaction --no-progress --quiet && "
+
+
+def detect_php(probe: Probe) -> Finding | None:
+    """composer's test script, else the configured PHPUnit (Pest when required), PHP_CodeSniffer or PHP CS Fixer,
+    PHPStan or Psalm, each after `composer install`; None without composer.json."""
+    repo = probe.repo
+    path = repo / "composer.json"
+    if not path.is_file():
+        return None
+    found = Finding()
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        found.rejected.append(Rejected("composer.json", f"not valid JSON ({exc}); its scripts were not read"))
+        data = {}
+    data = data if isinstance(data, dict) else {}
+    scripts = _mapping(data.get("scripts"))
+    required = {**_mapping(data.get("require")), **_mapping(data.get("require-dev"))}
+    composer = None if probe.which("composer") else "not installed: composer is not on PATH"
+    if "test" in scripts:
+        why = "composer.json scripts.test, after composer install"
+        found.candidates.append(Candidate(Slot.TEST, f"{COMPOSER_INSTALL}composer test", why, composer))
+    for slot, files, program, args, package, what in PHP_TOOLS:
+        config = _first(repo, *files)
+        if config is None:
+            continue
+        if program == "phpunit" and "pestphp/pest" in required:
+            program, package, what = "pest", "pestphp/pest", "Pest"
+        if package in required:
+            command, where, problem = f"vendor/bin/{program}", f"{package} in composer.json", composer
+        else:
+            on_path = probe.which(program) is not None
+            command, where = program, f"{program} on PATH ({package} is not in composer.json)"
+            problem = composer or (
+                None if on_path else f"not installed: {package} is neither in composer.json nor {program} on PATH"
+            )
+        reason = f"{config}: {what}, {where}"
+        found.candidates.append(Candidate(slot, f"{COMPOSER_INSTALL}{command}{args}", reason, problem))
+    return found
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+__all__ = ["detect_php", "detect_ruby"]
