@@ -241,6 +241,14 @@ SKIPS = [
     "\tsub.SkipNow()",
     "#[ignore]",
     '#[ignore = "slow"]',
+    '        $this->markTestSkipped("needs a database");',
+    "        self::markTestIncomplete();",
+    '  xit "adds" do',
+    "  xdescribe Calc do",
+    "  xcontext('empty') do",
+    '    skip "not on CI"',
+    "    skip",
+    "    pending('waits for the API')",
 ]
 NOT_SKIPS = [
     "@pytest.mark.skipping_helper",
@@ -258,6 +266,10 @@ NOT_SKIPS = [
     "\tt.Skipper()",
     "#[ignored_attr]",
     "// t.skip later",
+    "  exit_code = 1",
+    "    skip_reason = nil",
+    "    pending_orders.each do |o|",
+    "  xiter.next",
 ]
 
 
@@ -291,6 +303,10 @@ ASSERTS = [
     "    assert!(ok);",
     "    assert_eq!(add(1, 2), 3);",
     "    debug_assert_ne!(a, b);",
+    "        $this->assertSame(3, Calc::add(1, 2));",
+    "        self::assertTrue($ok);",
+    "    assert_equal 3, Calc.add(1, 2)",
+    "    refute_nil cart.total",
 ]
 NOT_ASSERTS = [
     "assertion = check()",
@@ -302,6 +318,8 @@ NOT_ASSERTS = [
     "    assertion.run()",
     '    t.Log("assert later")',
     "    asserted!(x)",
+    "    assert_count = 3",
+    "    $this->assertions = [];",
 ]
 
 

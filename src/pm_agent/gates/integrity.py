@@ -3,8 +3,8 @@
 - scope: every changed path is an expected file (create/modify/delete/test, tests_to_add), under the
   task's ownership directory, or ignored (docs/reviews/, caches, bytecode).
 - tests-weakened: test files deleted (unless the contract deletes them), skip/xfail markers added to
-  tests (pytest, unittest, the JavaScript runners, JUnit, TestNG, go, Rust), or assertions removed from tests
-  (more assert lines removed than added in a file).
+  tests (pytest, unittest, the JavaScript runners, JUnit, TestNG, go, Rust, PHPUnit, RSpec, minitest), or
+  assertions removed from tests (more assert lines removed than added in a file).
 - vcs-tampering: the agent committed, moved HEAD, switched branch or rewrote history.
 """
 
@@ -33,12 +33,18 @@ SKIP_MARKER = re.compile(
     r"|@Test\s*\([^)]*\benabled\s*=\s*false\b"
     r"|\.Skip(?:f|Now)?\s*\("
     r"|#\[ignore\b"
+    # PHPUnit; RSpec and minitest, whose calls often go without parentheses.
+    r"|\bmarkTest(?:Skipped|Incomplete)\s*\("
+    r"|^\s*x(?:it|describe|context|specify)\b(?:\s*[(\"']|\s+[A-Z])"
+    r"|^\s*(?:skip|pending)(?:\s*\(|\s+[\"']|\s*$)"
 )
 ASSERTION = re.compile(
     r"^\s*(?:assert\b|self\.assert\w*\s*\(|self\.fail\s*\(|expect\s*\(|assert_\w+\s*\("
     # JUnit's and AssertJ's assertEquals/assertThat, testify and node's assert.x/require.x, go's t.Error/t.Fatal,
     # Rust's assert!/assert_eq!.
-    r"|(?:\w+\.)*assert[A-Z]\w*\s*\(|(?:assert|require)\.\w+\s*\(|t\.(?:Error|Fatal)f?\s*\(|(?:debug_)?assert(?:_\w+)?!\s*\()"
+    r"|(?:\w+\.)*assert[A-Z]\w*\s*\(|(?:assert|require)\.\w+\s*\(|t\.(?:Error|Fatal)f?\s*\(|(?:debug_)?assert(?:_\w+)?!\s*\("
+    # PHPUnit's $this->assertSame(...) and self::assertTrue(...); minitest's assert_equal 3, x (no parentheses).
+    r"|(?:\$this->|self::|static::)assert\w*\s*\(|(?:assert|refute)_\w+\s+[^=\s])"
 )
 _RANGE_SUFFIX = re.compile(r":\d+(?:-\d+)?$")
 

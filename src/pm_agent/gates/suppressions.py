@@ -1,7 +1,8 @@
 """Inline suppressions a change adds: `# noqa`, `# type: ignore`, `eslint-disable`, `@ts-ignore`, `//nolint`,
 `@SuppressWarnings`, ...
 
-Only source files are read (Python, JavaScript/TypeScript, Go, Rust, Java/Kotlin/Groovy/Scala), so a README
+Only source files are read (Python, JavaScript/TypeScript, Go, Rust, Java/Kotlin/Groovy/Scala, Ruby, PHP), so a
+README
 quoting `# noqa` is not
 a suppression. In Python the marker must be in a comment (the tokenizer says which text is one), so a
 string that mentions `# noqa` is not either. A suppression counts as added when the change adds more of
@@ -67,6 +68,21 @@ JVM_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+RUBY_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("# rubocop:disable", re.compile(r"#\s*rubocop\s*:\s*(?:disable|todo)\b\s*(?P<codes>[\w/, ]*)")),
+    ("# standard:disable", re.compile(r"#\s*standard\s*:\s*disable\b\s*(?P<codes>[\w/, ]*)")),
+    ("# typed: false", re.compile(r"^#\s*typed:\s*(?:false|ignore)\b")),  # Sorbet's checks turned down for the file
+    ("# steep:ignore", re.compile(r"#\s*steep:ignore\b\s*(?P<codes>[\w, ]*)")),
+)
+PHP_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("phpcs:ignore", re.compile(r"phpcs:(?:ignore|disable)(?:File)?\b\s*(?P<codes>[\w., ]*)")),
+    ("@codingStandardsIgnore", re.compile(r"@codingStandardsIgnore(?:Line|Start|File)\b")),
+    ("@phpstan-ignore", re.compile(r"@phpstan-ignore(?:-line|-next-line)?\b\s*(?P<codes>[\w.,\- ]*)")),
+    ("@psalm-suppress", re.compile(r"@psalm-suppress\s+(?P<codes>\w+)")),
+    ("@SuppressWarnings", re.compile(r"@SuppressWarnings\s*\(\s*(?P<codes>[^)]*)\)")),  # PHPMD
+)
+
+
 def markers_for(path: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     """The suppression markers of `path`'s language (none for files that are not source code)."""
     suffix = PurePosixPath(path).suffix.lower()
@@ -80,6 +96,10 @@ def markers_for(path: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
         return RUST_MARKERS
     if suffix in JVM_SUFFIXES:
         return JVM_MARKERS
+    if suffix in (".rb", ".rake"):
+        return RUBY_MARKERS
+    if suffix == ".php":
+        return PHP_MARKERS
     return ()
 
 
