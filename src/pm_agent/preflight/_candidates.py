@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
+from typing import Any
 
 
 class Slot(StrEnum):
@@ -59,3 +62,17 @@ class Finding:
 
     candidates: list[Candidate] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
+
+
+def read_manifest(path: Path, found: Finding) -> dict[str, Any] | None:
+    """A JSON manifest's object (package.json, composer.json), or None with the reason in `found.rejected`."""
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        line = f" line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        found.rejected.append(Rejected(path.name, f"not valid JSON{line} ({exc}); its scripts were not read"))
+        return None
+    if not isinstance(data, dict):
+        found.rejected.append(Rejected(path.name, "not a JSON object; its scripts were not read"))
+        return None
+    return data

@@ -69,6 +69,16 @@ def detect_rust(probe: Probe) -> Finding | None:
     return found
 
 
+def _wrapped(probe: Probe, tool: str, name: str, marker: str) -> tuple[str, str, str | None]:
+    """(how to call the build tool, why, what stands in its way): the project's wrapper (`./mvnw`, `./gradlew`) when it
+    ships one, else the tool on PATH."""
+    wrapper = probe.repo / f"{tool}w"
+    if wrapper.is_file():
+        problem = None if os.access(wrapper, os.X_OK) else f"{tool}w is not executable: chmod +x {tool}w"
+        return f"./{tool}w", f"the project's {name} wrapper ({tool}w)", problem
+    return tool, marker, None if probe.which(tool) else f"not installed: {tool} is not on PATH"
+
+
 # Maven plugins whose check goal is the project's own lint, when its pom.xml configures them.
 MAVEN_LINTS = (("maven-checkstyle-plugin", "checkstyle:check"), ("spotless-maven-plugin", "spotless:check"))
 MAVEN_FLAGS = "-B -q"  # batch mode (no prompts, no progress bars), quiet: errors and test failures only
@@ -80,13 +90,7 @@ def detect_maven(probe: Probe) -> Finding | None:
     pom = probe.repo / "pom.xml"
     if not pom.is_file():
         return None
-    wrapper = probe.repo / "mvnw"
-    if wrapper.is_file():
-        mvn, via = "./mvnw", "the project's maven wrapper (mvnw)"
-        missing = None if os.access(wrapper, os.X_OK) else "mvnw is not executable: chmod +x mvnw"
-    else:
-        mvn, via = "mvn", "pom.xml"
-        missing = None if probe.which("mvn") else "not installed: mvn is not on PATH"
+    mvn, via, missing = _wrapped(probe, "mvn", "maven", "pom.xml")
     found = Finding()
     text = pom.read_text(encoding="utf-8", errors="replace")
     for plugin, goal in MAVEN_LINTS:
@@ -160,13 +164,7 @@ def detect_gradle(probe: Probe) -> Finding | None:
     marker = next((name for name in GRADLE_FILES if (probe.repo / name).is_file()), None)
     if marker is None:
         return None
-    wrapper = probe.repo / "gradlew"
-    if wrapper.is_file():
-        gradle, via = "./gradlew", "the project's gradle wrapper (gradlew)"
-        missing = None if os.access(wrapper, os.X_OK) else "gradlew is not executable: chmod +x gradlew"
-    else:
-        gradle, via = "gradle", marker
-        missing = None if probe.which("gradle") else "not installed: gradle is not on PATH"
+    gradle, via, missing = _wrapped(probe, "gradle", "gradle", marker)
     scripts = _gradle_scripts(probe.repo)
     found = Finding()
     for plugin, tasks in GRADLE_LINTS:

@@ -7,11 +7,10 @@ otherwise `npx tsc` fetches the unrelated `tsc` package from the registry.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
+from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot, read_manifest
 from pm_agent.preflight._probe import Probe
 
 LOCKFILES = (
@@ -48,14 +47,8 @@ def detect_node(probe: Probe) -> Finding | None:
     if not path.is_file():
         return None
     found = Finding()
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        line = f" line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
-        found.rejected.append(Rejected("package.json", f"not valid JSON{line} ({exc}); its scripts were not read"))
-        return found
-    if not isinstance(data, dict):
-        found.rejected.append(Rejected("package.json", "not a JSON object; its scripts were not read"))
+    data = read_manifest(path, found)
+    if data is None:
         return found
     manager, how = _manager(probe.repo, data, found)
     problem = _problem(probe, manager)

@@ -10,11 +10,10 @@ PHPUnit, `phpstan.neon` for PHPStan ...
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
+from pm_agent.preflight._candidates import Candidate, Finding, Slot, read_manifest
 from pm_agent.preflight._probe import Probe
 
 
@@ -92,12 +91,7 @@ def detect_php(probe: Probe) -> Finding | None:
     if not path.is_file():
         return None
     found = Finding()
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        found.rejected.append(Rejected("composer.json", f"not valid JSON ({exc}); its scripts were not read"))
-        data = {}
-    data = data if isinstance(data, dict) else {}
+    data = read_manifest(path, found) or {}  # a broken composer.json: its configured tools are still found
     scripts = _mapping(data.get("scripts"))
     required = {**_mapping(data.get("require")), **_mapping(data.get("require-dev"))}
     composer = None if probe.which("composer") else "not installed: composer is not on PATH"
