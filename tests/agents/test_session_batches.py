@@ -4,6 +4,7 @@ past BATCH_MAX (the agent's output is read no faster than the store takes it).""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,13 +21,15 @@ LINES = 300
 COMPLETE = {"signal": "complete", "stepId": "t1", "summary": "printed", "filesCreated": []}
 
 
-def calls_of(world: World, refuse: str | None = None) -> list[list[tuple[int, str, Any]]]:
-    """Each call of the store's record_session_events, with its lines; `refuse`: fail a batch holding it."""
+def calls_of(world: World, refuse: str | None = None, slow_s: float = 0.0) -> list[list[tuple[int, str, Any]]]:
+    """Each call of the store's record_session_events, with its lines; `refuse`: fail a batch holding it; `slow_s`:
+    each write takes that long (lines pile up meanwhile, however fast the machine reads them)."""
     calls: list[list[tuple[int, str, Any]]] = []
     real = world.store.record_session_events
 
     def record(session_id: int, lines: Sequence[tuple[int, str, Any]], touched_at: Any = None) -> int:
         calls.append(list(lines))
+        time.sleep(slow_s)
         if refuse is not None and any(refuse in str(line[2]) for line in lines):
             raise StoreError("refused for the test")
         return real(session_id, lines, touched_at)
@@ -68,7 +71,7 @@ async def test_a_batch_never_grows_past_its_limit(
     world: World, fake_host: AgentHost, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(monitor, "BATCH_MAX", 8)
-    calls = calls_of(world)
+    calls = calls_of(world, slow_s=0.02)  # 300 lines at once outrun 20 ms writes: full batches on any machine
     _, printed = await burst(world, fake_host)
     assert printed == [f"line {n}" for n in range(LINES)]
     sizes = [len(c) for c in calls]
