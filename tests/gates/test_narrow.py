@@ -122,3 +122,19 @@ def test_the_narrowed_go_command_runs_only_the_files_package(tmp_path: Path) -> 
         f"{whole} cart/cart_test.go", shell=True, cwd=tmp_path, capture_output=True, text=True, env=env, check=False
     )
     assert "named files must be .go files" in appended.stderr, "what appending the path did"
+
+
+def test_a_workspace_members_integration_tests_run_as_that_package(tmp_path: Path) -> None:
+    """The narrowed form was run with cargo 1.95 on such a workspace: only shop-core's api target ran."""
+    (tmp_path / "crates" / "core").mkdir(parents=True)
+    (tmp_path / "crates" / "core" / "Cargo.toml").write_text('[package]\nname = "shop-core"\n', encoding="utf-8")
+    (tmp_path / "crates" / "cli").mkdir(parents=True)
+    (tmp_path / "crates" / "cli" / "Cargo.toml").write_text('[package]\nname = "shop"\n', encoding="utf-8")
+    member = ["crates/core/tests/api.rs", "crates/core/tests/money.rs"]
+    assert command_for_test_files("cargo test --workspace -q", member, tmp_path) == (
+        "cargo test -q -p shop-core --test api --test money"
+    )
+    two_crates = ["crates/core/tests/api.rs", "crates/cli/tests/run.rs"]
+    assert command_for_test_files("cargo test --workspace", two_crates, tmp_path) == "cargo test --workspace"
+    assert command_for_test_files("cargo test", ["crates/web/tests/x.rs"], tmp_path) == "cargo test"  # no manifest
+    assert command_for_test_files("cargo test", member, None) == "cargo test"  # no worktree to read it from

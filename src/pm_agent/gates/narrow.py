@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import tomllib
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 from pathlib import Path, PurePosixPath
@@ -169,16 +170,38 @@ def _go_package(token: str) -> bool:
 
 
 def _cargo(tokens: list[str], names: list[str], files: Sequence[str], worktree: Path | str | None) -> str | None:
-    """cargo test of the integration test targets (`tests/api.rs` -> `--test api`); other files: the whole suite."""
+    """cargo test of the integration test targets (`tests/api.rs` -> `--test api`), of the workspace member that holds
+    them (`-p shop-core`); files of several crates, or not integration tests: the whole suite."""
     at = next((i for i in range(len(tokens) - 1) if names[i] == "cargo" and tokens[i + 1] == "test"), None)
     if at is None:
         return None
-    parts = [PurePosixPath(f).parts for f in files]
-    if not all(len(p) == 2 and p[0] == "tests" and p[1].endswith(".rs") for p in parts):
+    crates = {_crate(f, worktree) for f in files}
+    if len(crates) != 1 or None in crates:
         return _WHOLE
-    targets = [t for p in parts for t in ("--test", PurePosixPath(p[1]).stem)]
+    package = crates.pop()
     end = tokens.index("--") if "--" in tokens else len(tokens)  # the test binary's own arguments stay last
-    return shlex.join([*tokens[:end], *targets, *tokens[end:]])
+    head = [t for t in tokens[:end] if not package or t not in ("--workspace", "--all")]
+    select = ["-p", package] if package else []
+    targets = [t for f in files for t in ("--test", PurePosixPath(f).stem)]
+    return shlex.join([*head, *select, *targets, *tokens[end:]])
+
+
+def _crate(path: str, worktree: Path | str | None) -> str | None:
+    """The package an integration test file (`tests/x.rs`, `crates/core/tests/x.rs`) belongs to: "" for the root's,
+    the member's [package] name, None for any other file or a member whose Cargo.toml cannot be read."""
+    parts = PurePosixPath(path).parts
+    if len(parts) < 2 or parts[-2] != "tests" or not parts[-1].endswith(".rs"):
+        return None
+    if len(parts) == 2:
+        return ""
+    if worktree is None:
+        return None
+    try:
+        manifest = tomllib.loads((Path(worktree).joinpath(*parts[:-2]) / "Cargo.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    name = manifest.get("package", {}).get("name")
+    return name if isinstance(name, str) else None
 
 
 def _quoted(files: Sequence[str]) -> str:
