@@ -45,6 +45,10 @@ from pm_agent.gates.narrow import command_for_test_files
         ),
         ("gradle check", ["src/test/java/demo/CartTest.java"], "gradle check"),  # no test task to filter
         ("gradle test", ["src/test/resources/cart.json"], "gradle test"),  # not a class: the whole suite
+        # Another source set's class (instrumented, integration tests): the test task would find no such test.
+        ("./gradlew test", ["app/src/androidTest/java/shop/ScreenTest.kt"], "./gradlew test"),
+        ("gradle test", ["src/integrationTest/java/shop/FlowTest.java"], "gradle test"),
+        ("mvn -B test", ["src/it/java/shop/FlowIT.java"], "mvn -B test"),
         # maven: surefire's -Dtest, and a module without the classes is not a failure.
         (
             "mvn -B -q test",

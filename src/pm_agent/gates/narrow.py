@@ -108,11 +108,12 @@ def _appended(tokens: list[str], names: list[str], files: Sequence[str], worktre
 
 
 def _jvm_class(path: str) -> tuple[str, str] | None:
-    """(project directory, fully qualified class) of a test source (`app/src/test/java/demo/CartTest.java` ->
-    (`app`, `demo.CartTest`)); None for a file outside a JVM source root."""
+    """(project directory, fully qualified class) of a unit test source (`app/src/test/java/demo/CartTest.java` ->
+    (`app`, `demo.CartTest`)); None for any other file. Only the `test` source set: the test task and surefire run
+    it, and a filter naming a class of another (src/androidTest, src/integrationTest) would find no tests."""
     parts = PurePosixPath(path).parts
     for i in range(len(parts) - 3):
-        if parts[i] == "src" and parts[i + 2] in _JVM_SOURCES:
+        if parts[i] == "src" and parts[i + 1] == "test" and parts[i + 2] in _JVM_SOURCES:
             package = [*parts[i + 3 : -1], PurePosixPath(parts[-1]).stem]
             return "/".join(parts[:i]), ".".join(package)
     return None
