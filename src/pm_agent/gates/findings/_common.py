@@ -111,6 +111,23 @@ def as_int(text: str | None) -> int | None:
     return int(text) if text else None
 
 
+def located(ctx: Ctx, found: re.Match[str], code: str | None, index: int, line: str = "line") -> Raw:
+    """A finding at the match's `path` and line (the group named `line`), with its `msg`, from output line `index`."""
+    path, row = ctx.path(found.group("path")), as_int(found.group(line))
+    return Raw(ctx.tool, path, row, code, ctx.message(found.group("msg")), at=index)
+
+
 ParseFn = Callable[[Sequence[str], Ctx], Out]
 
-__all__ = ["HARD_CAP", "MAX_LINE_CHARS", "Ctx", "Out", "ParseFn", "Raw", "as_int", "norm_root", "split_lines"]
+__all__ = [
+    "HARD_CAP",
+    "MAX_LINE_CHARS",
+    "Ctx",
+    "Out",
+    "ParseFn",
+    "Raw",
+    "as_int",
+    "located",
+    "norm_root",
+    "split_lines",
+]

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pm_agent.gates.findings._common import Ctx, Out, Raw, as_int
+from pm_agent.gates.findings._common import Ctx, Out, Raw, located
 
 # Gradle's test logging: `demo.AddTest > fails FAILED`, JUnit 5's `AddTest > adds two numbers() FAILED`, nested
 # classes `Outer > Inner > test() FAILED`. A task's own line (`> Task :test FAILED`, gradle 4's `:test FAILED`)
@@ -84,12 +84,6 @@ def _test(ctx: Ctx, test_id: str, index: int, detail: str = "") -> Raw:
     return Raw(ctx.tool, None, None, "FAILED", ctx.message(detail.strip()), test_id, index)
 
 
-def _at(ctx: Ctx, found: re.Match[str], code: str, index: int, line: str = "line") -> Raw:
-    """A finding at the match's path and line (the group named `line`)."""
-    path, row = ctx.path(found.group("path")), as_int(found.group(line))
-    return Raw(ctx.tool, path, row, code, ctx.message(found.group("msg")), at=index)
-
-
 def parse_gradle(lines: Sequence[str], ctx: Ctx) -> Out:
     """Failed tests (`Class > test FAILED`), javac and kotlinc errors, checkstyle errors of a gradle build."""
     kinds = _Kinds()
@@ -102,11 +96,11 @@ def parse_gradle(lines: Sequence[str], ctx: Ctx) -> Out:
             if summary := _GRADLE_TESTS.match(line):
                 kinds.count("tests", int(summary.group("failed")))
         elif ": error: " in line and (javac := _JAVAC.match(line)):
-            kinds.add("javac", _at(ctx, javac, "javac", index))
+            kinds.add("javac", located(ctx, javac, "javac", index))
         elif line.startswith("e: ") and (kotlin := _KOTLINC.match(line)):
-            kinds.add("kotlinc", _at(ctx, kotlin, "kotlinc", index, "line" if kotlin.group("line") else "line2"))
+            kinds.add("kotlinc", located(ctx, kotlin, "kotlinc", index, "line" if kotlin.group("line") else "line2"))
         elif line.startswith("[ant:checkstyle] [ERROR]") and (style := _GRADLE_CHECKSTYLE.match(line)):
-            kinds.add("checkstyle", _at(ctx, style, style.group("code") or "checkstyle", index))
+            kinds.add("checkstyle", located(ctx, style, style.group("code") or "checkstyle", index))
         elif count := _JAVAC_COUNT.match(line):
             kinds.count("javac", int(count.group("n")))
     return kinds.out()
@@ -122,9 +116,9 @@ def parse_maven(lines: Sequence[str], ctx: Ctx) -> Out:
         elif "Tests run: " in line and (totals := _SUREFIRE_TOTALS.match(line)):
             kinds.count("tests", int(totals.group("f")) + int(totals.group("e")))
         elif line.startswith("[ERROR] ") and (style := _MAVEN_CHECKSTYLE.match(line)):
-            kinds.add("checkstyle", _at(ctx, style, style.group("code"), index))
+            kinds.add("checkstyle", located(ctx, style, style.group("code"), index))
         elif line.startswith("[ERROR] ") and (javac := _MAVEN_JAVAC.match(line)):
-            kinds.add("javac", _at(ctx, javac, "javac", index))
+            kinds.add("javac", located(ctx, javac, "javac", index))
         elif "Checkstyle violation" in line and (count := _CHECKSTYLE_COUNT.search(line)):
             kinds.count("checkstyle", int(count.group("n")), line)
     return kinds.out()

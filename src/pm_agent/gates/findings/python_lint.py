@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pm_agent.gates.findings._common import Ctx, Out, Raw, as_int
+from pm_agent.gates.findings._common import Ctx, Out, Raw, as_int, located
 
 _MYPY = re.compile(
     r"^(?P<path>[^\s:][^:]*?)(?::(?P<line>\d+))?(?::\d+)?(?::\d+:\d+)?: (?P<sev>error|note|warning): (?P<msg>.*)$"
@@ -166,8 +166,7 @@ def parse_flake8(lines: Sequence[str], ctx: Ctx) -> Out:
     for index, line in enumerate(lines):
         match = _FLAKE8.match(line) if ": " in line else None
         if match:
-            path, line_no = ctx.path(match.group("path")), int(match.group("line"))
-            out.add(Raw(ctx.tool, path, line_no, match.group("code"), ctx.message(match.group("msg")), at=index))
+            out.add(located(ctx, match, match.group("code"), index))
     return out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pm_agent.gates.findings._common import Ctx, Out, Raw, as_int
+from pm_agent.gates.findings._common import Ctx, Out, Raw, as_int, located
 
 # `rspec ./spec/calc_spec.rb:8 # Calc fails` (the closing list), and a spec file that does not load.
 _RSPEC_FAILED = re.compile(r"^rspec (?P<path>\S+?)(?::(?P<line>\d+)|\[[\d:]+\])? # (?P<desc>.+)$")
@@ -46,8 +46,7 @@ def parse_rubocop(lines: Sequence[str], ctx: Ctx) -> Out:
     out = Out()
     for index, line in enumerate(lines):
         if ": " in line and (offense := _RUBOCOP.match(line)):
-            path, row = ctx.path(offense.group("path")), as_int(offense.group("line"))
-            out.add(Raw(ctx.tool, path, row, offense.group("code"), ctx.message(offense.group("msg")), at=index))
+            out.add(located(ctx, offense, offense.group("code"), index))
         elif "inspected" in line and (summary := _RUBOCOP_SUMMARY.match(line)):
             count = summary.group("n")
             out.expected = 0 if count == "no" else int(count)
@@ -81,8 +80,7 @@ def parse_phpstan(lines: Sequence[str], ctx: Ctx) -> Out:
     out = Out()
     for index, line in enumerate(lines):
         if ".php:" in line and (error := _PHPSTAN_RAW.match(line)):
-            path, row = ctx.path(error.group("path")), as_int(error.group("line"))
-            out.add(Raw(ctx.tool, path, row, "phpstan", ctx.message(error.group("msg")), at=index))
+            out.add(located(ctx, error, "phpstan", index))
     return out
 
 
