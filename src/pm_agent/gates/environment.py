@@ -48,11 +48,12 @@ _NO_FETCH_GRADLE = re.compile(
     r"|(?:Exception in thread \"main\" )?java\.net\.(?:UnknownHost|Connect|NoRouteToHost)Exception[^\n]*)",
     re.MULTILINE,
 )
-# bundler without a gem of the Gemfile, composer without the network (its message boxed in spaces).
-_NO_FETCH_RUBY_PHP = re.compile(
-    r"(Could not find gem '[^']+' in locally installed gems[^\n]*?)(?: \(Bundler::GemNotFound\))?$"
-    r"|^\s*(The \"[^\"]+\" file could not be downloaded|curl error \d+ while downloading [^\n]*)",
-    re.MULTILINE,
+# bundler without a gem of the Gemfile; composer without the network (its message boxed in spaces).
+_NO_FETCH_BUNDLER = re.compile(
+    r"(Could not find gem '[^']+' in locally installed gems[^\n]*?)(?: \(Bundler::GemNotFound\))?$", re.MULTILINE
+)
+_NO_FETCH_COMPOSER = re.compile(
+    r"^\s*(The \"[^\"]+\" file could not be downloaded|curl error \d+ while downloading [^\n]*)", re.MULTILINE
 )
 _REASON_CHARS = 300  # a quoted line past this is cut (maven's run to a thousand characters)
 
@@ -142,11 +143,12 @@ def cannot_run_reason(result: CommandResult, timeout_s: float) -> str | None:
         (_NO_FETCH, "the dependencies cannot be fetched: {}"),
         (_NO_FETCH_MAVEN, "the dependencies cannot be fetched: {}"),
         (_NO_FETCH_GRADLE, "the dependencies cannot be fetched: {}"),
-        (_NO_FETCH_RUBY_PHP, "the dependencies cannot be fetched: {}"),
+        (_NO_FETCH_BUNDLER, "the dependencies cannot be fetched: {}"),
+        (_NO_FETCH_COMPOSER, "the dependencies cannot be fetched: {}"),
     ):
         found = pattern.search(text)
         if found:
-            quoted = next(group for group in found.groups() if group is not None)
+            quoted = found.group(1)
             return what.format(quoted if len(quoted) <= _REASON_CHARS else quoted[: _REASON_CHARS - 1] + "…")
     return None
 
