@@ -49,7 +49,7 @@ def command_for_test_files(test_command: str, files: Sequence[str], worktree: Pa
 
     Only the command's last part is narrowed (`composer install && phpunit`: phpunit), the rest kept as written;
     a last part that pipes or redirects its output is not narrowed."""
-    quoted = " ".join(shlex.quote(f) for f in files)
+    quoted = _quoted(files)
     if "{files}" in test_command:
         return test_command.replace("{files}", quoted)
     prefix, last = _last_part(test_command)
@@ -119,16 +119,22 @@ def _jvm_class(path: str) -> tuple[str, str] | None:
     return None
 
 
+def _jvm_classes(files: Sequence[str]) -> list[tuple[str, str]] | None:
+    """`_jvm_class` of every file, or None when one of them is none."""
+    classes = [_jvm_class(f) for f in files]
+    return None if any(c is None for c in classes) else [c for c in classes if c is not None]
+
+
 def _gradle(tokens: list[str], names: list[str], files: Sequence[str], worktree: Path | str | None) -> str | None:
     """gradle's test task of each file's project (`:app:test`, the root's `:test`) with a `--tests` filter per class:
     a filter on every project's test task would fail the projects that have no such class."""
     if not {"gradle", "gradlew"}.intersection(names) or "test" not in tokens:
         return None
-    classes = [_jvm_class(f) for f in files]
-    if any(c is None for c in classes):
+    classes = _jvm_classes(files)
+    if classes is None:
         return _WHOLE
     by_project: dict[str, list[str]] = {}
-    for project, name in (c for c in classes if c is not None):
+    for project, name in classes:
         by_project.setdefault(project, []).append(name)
     tasks: list[str] = []
     for project, names_ in by_project.items():
@@ -143,10 +149,10 @@ def _maven(tokens: list[str], names: list[str], files: Sequence[str], worktree: 
     """maven's test phase with surefire's `-Dtest` (simple class names); a module without them is not a failure."""
     if not {"mvn", "mvnw"}.intersection(names) or "test" not in tokens:
         return None
-    classes = [_jvm_class(f) for f in files]
-    if any(c is None for c in classes):
+    classes = _jvm_classes(files)
+    if classes is None:
         return _WHOLE
-    simple = ",".join(dict.fromkeys(c[1].rsplit(".", 1)[-1] for c in classes if c is not None))
+    simple = ",".join(dict.fromkeys(name.rsplit(".", 1)[-1] for _, name in classes))
     # Both names of the switch: surefire 2.22 on reads the first, older ones the second.
     options = [f"-Dtest={simple}", "-Dsurefire.failIfNoSpecifiedTests=false", "-DfailIfNoTests=false"]
     return shlex.join([*tokens, *options])
