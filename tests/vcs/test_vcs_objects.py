@@ -183,6 +183,50 @@ def test_a_tree_git_would_not_write_is_left_to_git(tmp_path: Path, new_git: Call
         assert (_in_process(git, tree, {"b.md": "b\n"}) is None) is expected_none
 
 
+@pytest.mark.parametrize(
+    "entries",
+    [
+        [b"100644 b.md", b"100644 a.md"],  # out of git's order
+        [b"100644 a.md", b"100644 a.md"],  # a name twice
+        [b"100644 a", b"40000 a"],  # a file and a folder of one name
+        [b"100644 a/b.md"],  # a path where a name goes
+        [b"100644 "],  # no name
+    ],
+)
+def test_a_tree_out_of_order_or_naming_twice_is_left_to_git(
+    tmp_path: Path, new_git: Callable[..., Git], entries: list[bytes]
+) -> None:
+    """Trees `write-tree` never writes: an edit of one is git's to make (or to refuse), never a guess of ours."""
+    git = new_git(tmp_path / "repo")
+    objects = git.common_dir() / "objects"
+    blob = _objects.write_object(objects, "blob", b"a\n", "sha1")
+    folder = _objects.write_object(objects, "tree", b"100644 x.md\0" + blob, "sha1")
+    body = b"".join(e + b"\0" + (folder if e.startswith(b"40000") else blob) for e in entries)
+    tree = _objects.write_object(objects, "tree", body, "sha1").hex()
+    assert _in_process(git, tree, {"c.md": "c\n"}) is None
+    good = _objects.write_object(objects, "tree", b"100644 a.md\0" + blob + b"100644 b.md\0" + blob, "sha1").hex()
+    assert _in_process(git, good, {"c.md": "c\n"}) == _by_git(git.path, good, {"c.md": "c\n"}, tmp_path)
+
+
+def test_a_large_folder_gets_its_file_in_git_s_place(tmp_path: Path, new_git: Callable[..., Git]) -> None:
+    """A folder of hundreds of files (the review artifacts of many runs): the new file goes where git puts it."""
+    git = new_git(tmp_path / "repo")
+    (git.path / "docs" / "reviews").mkdir(parents=True)
+    for n in range(300):
+        (git.path / "docs" / "reviews" / f"task-{n}-review.md").write_text(f"{n}\n", encoding="utf-8")
+    (git.path / "docs" / "reviews.md").write_text("x\n", encoding="utf-8")
+    git.run("add", "-A")
+    git.run("commit", "-q", "-m", "many")
+    tree = git.rev_parse_tree("HEAD")
+    for files in (
+        {"docs/reviews/task-1000-review.md": "new\n"},
+        {"docs/reviews/task-150-review.md": "changed\n"},
+        {"docs/reviews/a.md": "first\n", "docs/reviews/zz.md": "last\n", "docs/reviews-x": "after\n"},
+    ):
+        assert _in_process(git, tree, files) == _by_git(git.path, tree, files, tmp_path)
+    _git(git.path, "fsck", "--strict", "--no-dangling")
+
+
 def test_what_is_not_a_tree_is_never_read_as_one(tmp_path: Path, new_git: Callable[..., Git]) -> None:
     """A file whose bytes happen to parse as a tree, where a folder goes; a tree object cut short."""
     git = new_git(tmp_path / "repo")
