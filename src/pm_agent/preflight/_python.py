@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
+from pm_agent.preflight._precommit import Hook, read_hooks
 from pm_agent.preflight._probe import Probe, PythonInfo
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile", "tox.ini", "pytest.ini")
@@ -36,7 +37,12 @@ class _Files:
 
     repo: Path
     pyproject: dict[str, Any]
+    hooks: dict[str, Hook]
     notes: list[Rejected]
+
+    def hook(self, *ids: str) -> Hook | None:
+        """The first of these pre-commit hooks the repository has."""
+        return next((self.hooks[i] for i in ids if i in self.hooks), None)
 
     def table(self, *keys: str) -> dict[str, Any] | None:
         """pyproject.toml's table [tool.<keys>], or None."""
@@ -73,26 +79,24 @@ def detect_python(probe: Probe) -> Finding | None:
     tests = _test_files(repo)
     mypy_config, pyright_config = _typecheck_configs(files)
     configs = [_pytest_config(files), _ruff_config(files), _flake8_config(files), mypy_config, pyright_config]
-    if not any((repo / m).is_file() for m in MARKERS) and not tests and not any(configs):
+    hooked = files.hook("ruff-check", "ruff", "flake8", "mypy", "pyright") is not None
+    if not any((repo / m).is_file() for m in MARKERS) and not tests and not any(configs) and not hooked:
         return None
     found = Finding(rejected=list(files.notes))
     python, problem = _interpreter(probe, found)
     _test(probe, files, python, problem, tests, found)
     # --no-fix: with `fix = true` in a project's ruff settings (pallets' projects have it) `ruff check` rewrites the
     # files it checks and exits 0: the lint gate would pass by editing the agent's work behind the checked tree.
-    ruff = ("ruff", "ruff", " check --no-fix .", _ruff_config(files))
-    lint = [ruff, ("flake8", "flake8", "", _flake8_config(files))]
-    for module, exe, args, config in lint:
+    checks = [
+        (Slot.LINT, "ruff", *_ruff(files)),
+        (Slot.LINT, "flake8", *_settings(_flake8_config(files), "", files.hook("flake8"))),
+        (Slot.TYPECHECK, "mypy", *_settings(mypy_config, _mypy_args(files), files.hook("mypy"))),
+        (Slot.TYPECHECK, "pyright", *_settings(pyright_config, "", files.hook("pyright"))),
+    ]
+    for slot, tool, args, config in checks:
         if config is not None:
-            command, how, missing = _tool(probe, python, module, exe, args)
-            found.candidates.append(Candidate(Slot.LINT, command, f"{module}: {config}; {how}", problem or missing))
-    if mypy_config is not None:
-        command, how, missing = _tool(probe, python, "mypy", "mypy", _mypy_args(files))
-        found.candidates.append(Candidate(Slot.TYPECHECK, command, f"mypy: {mypy_config}; {how}", problem or missing))
-    if pyright_config is not None:
-        command, how, missing = _tool(probe, python, "pyright", "pyright", "")
-        reason = f"pyright: {pyright_config}; {how}"
-        found.candidates.append(Candidate(Slot.TYPECHECK, command, reason, problem or missing))
+            command, how, missing = _tool(probe, python, tool, tool, args)
+            found.candidates.append(Candidate(slot, command, f"{tool}: {config}; {how}", problem or missing))
     return found
 
 
@@ -212,6 +216,22 @@ def _ruff_config(files: _Files) -> str | None:
     return next((name for name in ("ruff.toml", ".ruff.toml") if (files.repo / name).is_file()), None)
 
 
+def _ruff(files: _Files) -> tuple[str, str | None]:
+    """`ruff check`'s arguments and where its use is configured: a ruff settings file, else a pre-commit hook."""
+    config, hook = _ruff_config(files), files.hook("ruff-check", "ruff")
+    if config is None and hook is not None:
+        return f" check --no-fix{hook.check_args('check')}{hook.targets(' .')}", hook.where
+    return " check --no-fix .", config
+
+
+def _settings(config: str | None, args: str, hook: Hook | None) -> tuple[str, str | None]:
+    """A tool's arguments and where its use is configured: its settings (then `args`), else its pre-commit hook
+    (the hook's flags, then its folders or the targets in `args`); None where neither is."""
+    if config is None and hook is not None:
+        return hook.check_args() + hook.targets(args), hook.where
+    return args, config
+
+
 def _flake8_config(files: _Files) -> str | None:
     if (files.repo / ".flake8").is_file():
         return ".flake8"
@@ -236,6 +256,7 @@ def _mypy_args(files: _Files) -> str:
 
 def _load(repo: Path) -> _Files:
     notes: list[Rejected] = []
+    hooks = read_hooks(repo, notes)
     pyproject: dict[str, Any] = {}
     path = repo / "pyproject.toml"
     if path.is_file():
@@ -243,7 +264,7 @@ def _load(repo: Path) -> _Files:
             pyproject = tomllib.loads(_read(path))
         except tomllib.TOMLDecodeError as exc:
             notes.append(Rejected("pyproject.toml", f"not valid TOML ({exc}); its [tool.*] tables were not read"))
-    return _Files(repo=repo, pyproject=pyproject, notes=notes)
+    return _Files(repo=repo, pyproject=pyproject, hooks=hooks, notes=notes)
 
 
 def _test_files(repo: Path) -> list[str]:

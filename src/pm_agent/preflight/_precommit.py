@@ -1,0 +1,115 @@
+"""The linters a repository runs through pre-commit: `.pre-commit-config.yaml`'s hooks, as detection's evidence.
+
+Many Python projects configure ruff, flake8 or mypy nowhere but in their pre-commit hooks (ruff needs no
+configuration file, mypy's flags sit in the hook's `args`). pm-agent does not run `pre-commit` itself: its hooks
+fix files in place (`ruff --fix`, formatters), which would edit an agent's work behind the tree the gates checked,
+and install their tools from the network on first use. It runs the same tool with the hook's own flags, less
+those that fix files (`check_args`), from the project's interpreter or PATH.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pm_agent.preflight._candidates import Rejected
+
+CONFIG = ".pre-commit-config.yaml"
+# Flags that make a hook fix files or only fix them: left out of the check pm-agent runs.
+_FIXING = {"--fix", "--exit-non-zero-on-fix", "--show-fixes", "--unsafe-fixes", "--no-fix"}
+# mirrors-mypy's own `args` when a config gives none (its .pre-commit-hooks.yaml); the second only shapes output.
+_DEFAULT_ARGS = {"mypy": ("--ignore-missing-imports",)}
+# `files: ^src/` (or `^(src|tests)/`): the folders a hook checks, when its pattern names only folders.
+_FOLDERS = re.compile(r"\^\(?([\w.-]+(?:\|[\w.-]+)*)\)?/")
+
+
+@dataclass(frozen=True)
+class Hook:
+    """One hook of the config: its id, flags, the folders it is limited to, and where it is."""
+
+    id: str
+    args: tuple[str, ...]
+    folders: tuple[str, ...]
+    line: int
+
+    @property
+    def where(self) -> str:
+        """`hook ruff-check in .pre-commit-config.yaml line 7`."""
+        return f"hook {self.id} in {CONFIG} line {self.line}"
+
+    def check_args(self, subcommand: str = "") -> str:
+        """The hook's flags less those that fix files (and a local hook's leading `subcommand`), as a command-line
+        suffix: ` --strict`, or ""."""
+        args = self.args[1:] if subcommand and self.args[:1] == (subcommand,) else self.args
+        return "".join(f" {shlex.quote(a)}" for a in args if a.split("=", 1)[0] not in _FIXING)
+
+    def targets(self, default: str) -> str:
+        """The folders the hook is limited to, else `default`, as a command-line suffix."""
+        return "".join(f" {shlex.quote(f)}" for f in self.folders) or default
+
+
+def read_hooks(repo: Path, notes: list[Rejected]) -> dict[str, Hook]:
+    """The config's hooks by id (the first of each id); {} without a config, with why in `notes` when unreadable."""
+    path = repo / CONFIG
+    if not path.is_file():
+        return {}
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        data: Any = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        notes.append(Rejected(CONFIG, f"not valid YAML ({_first_line(exc)}); its hooks were not read"))
+        return {}
+    repos = data.get("repos") if isinstance(data, dict) else None
+    if not isinstance(repos, list):
+        notes.append(Rejected(CONFIG, "no `repos:` list; its hooks were not read"))
+        return {}
+    hooks: dict[str, Hook] = {}
+    for entry in repos:
+        for hook in (entry.get("hooks") if isinstance(entry, dict) else None) or []:
+            found = _hook(hook, entry, text)
+            if found is not None:
+                hooks.setdefault(found.id, found)
+    return hooks
+
+
+def _hook(hook: Any, entry: dict[str, Any], text: str) -> Hook | None:
+    if not isinstance(hook, dict) or not isinstance(hook.get("id"), str):
+        return None
+    hook_id: str = hook["id"]
+    args = hook.get("args")
+    if entry.get("repo") == "local" or "entry" in hook:
+        # A local hook (or one whose `entry` replaces its repository's) runs `entry` with the file names appended:
+        # its flags follow the tool's name.
+        words = str(hook.get("entry") or "").split()
+        if not words or Path(words[0]).name != hook_id.split("-")[0]:
+            return None  # `poetry run mypy`, a script: not a command pm-agent can take apart
+        args = [*words[1:], *(args or [])]
+    if args is None:
+        args = list(_DEFAULT_ARGS.get(hook_id, ()))
+    if not isinstance(args, list):
+        return None
+    files = hook.get("files")
+    folders = _FOLDERS.fullmatch(files.split("/", 1)[0] + "/") if isinstance(files, str) else None
+    return Hook(
+        id=hook_id,
+        args=tuple(str(a) for a in args),
+        folders=tuple(folders.group(1).split("|")) if folders else (),
+        line=_line_of(text, hook_id),
+    )
+
+
+def _line_of(text: str, hook_id: str) -> int:
+    found = re.search(rf"^[ \t-]*id:[ \t]*['\"]?{re.escape(hook_id)}['\"]?[ \t]*(?:#.*)?$", text, re.MULTILINE)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
+
+
+def _first_line(exc: yaml.YAMLError) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+__all__ = ["CONFIG", "Hook", "read_hooks"]
