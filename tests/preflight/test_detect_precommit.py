@@ -103,11 +103,18 @@ repos:
         name: mypy
         entry: poetry run mypy
         language: system
+  - repo: https://github.com/pre-commit/mirrors-mypy
+    rev: v1.3.0
+    hooks:
+      - id: pyright
+        entry: bash -c 'poetry run pyright .'
+        language: system
 """
     write(repo, {".pre-commit-config.yaml": config, "app.py": "x = 1\n"})
     detection = machine.add("python", tooled_python).detect(repo)
     assert detection.chosen[Slot.LINT].command == "python -m ruff check --no-fix --select=E,F ."
-    assert Slot.TYPECHECK not in detection.chosen  # `poetry run mypy` is not a command pm-agent takes apart
+    # `poetry run mypy`, `bash -c '...'` (an entry replacing the hook repository's own): not commands to take apart
+    assert Slot.TYPECHECK not in detection.chosen
 
 
 @pytest.mark.parametrize(
