@@ -1,4 +1,4 @@
-"""The Node rows of the `pm-agent init` detection table: scripts, the lockfile's manager, tsc."""
+"""The Node rows of the `pm-agent init` detection table: scripts, the lockfile's manager, tsc, eslint."""
 
 from __future__ import annotations
 
@@ -103,6 +103,38 @@ def test_typescript_declared_but_not_installed_is_marked(repo: Path, machine: Ma
     write(repo, {"tsconfig.json": "{}"})
     chosen = machine.real("npm").detect(repo).chosen[Slot.TYPECHECK]
     assert chosen.problem == "not installed: node_modules/.bin/tsc is missing (run `npm install`)"
+
+
+@pytest.mark.parametrize(
+    ("config", "fields", "where"),
+    [
+        ({"eslint.config.mjs": "export default [];\n"}, {}, "eslint.config.mjs"),
+        ({".eslintrc.json": "{}"}, {}, ".eslintrc.json"),
+        ({}, {"eslintConfig": {"extends": "eslint:recommended"}}, "package.json eslintConfig"),
+    ],
+)
+def test_eslint_config_without_a_lint_script_lints_with_eslint(
+    repo: Path, machine: Machine, config: dict[str, str], fields: dict[str, object], where: str
+) -> None:
+    """Projects that lint only staged files (lint-staged, husky) have no lint script: their eslint still runs."""
+    lint_staged = {"lint-staged": {"*.{js,ts}": ["eslint --fix", "prettier --write"]}}
+    node_repo(repo, "yarn.lock", {"test": "jest"}, devDependencies={"eslint": "^9.0.0"}, **lint_staged, **fields)
+    write(repo, {**config, "node_modules/.bin/eslint": ""})
+    chosen = machine.script("yarn", "exit 0").detect(repo).chosen[Slot.LINT]
+    assert chosen.command == "yarn eslint ."
+    assert chosen.reason == f"{where} without a lint script; eslint in devDependencies; yarn from yarn.lock"
+    assert chosen.problem is None
+
+
+def test_a_lint_script_wins_and_eslint_without_its_package_is_not_guessed(repo: Path, machine: Machine) -> None:
+    node_repo(repo, "package-lock.json", {"lint": "xo"}, devDependencies={"eslint": "^9.0.0"})
+    write(repo, {"eslint.config.js": ""})
+    assert machine.real("npm").detect(repo).environment.lint_command == "npm run lint"
+    node_repo(repo, "package-lock.json", {}, dependencies={"react": "^18.0.0"})
+    detection = machine.real("npm").detect(repo)
+    assert detection.environment.lint_command is None
+    why = rejected_for(detection, Slot.LINT)["npx eslint ."]
+    assert why == "eslint.config.js, but eslint is not in devDependencies (npx would fetch whatever eslint is)"
 
 
 def test_manager_not_on_path_is_marked(repo: Path, machine: Machine) -> None:

@@ -2,11 +2,13 @@
 
 npm's placeholder test script (`echo "Error: no test specified" && exit 1`) is not a test command.
 Without a typecheck script, a tsconfig.json gives `tsc --noEmit` only when typescript is a dependency:
-otherwise `npx tsc` fetches the unrelated `tsc` package from the registry.
+otherwise `npx tsc` fetches the unrelated `tsc` package from the registry. Without a lint script, an eslint
+configuration gives `eslint .` the same way (projects that lint only staged files, in a lint-staged hook).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +59,9 @@ def detect_node(probe: Probe) -> Finding | None:
     for slot, names in SCRIPTS.items():
         name = next((n for n in names if n in scripts), None)
         if name is None:
-            if slot is Slot.TYPECHECK:
-                _tsc(probe.repo, data, manager, how, problem, found)
-            elif slot is Slot.TEST:
+            for tool in (t for t in _BINARIES if t.slot is slot):
+                _binary(tool, probe.repo, data, manager, how, problem, found)
+            if slot is Slot.TEST:
                 found.rejected.append(Rejected(run_script(manager, "test"), "package.json has no test script", slot))
             continue
         command = run_script(manager, name)
@@ -99,21 +101,59 @@ def _problem(probe: Probe, manager: str) -> str | None:
     return None
 
 
-def _tsc(repo: Path, data: dict[str, Any], manager: str, how: str, problem: str | None, found: Finding) -> None:
-    """`tsc --noEmit` for a tsconfig.json without a typecheck script, when typescript is a dependency."""
-    if not (repo / "tsconfig.json").is_file():
+@dataclass(frozen=True)
+class _Binary:
+    """A dependency's own binary, run when the project configures it but has no script for the slot."""
+
+    slot: Slot
+    package: str  # the dependency that installs it
+    args: str  # its command line after the manager's exec: `tsc --noEmit`
+    configs: tuple[str, ...]  # any of these files at the root configures it
+    manifest_key: str | None = None  # or this package.json key (`eslintConfig`)
+
+    @property
+    def binary(self) -> str:
+        return self.args.split()[0]
+
+
+_BINARIES = (
+    _Binary(Slot.TYPECHECK, "typescript", "tsc --noEmit", ("tsconfig.json",)),
+    # A lint-staged or husky hook runs eslint on staged files only; a project without a lint script still has it.
+    _Binary(
+        Slot.LINT,
+        "eslint",
+        "eslint .",
+        (
+            *(f"eslint.config.{ext}" for ext in ("js", "mjs", "cjs", "ts", "mts", "cts")),
+            ".eslintrc",
+            *(f".eslintrc.{ext}" for ext in ("js", "cjs", "json", "yaml", "yml")),
+        ),
+        manifest_key="eslintConfig",
+    ),
+)
+
+
+def _binary(
+    tool: _Binary, repo: Path, data: dict[str, Any], manager: str, how: str, problem: str | None, found: Finding
+) -> None:
+    """`tool` for a configured project without a script for its slot, when its package is a dependency (otherwise
+    `npx` would fetch whatever package has that name)."""
+    config = next((name for name in tool.configs if (repo / name).is_file()), None)
+    if config is None and tool.manifest_key is not None and tool.manifest_key in data:
+        config = f"package.json {tool.manifest_key}"
+    if config is None:
         return
-    command = f"{_EXEC[manager]} tsc --noEmit"
+    command = f"{_EXEC[manager]} {tool.args}"
     deps = {key: data.get(key) for key in ("devDependencies", "dependencies")}
-    where = next((key for key, table in deps.items() if isinstance(table, dict) and "typescript" in table), None)
+    where = next((key for key, table in deps.items() if isinstance(table, dict) and tool.package in table), None)
     if where is None:
-        why = "tsconfig.json, but typescript is not in devDependencies (npx would fetch the unrelated tsc package)"
-        found.rejected.append(Rejected(command, why, Slot.TYPECHECK))
+        why = f"{config}, but {tool.package} is not in devDependencies (npx would fetch whatever {tool.binary} is)"
+        found.rejected.append(Rejected(command, why, tool.slot))
         return
-    if problem is None and not (repo / "node_modules" / ".bin" / "tsc").exists():
-        problem = f"not installed: node_modules/.bin/tsc is missing (run `{manager} install`)"
-    reason = f"tsconfig.json without a typecheck script; typescript in {where}; {how}"
-    found.candidates.append(Candidate(Slot.TYPECHECK, command, reason, problem))
+    if problem is None and not (repo / "node_modules" / ".bin" / tool.binary).exists():
+        problem = f"not installed: node_modules/.bin/{tool.binary} is missing (run `{manager} install`)"
+    reason = f"{config} without a {tool.slot.label} script; {tool.package} in {where}; {how}"
+    found.candidates.append(Candidate(tool.slot, command, reason, problem))
 
 
 __all__ = ["LOCKFILES", "SCRIPTS", "detect_node", "run_script"]
