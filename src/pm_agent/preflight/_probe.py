@@ -58,13 +58,14 @@ class Probe:
         """The executable `name` on this PATH, or None."""
         return shutil.which(name, path=self.path)
 
-    def run(self, argv: list[str]) -> CommandResult:
-        """Run `argv` in the repository (cached by command line)."""
+    def run(self, argv: list[str], env: dict[str, str] | None = None) -> CommandResult:
+        """Run `argv` in the repository, `env` added to the environment (cached by command line and `env`)."""
         cmd = shlex.join(argv)
-        if cmd not in self._runs:
-            env = {"PATH": self.path, "LC_ALL": "C"}
-            self._runs[cmd] = run_command(cmd, self.repo, timeout_s=self.timeout_s, env=env)
-        return self._runs[cmd]
+        key = cmd + "".join(f"\0{k}={v}" for k, v in sorted((env or {}).items()))
+        if key not in self._runs:
+            full = {"PATH": self.path, "LC_ALL": "C", **(env or {})}
+            self._runs[key] = run_command(cmd, self.repo, timeout_s=self.timeout_s, env=full)
+        return self._runs[key]
 
     def runs(self, exe: str) -> str | None:
         """Why `exe --version` does not work (a pyenv shim without a version, ...), or None when it does."""
