@@ -12,11 +12,11 @@ compare the base version's settings with the change's.
 from __future__ import annotations
 
 import configparser
+import fnmatch
 import json
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
-from pathlib import PurePosixPath
 from typing import Any
 
 import yaml
@@ -57,18 +57,23 @@ ESLINT_FLAT = re.compile(r"^eslint\.config\.[cm]?[jt]s$")
 TOOL_FILES_PYTEST_ONLY = frozenset({"pytest.ini"})
 
 
+# The names without a wildcard, looked up at once (the gates ask of every changed path, several times a task).
+_NAMED = {pattern: kind for pattern, kind in reversed(_FORMATS) if not any(c in pattern for c in "*?[")}
+_GLOBBED = tuple((pattern, kind) for pattern, kind in _FORMATS if pattern not in _NAMED)
+
+
 def config_format(path: str) -> str | None:
     """The format of a known configuration file (by its name), None for any other file."""
-    name = PurePosixPath(path).name
-    for pattern, kind in _FORMATS:
-        if PurePosixPath(name).match(pattern):
-            return kind
-    return None
+    name = path.rsplit("/", 1)[-1]
+    kind = _NAMED.get(name)
+    if kind is None:
+        kind = next((k for pattern, k in _GLOBBED if fnmatch.fnmatchcase(name, pattern)), None)
+    return kind
 
 
 def is_lint_config(path: str) -> bool:
     """A file that configures a linter or type checker (pytest.ini configures only the test runner)."""
-    name = PurePosixPath(path).name
+    name = path.rsplit("/", 1)[-1]
     return (config_format(path) is not None and name not in TOOL_FILES_PYTEST_ONLY) or bool(ESLINT_FLAT.match(name))
 
 
