@@ -108,3 +108,19 @@ def test_the_repository_s_own_venv_comes_first(repo: Path, machine: Machine, pro
     machine.script("poetry", f'echo "{project_env}"')
     chosen = machine.detect(repo).chosen[Slot.TEST]
     assert chosen.command == f"{shlex.quote(str(repo / '.venv' / 'bin' / 'python'))} -m pytest -q"
+
+
+def test_a_uv_project_without_its_venv_says_to_sync(repo: Path, machine: Machine, tooled_python: Path) -> None:
+    write(repo, {"pyproject.toml": '[project]\nname = "calc"\n', "uv.lock": "version = 1\n", "tests/test_one.py": TEST})
+    chosen = machine.add("python", tooled_python).detect(repo).chosen[Slot.TEST]
+    assert chosen.command == "python -m pytest -q"
+    assert (
+        chosen.problem
+        == "uv.lock: uv keeps the project's environment in .venv, which does not exist yet; run `uv sync`"
+    )
+    make_venv(repo / ".venv", tooled=True)  # after `uv sync`
+    chosen = machine.detect(repo).chosen[Slot.TEST]
+    assert (chosen.command, chosen.problem) == (
+        f"{shlex.quote(str(repo / '.venv' / 'bin' / 'python'))} -m pytest -q",
+        None,
+    )

@@ -103,7 +103,7 @@ def detect_python(probe: Probe) -> Finding | None:
 
 def _interpreter(probe: Probe, files: _Files, found: Finding) -> tuple[PythonInfo, str | None]:
     """The first of the repository venv, poetry's or pipenv's environment, `python`, `python3` that runs Python 3;
-    else python3 with a problem (also when poetry or pipenv has not made the project's environment yet)."""
+    else python3 with a problem (also when uv, poetry or pipenv has not made the project's environment yet)."""
     for venv in VENVS:
         exe = probe.repo / venv / "bin" / "python"
         if exe.exists():
@@ -115,6 +115,9 @@ def _interpreter(probe: Probe, files: _Files, found: Finding) -> tuple[PythonInf
     managed, problem = _managed(probe, files, found)
     if managed is not None:
         return managed, None
+    if problem is None and (probe.repo / "uv.lock").is_file():
+        # uv keeps a project's environment in its .venv (above): none yet is a checkout `uv sync` has not run in.
+        problem = "uv.lock: uv keeps the project's environment in .venv, which does not exist yet; run `uv sync`"
     for name in ("python", "python3"):
         if probe.which(name) is None:
             found.rejected.append(Rejected(name, "not on PATH"))
