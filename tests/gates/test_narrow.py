@@ -56,6 +56,20 @@ from pm_agent.gates.narrow import command_for_test_files
             "mvn -B -q test -Dtest=CartTest -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false",
         ),
         ("mvn -B -q verify", ["src/test/java/demo/CartTest.java"], "mvn -B -q verify"),
+        # Django's runner: dotted module labels (it refuses a file path), its own labels dropped, options kept.
+        (
+            "/repo/.venv/bin/python manage.py test --noinput",
+            ["polls/tests.py", "blog/tests/test_views.py"],
+            "/repo/.venv/bin/python manage.py test --noinput polls.tests blog.tests.test_views",
+        ),
+        (
+            "python manage.py test -v 2 --parallel 4 --settings site.test polls --shuffle",
+            ["polls/tests.py"],
+            "python manage.py test -v 2 --parallel 4 --settings site.test --shuffle polls.tests",
+        ),
+        ("python manage.py test --parallel polls", ["polls/tests.py"], "python manage.py test --parallel polls.tests"),
+        ("python manage.py test", ["my-app/tests.py"], "python manage.py test"),  # no module name: the whole suite
+        ("python manage.py test", ["polls/fixtures/x.json"], "python manage.py test"),
         # go: the files' packages in place of the command's patterns; flags and their values kept.
         ("go test ./...", ["pkg/cart/cart_test.go"], "go test ./pkg/cart"),
         (

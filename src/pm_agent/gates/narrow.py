@@ -1,6 +1,7 @@
 """The command that runs only a task's test files: `command_for_test_files`, one way per test runner.
 
-Each runner is told about files in its own words: pytest and the JavaScript runners take the paths, go test
+Each runner is told about files in its own words: pytest and the JavaScript runners take the paths, Django's
+`manage.py test` the modules' dotted names, go test
 the files' packages, cargo test an integration test's target, gradle a `--tests` class filter on the test
 task of the file's project, maven surefire's `-Dtest`. A runner pm-agent cannot point at files (`make test`,
 `tox`, a script of the project's own, a file outside any source root) runs its whole suite, which holds them:
@@ -105,6 +106,57 @@ def _appended(tokens: list[str], names: list[str], files: Sequence[str], worktre
     if not unittest and not _TAKES_PATHS.intersection(names):
         return None
     return f"{shlex.join(tokens)} {_quoted(files)}"
+
+
+def _django(tokens: list[str], names: list[str], files: Sequence[str], worktree: Path | str | None) -> str | None:
+    """Django's `manage.py test`: the files as dotted module labels (`polls/tests.py` -> `polls.tests`); its runner
+    refuses a file path ("One of the test labels is a path to a file"). Labels already given are dropped, as
+    pytest's paths are (the whole suite is not run twice); a file outside a module path runs the whole suite."""
+    at = next((i for i, pair in enumerate(pairwise(names)) if pair == ("manage.py", "test")), None)
+    if at is None:
+        return None
+    labels = [_module(f) for f in files]
+    if any(label is None for label in labels):
+        return _WHOLE
+    kept, rest = tokens[: at + 2], tokens[at + 2 :]
+    i = 0
+    while i < len(rest):
+        token, value = rest[i], rest[i + 1] if i + 1 < len(rest) else None
+        i += 1
+        if not token.startswith("-"):
+            continue  # a label of the command's own
+        kept.append(token)
+        optional = token in ("--parallel", "--shuffle") and value is not None and (value.isdigit() or value == "auto")
+        if value is not None and (token in _DJANGO_VALUED or optional):
+            kept.append(value)
+            i += 1
+    return shlex.join([*kept, *(label for label in labels if label is not None)])
+
+
+# `manage.py test`'s options that take a value (`-v 2`): the value is not a label.
+_DJANGO_VALUED = frozenset(
+    {
+        "-v",
+        "--verbosity",
+        "--settings",
+        "--pythonpath",
+        "--testrunner",
+        "-t",
+        "--top-level-directory",
+        "-p",
+        "--pattern",
+        "--tag",
+        "--exclude-tag",
+        "-k",
+        "--durations",
+    }
+)
+
+
+def _module(path: str) -> str | None:
+    """`polls/tests.py` -> `polls.tests`; None for a path that is not a module importable from the root."""
+    parts = PurePosixPath(path).with_suffix("").parts if path.endswith(".py") else ()
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
 
 
 def _jvm_class(path: str) -> tuple[str, str] | None:
@@ -218,6 +270,7 @@ def _quoted(files: Sequence[str]) -> str:
 # Each: (tokens, their program names, files, worktree) -> the narrowed command, _WHOLE, or None (not its runner).
 _NARROWERS: tuple[Callable[[list[str], list[str], Sequence[str], Path | str | None], str | None], ...] = (
     _pytest,
+    _django,
     _gradle,
     _maven,
     _go,

@@ -1,4 +1,4 @@
-"""Python: the interpreter to use, pytest or unittest, ruff or flake8, mypy or pyright.
+"""Python: the interpreter to use, pytest, Django's runner or unittest, ruff or flake8, mypy or pyright.
 
 The interpreter: the repository's own `.venv/bin/python` (by absolute path: task worktrees are fresh
 checkouts without the untracked venv), else the environment poetry or pipenv keeps for the project (asked of
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
+from pm_agent.preflight._django import django_settings, is_django_test_name, pytest_runs_django
 from pm_agent.preflight._precommit import Hook, read_hooks
 from pm_agent.preflight._probe import Probe, PythonInfo
 
@@ -77,7 +78,8 @@ def detect_python(probe: Probe) -> Finding | None:
     """Test, lint and typecheck commands for a Python project; None when the repository is not one."""
     repo = probe.repo
     files = _load(repo)
-    tests = _test_files(repo)
+    settings = django_settings(repo)
+    tests = _test_files(repo, django=settings is not None)
     mypy_config, pyright_config = _typecheck_configs(files)
     configs = [_pytest_config(files), _ruff_config(files), _flake8_config(files), mypy_config, pyright_config]
     hooked = files.hook("ruff-check", "ruff", "flake8", "mypy", "pyright") is not None
@@ -85,7 +87,8 @@ def detect_python(probe: Probe) -> Finding | None:
         return None
     found = Finding(rejected=list(files.notes))
     python, problem = _interpreter(probe, files, found)
-    _test(probe, files, python, problem, tests, found)
+    if settings is None or not _django(probe, python, problem, settings, tests, found):
+        _test(probe, files, python, problem, tests, found)
     # --no-fix: with `fix = true` in a project's ruff settings (pallets' projects have it) `ruff check` rewrites the
     # files it checks and exits 0: the lint gate would pass by editing the agent's work behind the checked tree.
     checks = [
@@ -225,6 +228,24 @@ def _test(
     found.candidates.append(Candidate(Slot.TEST, prefix + command, reason, problem or missing))
 
 
+def _django(
+    probe: Probe, python: PythonInfo, problem: str | None, settings: str, tests: list[str], found: Finding
+) -> bool:
+    """`manage.py test` for a Django project whose pytest configuration does not set Django up; False when pytest
+    runs its tests (pytest-django configured) or it has none."""
+    configured = pytest_runs_django(probe.repo)
+    if configured is not None or not tests:
+        return False
+    command = f"{python.command} manage.py test --noinput"
+    missing = None if "django" in python.modules else f"not installed: django is not importable by {python.label}"
+    importable = f"django importable by {python.label}" if missing is None else "django not installed yet"
+    reason = f"Django: manage.py sets DJANGO_SETTINGS_MODULE to {settings}; {_sample(tests)}; {importable}"
+    found.candidates.append(Candidate(Slot.TEST, command, reason, problem or missing))
+    why = "Django's tests need Django set up: pytest runs them only with pytest-django told the settings module"
+    found.rejected.append(Rejected(f"{python.command} -m pytest -q", why, Slot.TEST))
+    return True
+
+
 def _unittest_blocker(repo: Path, tests: list[str]) -> str | None:
     """Why a bare `python -m unittest` would not run exactly these tests (it must also take file paths)."""
     for rel in tests:
@@ -326,13 +347,18 @@ def _load(repo: Path) -> _Files:
     return _Files(repo=repo, pyproject=pyproject, hooks=hooks, notes=notes)
 
 
-def _test_files(repo: Path) -> list[str]:
-    """test_*.py and *_test.py files, relative and sorted, outside environments, dependencies and dot dirs."""
+def _test_files(repo: Path, *, django: bool = False) -> list[str]:
+    """test_*.py and *_test.py files (and a Django project's tests.py), relative and sorted, outside environments,
+    dependencies and dot dirs."""
     found: list[str] = []
     for dirs, (root, subdirs, names) in enumerate(os.walk(repo), start=1):
         subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d not in _SKIP_DIRS)
         rel = Path(root).relative_to(repo)
-        found += [(rel / n).as_posix() for n in names if n.endswith(".py") and _is_test_name(n)]
+        found += [
+            (rel / n).as_posix()
+            for n in names
+            if n.endswith(".py") and (_is_test_name(n) or (django and is_django_test_name(n)))
+        ]
         if len(found) >= _MAX_TEST_FILES or dirs >= _MAX_DIRS:
             break
     return sorted(found)

@@ -1,0 +1,51 @@
+"""Django: a project's tests run by Django's own runner, `python manage.py test`.
+
+A project `django-admin startproject` made has a `manage.py` that sets DJANGO_SETTINGS_MODULE, and the apps'
+tests live in `tests.py` (`startapp`'s file), which neither pytest's default file patterns nor a plain
+`python -m unittest` can run: Django must be set up first. pytest runs them only through pytest-django, with
+the settings module in its configuration (`DJANGO_SETTINGS_MODULE = ...` or `--ds=...`); then pytest is the
+runner, as configured.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_SETTINGS = re.compile(r"""DJANGO_SETTINGS_MODULE['"]\s*,\s*['"]([\w.]+)['"]""")
+# Where pytest-django is told which settings to use: an ini key, an option, or set in conftest.py.
+_PYTEST_DJANGO = re.compile(r"DJANGO_SETTINGS_MODULE|--ds[= ]")
+_PYTEST_CONFIGS = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py")
+
+
+def django_settings(repo: Path) -> str | None:
+    """The settings module the repository's `manage.py` sets (`mysite.settings`); None without a Django manage.py."""
+    path = repo / "manage.py"
+    if not path.is_file():
+        return None
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    found = _SETTINGS.search(text)
+    return found.group(1) if found else None
+
+
+def pytest_runs_django(repo: Path) -> str | None:
+    """The file that gives pytest-django the settings module, when one does; None otherwise."""
+    for name in _PYTEST_CONFIGS:
+        path = repo / name
+        try:
+            if path.is_file() and _PYTEST_DJANGO.search(path.read_text(encoding="utf-8", errors="replace")):
+                return name
+        except OSError:
+            continue
+    return None
+
+
+def is_django_test_name(name: str) -> bool:
+    """`tests.py`, the module `startapp` makes for an app's tests (Django's runner finds `test*.py`)."""
+    return name == "tests.py"
+
+
+__all__ = ["django_settings", "is_django_test_name", "pytest_runs_django"]
