@@ -137,6 +137,31 @@ def test_a_lint_script_wins_and_eslint_without_its_package_is_not_guessed(repo: 
     assert why == "eslint.config.js, but eslint is not in devDependencies (npx would fetch whatever eslint is)"
 
 
+@pytest.mark.parametrize(
+    ("script", "command", "problem"),
+    [
+        # Create React App's runner watches for changes unless CI is set (react-scripts/scripts/test.js).
+        ("react-scripts test", "CI=true npm test", None),
+        ("craco test", "CI=true npm test", None),
+        ("react-scripts test --watchAll=false", "npm test", None),
+        ("jest --watch", "npm test", "the test script watches for changes (jest --watch): it would never end"),
+        ("jest --watchAll --coverage", "npm test", "the test script watches for changes"),
+        ("vitest", "npm test", None),  # vitest runs once without a terminal
+    ],
+)
+def test_a_test_script_that_watches_is_made_to_run_once_or_marked(
+    repo: Path, machine: Machine, script: str, command: str, problem: str | None
+) -> None:
+    node_repo(repo, "package-lock.json", {"test": script})
+    chosen = machine.real("npm").detect(repo).chosen[Slot.TEST]
+    assert chosen.command == command
+    if problem is None:
+        assert chosen.problem is None
+    else:
+        assert chosen.problem is not None
+        assert chosen.problem.startswith(problem)
+
+
 def test_manager_not_on_path_is_marked(repo: Path, machine: Machine) -> None:
     node_repo(repo, "pnpm-lock.yaml", SCRIPTS)
     chosen = machine.detect(repo).chosen[Slot.TEST]

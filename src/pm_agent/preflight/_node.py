@@ -8,6 +8,7 @@ configuration gives `eslint .` the same way (projects that lint only staged file
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,8 +70,27 @@ def detect_node(probe: Probe) -> Finding | None:
             found.rejected.append(Rejected(command, "the test script is npm's placeholder that always fails", slot))
             continue
         reason = f"package.json scripts.{name} ({scripts[name]}); {how}"
-        found.candidates.append(Candidate(slot, command, reason, problem))
+        watching = None
+        if slot is Slot.TEST:
+            command, reason, watching = _once(command, reason, scripts[name])
+        found.candidates.append(Candidate(slot, command, reason, problem or watching))
     return found
+
+
+# Create React App's runner (and its wrappers) watches for changes unless CI is set; a gate must run once and end.
+_WATCH_UNLESS_CI = re.compile(r"\b(?:react-scripts|craco|react-app-rewired)\s+test\b")
+_WATCHES = re.compile(r"(?<![\w-])--watch(?:All)?(?![\w=-])")
+
+
+def _once(command: str, reason: str, script: str) -> tuple[str, str, str | None]:
+    """The test command made to run once and end: CI=true for Create React App's runner; with a script that asks
+    for watch mode itself, the problem to fix."""
+    if _WATCHES.search(script):
+        why = "it would never end; set environment.test_command to a command that runs the tests once"
+        return command, reason, f"the test script watches for changes ({script}): {why}"
+    if _WATCH_UNLESS_CI.search(script) and "CI=" not in script and "--watchAll=false" not in script:
+        return f"CI=true {command}", f"{reason}; CI=true: it watches for changes unless CI is set", None
+    return command, reason, None
 
 
 def _manager(repo: Path, data: dict[str, Any], found: Finding) -> tuple[str, str]:
