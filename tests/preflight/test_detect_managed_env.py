@@ -20,6 +20,7 @@ from .conftest import Machine, make_venv, rejected_for, write
 
 PYPROJECT = '[tool.poetry]\nname = "calc"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\n'
 TEST = "def test_one():\n    assert 1 == 1\n"
+HATCH = '[project]\nname = "calc"\n\n[tool.hatch.envs.default]\ndependencies = ["pytest"]\n'
 # What the real tools do with an activated virtualenv (pm-agent's own, say): report it instead of the project's.
 LEAK_CHECK = '[ -z "$VIRTUAL_ENV" ] || { echo "$VIRTUAL_ENV/bin/python"; exit 0; }\n'
 
@@ -40,6 +41,8 @@ def project_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
             {"Pipfile": "[packages]\n", "pytest.ini": "[pytest]\n"},
             '[ "$PIPENV_IGNORE_VIRTUALENVS" = 1 ] || exit 9; echo "{exe}"',
         ),
+        # hatch prints the environment's folder (`hatch env find`)
+        ("hatch", {"pyproject.toml": HATCH, "pytest.ini": "[pytest]\n"}, 'echo "{folder}"'),
     ],
 )
 def test_the_managers_environment_runs_the_tests_by_absolute_path(
@@ -54,7 +57,8 @@ def test_the_managers_environment_runs_the_tests_by_absolute_path(
 ) -> None:
     monkeypatch.setenv("VIRTUAL_ENV", str(tooled_python.parent.parent))  # pm-agent run from an activated venv
     write(repo, {**files, "tests/test_one.py": TEST})
-    machine.script(manager, LEAK_CHECK + answer.format(exe=project_env)).add("python", tooled_python)
+    answer = answer.format(exe=project_env, folder=project_env.parent.parent)
+    machine.script(manager, LEAK_CHECK + answer).add("python", tooled_python)
     chosen = machine.detect(repo).chosen[Slot.TEST]
     assert chosen.command == f"{shlex.quote(str(project_env))} -m pytest -q"
     assert f"importable by {manager}'s environment ({project_env})" in chosen.reason
@@ -78,13 +82,24 @@ def test_the_managers_environment_runs_the_tests_by_absolute_path(
             "Pipfile: pipenv has no environment for this project yet (`pipenv --py`: exit 1);"
             " run `pipenv install --dev`",
         ),
+        (
+            "hatch",
+            {"pyproject.toml": HATCH},
+            "[tool.hatch.envs] in pyproject.toml: hatch has no environment for this project yet (`hatch env find`:"
+            " /nowhere/calc/bin/python does not exist); run `hatch env create`",
+        ),
     ],
 )
 def test_no_environment_yet_says_how_to_make_it(
     repo: Path, machine: Machine, tooled_python: Path, manager: str, files: dict[str, str], problem: str
 ) -> None:
     write(repo, {**files, "tests/test_one.py": TEST})
-    machine.script(manager, "echo 'No virtualenv has been created for this project yet!' >&2; exit 1")
+    said = (
+        "echo /nowhere/calc"
+        if manager == "hatch"
+        else "echo 'No virtualenv has been created for this project yet!' >&2; exit 1"
+    )
+    machine.script(manager, said)
     chosen = machine.add("python", tooled_python).detect(repo).chosen[Slot.TEST]
     assert chosen.command == "python -m pytest -q"  # what runs meanwhile: the tests fail on their imports
     assert chosen.problem == problem

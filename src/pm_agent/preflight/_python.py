@@ -20,6 +20,7 @@ from typing import Any
 
 from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
 from pm_agent.preflight._django import django_settings, is_django_test_name, pytest_runs_django
+from pm_agent.preflight._envs import managed_interpreter
 from pm_agent.preflight._precommit import Hook, read_hooks
 from pm_agent.preflight._probe import Probe, PythonInfo
 
@@ -105,8 +106,9 @@ def detect_python(probe: Probe) -> Finding | None:
 
 
 def _interpreter(probe: Probe, files: _Files, found: Finding) -> tuple[PythonInfo, str | None]:
-    """The first of the repository venv, poetry's or pipenv's environment, `python`, `python3` that runs Python 3;
-    else python3 with a problem (also when uv, poetry or pipenv has not made the project's environment yet)."""
+    """The first of the repository venv, the environment poetry, pipenv or hatch keeps for it, `python`, `python3`
+    that runs Python 3; else python3 with a problem (also when uv, poetry, pipenv or hatch has not made the project's
+    environment yet)."""
     for venv in VENVS:
         exe = probe.repo / venv / "bin" / "python"
         if exe.exists():
@@ -115,12 +117,9 @@ def _interpreter(probe: Probe, files: _Files, found: Finding) -> tuple[PythonInf
             if isinstance(info, PythonInfo):
                 return PythonInfo(shlex.quote(str(exe)), f"{label} (the repository's own)", info.modules), None
             found.rejected.append(Rejected(label, info))
-    managed, problem = _managed(probe, files, found)
+    managed, problem = managed_interpreter(probe, files.tool, found)
     if managed is not None:
         return managed, None
-    if problem is None and (probe.repo / "uv.lock").is_file():
-        # uv keeps a project's environment in its .venv (above): none yet is a checkout `uv sync` has not run in.
-        problem = "uv.lock: uv keeps the project's environment in .venv, which does not exist yet; run `uv sync`"
     for name in ("python", "python3"):
         if probe.which(name) is None:
             found.rejected.append(Rejected(name, "not on PATH"))
@@ -131,57 +130,6 @@ def _interpreter(probe: Probe, files: _Files, found: Finding) -> tuple[PythonInf
         found.rejected.append(Rejected(name, info))
     problem = "no Python 3 interpreter: no .venv/bin/python, and neither python nor python3 on PATH runs Python 3"
     return PythonInfo("python3", "python3", frozenset()), problem
-
-
-@dataclass(frozen=True)
-class _Manager:
-    """A tool that keeps a project's environment outside the project, and how it tells where the interpreter is."""
-
-    name: str
-    markers: tuple[str, ...]  # files that make a project its own
-    where: tuple[str, ...]  # the command that prints the environment's python
-    install: str  # the command that makes the environment
-
-
-_MANAGERS = (
-    _Manager("poetry", ("poetry.lock",), ("poetry", "env", "info", "--executable"), "poetry install"),
-    _Manager("pipenv", ("Pipfile.lock", "Pipfile"), ("pipenv", "--py"), "pipenv install --dev"),
-)
-# An activated virtualenv (pm-agent's own, say) is what poetry and pipenv would report: they must look for the
-# project's.
-_OWN_ENV = {"VIRTUAL_ENV": "", "PIPENV_IGNORE_VIRTUALENVS": "1", "PIPENV_VERBOSITY": "-1"}
-
-
-def _managed(probe: Probe, files: _Files, found: Finding) -> tuple[PythonInfo | None, str | None]:
-    """The interpreter of the environment poetry or pipenv keeps for the project (outside it, keyed by its path: a
-    task's worktree would get a new one, so the main checkout's is used by absolute path); else None, with what stands
-    in the way when the manager is there but has made no environment yet."""
-    for manager in _MANAGERS:
-        marker = next((m for m in manager.markers if (probe.repo / m).is_file()), None)
-        if marker is None and manager.name == "poetry" and files.tool("poetry"):
-            marker = "[tool.poetry] in pyproject.toml"
-        if marker is None:
-            continue
-        if probe.which(manager.name) is None:
-            why = f"{marker}, but {manager.name} is not on PATH: its environment cannot be found"
-            found.rejected.append(Rejected(manager.name, why))
-            continue
-        result = probe.run(list(manager.where), env=_OWN_ENV)
-        paths = [line.strip() for line in result.output_tail.splitlines() if line.strip().startswith("/")]
-        exe = paths[-1] if result.ok and paths else None
-        if exe is None or not Path(exe).is_file():
-            said = f"exit {result.exit_code}" if not result.ok else "no interpreter path"
-            return None, (
-                f"{marker}: {manager.name} has no environment for this project yet (`{shlex.join(manager.where)}`:"
-                f" {said}); run `{manager.install}`"
-            )
-        info = probe.python(exe)
-        label = f"{manager.name}'s environment ({exe})"
-        if isinstance(info, str):
-            found.rejected.append(Rejected(label, info))
-            continue
-        return PythonInfo(shlex.quote(exe), label, info.modules), None
-    return None, None
 
 
 def _tool(probe: Probe, python: PythonInfo, module: str, exe: str, args: str) -> tuple[str, str, str | None]:
