@@ -78,3 +78,7 @@ class SignalError(PmAgentError):
 
 class VcsError(PmAgentError):
     """A git command failed."""
+
+
+class SetupError(PmAgentError):
+    """`environment.setup_command` failed in a worktree: nothing an agent or a gate can do there without it."""

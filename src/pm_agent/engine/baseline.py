@@ -12,9 +12,10 @@ from pathlib import Path
 from pm_agent.config import CONFIG_FILE, PmConfig
 from pm_agent.engine.events import Listener
 from pm_agent.engine.runctx import RunContext
+from pm_agent.errors import SetupError
 from pm_agent.gates import ENVIRONMENT_COMMANDS, Baseline, BaselineCommand
-from pm_agent.gates.ward import allowed_env
-from pm_agent.preflight.baseline import preflight
+from pm_agent.gates.ward import allowed_env, run_command
+from pm_agent.preflight.baseline import SETUP_KEY, preflight
 from pm_agent.store import Store, default_store_path
 from pm_agent.vcs import Git
 
@@ -22,6 +23,28 @@ from pm_agent.vcs import Git
 def environment_commands(config: PmConfig) -> dict[str, str | None]:
     """`{config key: command}` for every environment command, configured or not."""
     return {key: getattr(config.environment, key) for key, _ in ENVIRONMENT_COMMANDS}
+
+
+# In a worktree's own git folder: the branch its setup ran for (a spare taken over by another task has lost what it
+# installed, to `git clean -ffdx`; a worktree kept over a stopped run has not).
+SETUP_MARK = "pm-agent-setup"
+
+
+def setup_worktree(config: PmConfig, worktree: Git) -> None:
+    """`environment.setup_command` in a new worktree, unless it ran there for the worktree's branch already;
+    SetupError with the command's last lines when it fails."""
+    env = config.environment
+    if not env.setup_command:
+        return
+    mark, branch = worktree.git_path(SETUP_MARK), worktree.current_branch() or ""
+    if mark.is_file() and mark.read_text(encoding="utf-8") == branch:
+        return
+    result = run_command(env.setup_command, worktree.path, env.gate_timeout_s, allowed_env(env.pass_env))
+    if not result.ok:
+        said = f"timed out after {env.gate_timeout_s:g}s" if result.timed_out else f"exit {result.exit_code}"
+        last = "".join(f"\n    {line}" for line in result.output_tail.splitlines()[-8:])
+        raise SetupError(f"environment.setup_command failed in {worktree.path}: {said}{last}")
+    mark.write_text(branch, encoding="utf-8")
 
 
 def run_preflight(repo: Path, git: Git, config: PmConfig, sha: str, listener: Listener) -> Baseline:
@@ -52,6 +75,10 @@ def refresh_baseline(rc: RunContext) -> None:
     changed = {key: cmd for key, cmd in wanted.items() if all(c.key != key for c in kept)}
     if not changed and len(kept) == len(old.commands) and old.mode == env.baseline:
         return
+    setup = wanted.get(SETUP_KEY)
+    if changed and setup is not None:  # what the changed commands need, in the clean checkout they run in
+        changed = {SETUP_KEY: setup, **changed}
+        kept = [c for c in kept if c.key != SETUP_KEY]
     fresh = preflight(
         rc.git,
         rc.state_dir,

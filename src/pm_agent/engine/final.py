@@ -15,11 +15,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pm_agent.engine import final_review, integrity
+from pm_agent.engine.baseline import setup_worktree
 from pm_agent.engine.reconcile import cancelled_ids
 from pm_agent.engine.release_audit import free_id, plan_changes_held, remediation, risk_audit
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.startup import base_branch
-from pm_agent.errors import VcsError
+from pm_agent.errors import SetupError, VcsError
 from pm_agent.gates import CommandResult, Verdict, gate_no_orphan_todos, judge, run_command
 from pm_agent.gates.environment import KEEP_OUTPUT_BYTES
 from pm_agent.gates.ward import allowed_env
@@ -76,8 +77,20 @@ class FinalResult:
     handoff: str | None = None
 
 
-def _checks(rc: RunContext, worktree: Path) -> list[Check]:
+def _checks(rc: RunContext, git: Git) -> list[Check]:
     env = rc.config.environment
+    worktree = git.path
+    try:
+        setup_worktree(rc.config, git)
+    except SetupError as exc:  # the environment's to fix, not a remediation task's: the caller says so
+        return [
+            Check(
+                "setup",
+                env.setup_command,
+                None,
+                Verdict(passed=False, rule="environment", environment_failure=str(exc)),
+            )
+        ]
     wanted = [
         ("full test suite", env.test_command),
         ("lint", env.lint_command),
@@ -269,7 +282,7 @@ async def final_release_gate(rc: RunContext) -> FinalResult:
         await asyncio.to_thread(rc.git.worktree_remove, path, True)
     worktree = await asyncio.to_thread(rc.git.worktree_add, path, rc.run.working_branch)
     try:
-        checks = await asyncio.to_thread(_checks, rc, path)
+        checks = await asyncio.to_thread(_checks, rc, worktree)
         broken = [
             f"{c.name}: `{c.command}` cannot run: {c.verdict.environment_failure}"
             for c in checks

@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 from pm_agent.engine import integrity
+from pm_agent.engine.baseline import setup_worktree
 from pm_agent.engine.decisions import WorktreeCleanup
 from pm_agent.engine.delivery import is_high_blast_radius
 from pm_agent.engine.loop_reports import LoopReports
@@ -175,6 +176,7 @@ class PmLoop:
         if not fresh and S(rec.state) in (S.RECEIVED, S.PLANNING_APPROACH) and wt.is_clean():
             # Nothing written yet (e.g. a sliced task back after its subtasks): start from the latest work.
             wt.try_run("merge", "--ff-only", "--quiet", self.rc.run.working_branch)
+        setup_worktree(self.rc.config, wt)  # before the agent: it runs the tests too
 
     # ---------------------------------------------------------------- humans
 

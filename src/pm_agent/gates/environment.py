@@ -17,6 +17,7 @@ from pm_agent.gates.ward import CommandResult
 
 # (config key, name used in gates, reports and the final gate), in the order they run.
 ENVIRONMENT_COMMANDS: tuple[tuple[str, str], ...] = (
+    ("setup_command", "setup"),  # first: the others may need what it installs
     ("test_command", "tests"),
     ("lint_command", "lint"),
     ("typecheck_command", "typecheck"),

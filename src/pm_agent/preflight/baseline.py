@@ -48,6 +48,8 @@ _FETCHES = {
     "composer": "`composer install`, which fills composer's cache",
 }
 
+SETUP_KEY = "setup_command"  # run first; it must succeed, whatever environment.baseline says
+
 
 def fix_hint(key: str, command: str, reason: str, timeout_s: float) -> str:
     """What the user can do about a command that cannot run."""
@@ -160,7 +162,7 @@ def run_baseline(
 ) -> Baseline:
     """Run each configured command (`{config key: command}`) on `sha` in a clean worktree (`env`: as for gates)."""
     names = dict(ENVIRONMENT_COMMANDS)
-    wanted = [(key, cmd) for key, cmd in commands.items() if cmd]
+    wanted = sorted(((key, cmd) for key, cmd in commands.items() if cmd), key=lambda item: item[0] != SETUP_KEY)
     entries: list[BaselineCommand] = []
     if wanted:
         with scratch_worktree(git, state_dir, sha) as path:
@@ -172,6 +174,8 @@ def run_baseline(
                 entries.append(entry)
                 if progress is not None:
                     progress(f"baseline: {entry.name}: {entry.summary()} in {entry.duration_ms / 1000:.1f}s")
+                if key == SETUP_KEY and not entry.ok:
+                    break  # the others would fail for want of what it installs: its own failure says it
             # What the commands left in the clean checkout, as the gates' checked-tree and scope checks see a tree.
             leftovers = Git(path).diff_names(sha)
         return Baseline(sha=sha, mode=mode, commands=tuple(entries), leftovers=tuple(leftovers))
@@ -188,6 +192,14 @@ def check_baseline(baseline: Baseline, *, timeout_s: float, config_path: Path | 
                 f"environment.{entry.key} cannot run on the baseline commit {baseline.sha[:12]}:",
                 f"  `{entry.command}` -> {entry.cannot_run}",
                 f"  fix: {fix_hint(entry.key, entry.command, entry.cannot_run, timeout_s)}",
+            ]
+        elif entry.key == SETUP_KEY and not entry.ok:
+            problems += [
+                f"environment.{entry.key} fails in a clean checkout of the baseline commit {baseline.sha[:12]}:",
+                f"  `{entry.command}` -> {entry.summary()}",
+                *[f"    {line}" for line in entry.output_tail.splitlines()[-8:]],
+                "  fix: make it succeed there (every task's worktree runs it first), or set"
+                f" environment.{entry.key}: null",
             ]
         elif baseline.mode == "strict" and not entry.ok:
             problems += [
@@ -255,6 +267,7 @@ def preflight(
 
 __all__ = [
     "LEFTOVERS_FIX",
+    "SETUP_KEY",
     "Baseline",
     "BaselineCommand",
     "PreflightError",

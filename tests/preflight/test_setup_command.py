@@ -1,0 +1,67 @@
+"""`environment.setup_command`: what a fresh checkout needs that lives outside git (`yarn install --immutable` for
+Yarn's Plug'n'Play, `bundle install`, `composer install`), run first in the preflight's clean checkout, before the
+environment commands that need it; it must succeed there, and leave only files git ignores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pm_agent.preflight.baseline import PreflightError, check_baseline, run_baseline
+from pm_agent.testing.repo import commit_all, git
+from pm_agent.vcs import Git
+
+from .test_preflight_cli import assert_left_nothing, make_repo, pm
+
+
+@pytest.fixture
+def repo(git_repo: Path) -> Path:
+    (git_repo / "notes.md").write_text("tracked\n", encoding="utf-8")
+    (git_repo / ".gitignore").write_text("deps/\n", encoding="utf-8")
+    commit_all(git_repo, "notes")
+    return git_repo
+
+
+def _baseline(repo: Path, setup: str) -> list[tuple[str, int]]:
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    commands = {"test_command": "test -f deps/installed", "setup_command": setup}  # setup runs first all the same
+    baseline = run_baseline(Git(repo), repo / ".pm-agent", sha, commands, timeout_s=30)
+    check_baseline(baseline, timeout_s=30)
+    return [(entry.key, entry.exit_code) for entry in baseline.commands]
+
+
+def test_setup_runs_first_and_the_commands_find_what_it_installed(repo: Path) -> None:
+    ran = _baseline(repo, "mkdir -p deps && touch deps/installed")
+    assert ran == [("setup_command", 0), ("test_command", 0)]
+    assert not (repo / "deps").exists(), "it ran in the preflight's clean checkout, not the user's"
+
+
+def test_a_setup_that_fails_stops_the_run_and_the_commands_are_not_run(repo: Path) -> None:
+    with pytest.raises(PreflightError) as raised:
+        _baseline(repo, "echo 'lockfile out of date: run yarn install' >&2; exit 1")
+    said = str(raised.value)
+    assert "environment.setup_command fails in a clean checkout of the baseline commit" in said
+    assert "-> exit 1" in said
+    assert "lockfile out of date: run yarn install" in said
+    assert (
+        "fix: make it succeed there (every task's worktree runs it first), or set environment.setup_command: null"
+        in said
+    )
+    assert "test_command" not in said, "the commands that need it were not run"
+
+
+def test_a_setup_that_leaves_files_git_does_not_ignore_is_refused(repo: Path) -> None:
+    with pytest.raises(PreflightError) as raised:
+        _baseline(repo, "mkdir -p deps vendor && touch deps/installed vendor/autoload.php")
+    assert "leave files git does not ignore" in str(raised.value)
+    assert "vendor/autoload.php" in str(raised.value)
+
+
+def test_run_stops_with_exit_2_before_any_session(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, "environment:\n  setup_command: exit 7\n  test_command: 'true'\n")
+    result = pm("run", "docs/plan.md", cwd=repo)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "environment.setup_command fails in a clean checkout of the baseline commit" in result.stderr
+    assert "session" not in result.stdout.lower()
+    assert_left_nothing(repo)
