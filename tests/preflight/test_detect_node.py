@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,25 @@ def test_a_test_script_that_watches_is_made_to_run_once_or_marked(
     else:
         assert chosen.problem is not None
         assert chosen.problem.startswith(problem)
+
+
+def test_yarn_plug_n_play_installs_in_each_worktree_unless_its_loader_is_committed(
+    repo: Path, machine: Machine
+) -> None:
+    """Tried with Yarn 4.5 (corepack): a fresh checkout without .pnp.cjs fails `yarn test` with "Cannot find
+    module"; `yarn install --immutable` there takes a fraction of a second from yarn's cache."""
+    node_repo(repo, "yarn.lock", {"test": "node --test"}, packageManager="yarn@4.5.0")
+    (repo / "node_modules" / ".keep").unlink()
+    (repo / "node_modules").rmdir()  # Plug'n'Play: no node_modules at all
+    write(repo, {".pnp.cjs": "// the loader\n", ".gitignore": ".pnp.*\n.yarn/*\n"})
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    detection = machine.script("yarn", "exit 0").detect(repo)
+    setup = detection.chosen[Slot.SETUP]
+    assert setup.command == "yarn install --immutable"
+    assert setup.reason.startswith("Yarn Plug'n'Play: .pnp.cjs is not committed")
+    assert detection.chosen[Slot.TEST].problem is None  # no node_modules is no missing install here
+    subprocess.run(["git", "add", "-f", ".pnp.cjs"], cwd=repo, check=True)  # zero-installs: committed
+    assert Slot.SETUP not in machine.detect(repo).chosen
 
 
 def test_manager_not_on_path_is_marked(repo: Path, machine: Machine) -> None:

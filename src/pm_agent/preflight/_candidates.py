@@ -12,6 +12,7 @@ from typing import Any
 class Slot(StrEnum):
     """An environment-contract command, named as its pm-agent.yaml key."""
 
+    SETUP = "setup_command"
     LINT = "lint_command"
     TYPECHECK = "typecheck_command"
     TEST = "test_command"
@@ -19,7 +20,7 @@ class Slot(StrEnum):
 
     @property
     def label(self) -> str:
-        """`lint`, `typecheck`, `test`, `build`."""
+        """`setup`, `lint`, `typecheck`, `test`, `build`."""
         return self.value.removesuffix("_command")
 
 

@@ -54,14 +54,15 @@ def detect_node(probe: Probe) -> Finding | None:
     if data is None:
         return found
     manager, how = _manager(probe.repo, data, found)
-    problem = _problem(probe, manager)
+    pnp = _plug_n_play(probe.repo, manager, found)
+    problem = _problem(probe, manager, pnp)
     raw_scripts = data.get("scripts")
     scripts = {k: v for k, v in raw_scripts.items() if isinstance(v, str)} if isinstance(raw_scripts, dict) else {}
     for slot, names in SCRIPTS.items():
         name = next((n for n in names if n in scripts), None)
         if name is None:
             for tool in (t for t in _BINARIES if t.slot is slot):
-                _binary(tool, probe.repo, data, manager, how, problem, found)
+                _binary(tool, probe.repo, data, manager, how, problem, pnp, found)
             if slot is Slot.TEST:
                 found.rejected.append(Rejected(run_script(manager, "test"), "package.json has no test script", slot))
             continue
@@ -112,13 +113,25 @@ def _manager(repo: Path, data: dict[str, Any], found: Finding) -> tuple[str, str
     return manager, f"{manager} from {name}"
 
 
-def _problem(probe: Probe, manager: str) -> str | None:
+def _problem(probe: Probe, manager: str, pnp: str | None) -> str | None:
     if probe.which(manager) is None:
         hint = " (corepack enable)" if manager in ("pnpm", "yarn") else ""
         return f"not installed: {manager} is not on PATH{hint}"
-    if not (probe.repo / "node_modules").is_dir():
+    if pnp is None and not (probe.repo / "node_modules").is_dir():
         return f"dependencies not installed: no node_modules/ (run `{manager} install`)"
     return None
+
+
+def _plug_n_play(repo: Path, manager: str, found: Finding) -> str | None:
+    """Yarn's Plug'n'Play loader (`.pnp.cjs`), when the project has one: its dependencies live in yarn's cache, not
+    node_modules/, and a worktree without a committed loader must install its own (`setup_command`)."""
+    loader = next((name for name in (".pnp.cjs", ".pnp.js") if (repo / name).is_file()), None)
+    if manager != "yarn" or loader is None:
+        return None
+    if not _tracked(repo, loader):
+        why = f"Yarn Plug'n'Play: {loader} is not committed, so a worktree has no loader until yarn installs one"
+        found.candidates.append(Candidate(Slot.SETUP, "yarn install --immutable", why + " (from yarn's cache)"))
+    return loader
 
 
 @dataclass(frozen=True)
@@ -154,7 +167,14 @@ _BINARIES = (
 
 
 def _binary(
-    tool: _Binary, repo: Path, data: dict[str, Any], manager: str, how: str, problem: str | None, found: Finding
+    tool: _Binary,
+    repo: Path,
+    data: dict[str, Any],
+    manager: str,
+    how: str,
+    problem: str | None,
+    pnp: str | None,
+    found: Finding,
 ) -> None:
     """`tool` for a configured project without a script for its slot, when its package is a dependency (otherwise
     `npx` would fetch whatever package has that name)."""
@@ -170,10 +190,20 @@ def _binary(
         why = f"{config}, but {tool.package} is not in devDependencies (npx would fetch whatever {tool.binary} is)"
         found.rejected.append(Rejected(command, why, tool.slot))
         return
-    if problem is None and not (repo / "node_modules" / ".bin" / tool.binary).exists():
+    if problem is None and pnp is None and not (repo / "node_modules" / ".bin" / tool.binary).exists():
         problem = f"not installed: node_modules/.bin/{tool.binary} is missing (run `{manager} install`)"
     reason = f"{config} without a {tool.slot.label} script; {tool.package} in {where}; {how}"
     found.candidates.append(Candidate(tool.slot, command, reason, problem))
+
+
+def _tracked(repo: Path, name: str) -> bool:
+    """Whether git tracks `name` in the repository (a checkout has it)."""
+    from pm_agent.vcs import Git  # on use: most projects are not Plug'n'Play
+
+    try:
+        return Git(repo).try_run("ls-files", "--error-unmatch", "--", name).returncode == 0
+    except OSError:
+        return False
 
 
 __all__ = ["LOCKFILES", "SCRIPTS", "detect_node", "run_script"]

@@ -49,6 +49,7 @@ _LANGUAGES = (Source.PYTHON, Source.NODE, Source.GO, Source.RUST, Source.MAVEN, 
 _FIRST_MAKE = (Source.MAKE, *_LANGUAGES)
 _LAST_MAKE = (*_LANGUAGES, Source.MAKE)
 ORDER: dict[Slot, tuple[Source, ...]] = {
+    Slot.SETUP: _LANGUAGES,
     Slot.LINT: _FIRST_MAKE,
     Slot.TYPECHECK: _FIRST_MAKE,
     Slot.TEST: _LAST_MAKE,
