@@ -61,7 +61,7 @@ def _composer(**fields: object) -> str:
     return json.dumps({"name": "shop/cart", **fields})
 
 
-INSTALL = "composer install --no-interaction --no-progress --quiet && "
+INSTALL = "composer install --no-interaction --no-progress"
 DEV = {"phpunit/phpunit": "^10", "squizlabs/php_codesniffer": "^3", "phpstan/phpstan": "^1"}
 
 
@@ -70,10 +70,11 @@ def test_phpunit_phpcs_and_phpstan_from_vendor_bin_after_composer_install(repo: 
     write(repo, {"composer.json": _composer(**{"require-dev": DEV}), **files})
     detection = machine.script("composer", "exit 0").detect(repo)
     env = detection.environment
-    assert (env.test_command, env.lint_command, env.typecheck_command) == (
-        f"{INSTALL}vendor/bin/phpunit",
-        f"{INSTALL}vendor/bin/phpcs",
-        f"{INSTALL}vendor/bin/phpstan analyse --no-progress --error-format=raw",
+    assert (env.setup_command, env.test_command, env.lint_command, env.typecheck_command) == (
+        INSTALL,  # once per worktree, before its agent and its gates
+        "vendor/bin/phpunit",
+        "vendor/bin/phpcs",
+        "vendor/bin/phpstan analyse --no-progress --error-format=raw",
     )
     assert detection.chosen[Slot.TEST].reason == "phpunit.xml.dist: PHPUnit, phpunit/phpunit in composer.json"
     assert detection.problems == {}
@@ -84,7 +85,7 @@ def test_phpunit_phpcs_and_phpstan_from_vendor_bin_after_composer_install(repo: 
 def test_a_tool_the_project_does_not_require_runs_from_path(repo: Path, machine: Machine) -> None:
     write(repo, {"composer.json": _composer(), "phpunit.xml": "<phpunit/>\n", "psalm.xml": "<psalm/>\n"})
     detection = machine.script("composer", "exit 0").script("phpunit", "exit 0").detect(repo)
-    assert detection.environment.test_command == f"{INSTALL}phpunit"
+    assert detection.environment.test_command == "phpunit"
     assert (
         detection.chosen[Slot.TEST].reason
         == "phpunit.xml: PHPUnit, phpunit on PATH (phpunit/phpunit is not in composer.json)"
@@ -98,15 +99,14 @@ def test_the_composer_test_script_comes_first_and_pest_replaces_phpunit(repo: Pa
     composer = _composer(scripts={"test": "pest"}, **{"require-dev": {"pestphp/pest": "^2.0"}})
     write(repo, {"composer.json": composer, "phpunit.xml": "<phpunit/>\n"})
     detection = machine.script("composer", "exit 0").detect(repo)
-    assert detection.environment.test_command == f"{INSTALL}composer test"
-    why = "composer.json scripts.test, after composer install"
+    assert detection.environment.test_command == "composer test"
     assert rejected_for(detection, Slot.TEST) == {
-        f"{INSTALL}vendor/bin/pest": f"{INSTALL}composer test is preferred ({why})"
+        "vendor/bin/pest": "composer test is preferred (composer.json scripts.test)"
     }
 
 
 def test_a_broken_composer_json_is_said_and_its_configured_tools_still_found(repo: Path, machine: Machine) -> None:
     write(repo, {"composer.json": "{", "phpunit.xml": "<phpunit/>\n"})
     detection = machine.script("composer", "exit 0").script("phpunit", "exit 0").detect(repo)
-    assert detection.environment.test_command == f"{INSTALL}phpunit"
+    assert (detection.environment.setup_command, detection.environment.test_command) == (INSTALL, "phpunit")
     assert rejected_for(detection, None)["composer.json"].startswith("not valid JSON")

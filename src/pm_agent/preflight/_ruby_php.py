@@ -2,8 +2,8 @@
 them up.
 
 Ruby's tools run through `bundle exec`, so the Gemfile's versions are the ones used; PHP's from `vendor/bin/`
-when composer.json requires them (else from PATH), each after `composer install` (a task's worktree has no
-vendor/); a composer `test` script, the project's own entry point, comes first. A tool is chosen only by its own
+when composer.json requires them (else from PATH), after the setup step's `composer install` (a task's worktree
+has no vendor/); a composer `test` script, the project's own entry point, comes first. A tool is chosen only by its own
 configuration file or folder: `.rspec` or `spec/` for RSpec, `.rubocop.yml` for RuboCop, `phpunit.xml` for
 PHPUnit, `phpstan.neon` for PHPStan ...
 """
@@ -79,13 +79,14 @@ PHP_TOOLS: tuple[tuple[Slot, tuple[str, ...], str, str, str, str], ...] = (
     (Slot.TYPECHECK, ("psalm.xml", "psalm.xml.dist"), "psalm", " --no-progress", "vimeo/psalm", "Psalm"),
 )
 # A task's worktree is a fresh checkout: vendor/ (ignored) is not in it, and a link to the repository's own would
-# autoload the repository's classes, not the task's. So each command installs first (from composer's cache).
-COMPOSER_INSTALL = "composer install --no-interaction --no-progress --quiet && "
+# autoload the repository's classes, not the task's. So each worktree installs its own first (from composer's cache),
+# once, before its agent (which runs the tests too) and its gates: the environment's setup step.
+COMPOSER_INSTALL = "composer install --no-interaction --no-progress"
 
 
 def detect_php(probe: Probe) -> Finding | None:
-    """composer's test script, else the configured PHPUnit (Pest when required), PHP_CodeSniffer or PHP CS Fixer,
-    PHPStan or Psalm, each after `composer install`; None without composer.json."""
+    """`composer install` as the setup step; composer's test script, else the configured PHPUnit (Pest when
+    required), PHP_CodeSniffer or PHP CS Fixer, PHPStan or Psalm; None without composer.json."""
     repo = probe.repo
     path = repo / "composer.json"
     if not path.is_file():
@@ -95,9 +96,11 @@ def detect_php(probe: Probe) -> Finding | None:
     scripts = _mapping(data.get("scripts"))
     required = {**_mapping(data.get("require")), **_mapping(data.get("require-dev"))}
     composer = None if probe.which("composer") else "not installed: composer is not on PATH"
+    why = "composer.json: a worktree has no vendor/ (git ignores it) until composer installs one, from its cache"
+    found.candidates.append(Candidate(Slot.SETUP, COMPOSER_INSTALL, why, composer))
     if "test" in scripts:
-        why = "composer.json scripts.test, after composer install"
-        found.candidates.append(Candidate(Slot.TEST, f"{COMPOSER_INSTALL}composer test", why, composer))
+        why = "composer.json scripts.test"
+        found.candidates.append(Candidate(Slot.TEST, "composer test", why, composer))
     for slot, files, program, args, package, what in PHP_TOOLS:
         config = _first(repo, *files)
         if config is None:
@@ -113,7 +116,7 @@ def detect_php(probe: Probe) -> Finding | None:
                 None if on_path else f"not installed: {package} is neither in composer.json nor {program} on PATH"
             )
         reason = f"{config}: {what}, {where}"
-        found.candidates.append(Candidate(slot, f"{COMPOSER_INSTALL}{command}{args}", reason, problem))
+        found.candidates.append(Candidate(slot, f"{command}{args}", reason, problem))
     return found
 
 
