@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,15 @@ from pm_agent.gates.narrow import command_for_test_files
             ["tests/CalcTest.php"],
             "composer install --no-interaction --quiet && vendor/bin/phpunit tests/CalcTest.php",
         ),
-        ("cd app && pytest -q", ["tests/test_a.py"], "cd app && pytest -q tests/test_a.py"),
+        # A `cd` first: the runner takes paths from that folder, the files are the worktree's.
+        ("cd app && pytest -q", ["app/tests/test_a.py"], "cd app && pytest -q tests/test_a.py"),
+        ("cd svc; cd api && go test ./...", ["svc/api/pkg/a_test.go"], "cd svc; cd api && go test ./pkg"),
+        ("cd web && npm ci && npm test", ["web/src/a.test.js"], "cd web && npm ci && npm test src/a.test.js"),
+        ("cd app/.. && pytest -q", ["tests/test_a.py"], "cd app/.. && pytest -q tests/test_a.py"),
+        ("cd app && pytest -q", ["tests/test_a.py"], "cd app && pytest -q"),  # outside app/: the whole suite
+        ("cd $APP && pytest -q", ["app/test_a.py"], "cd $APP && pytest -q"),  # a cd pm-agent cannot follow
+        ("cd /srv/app && pytest -q", ["test_a.py"], "cd /srv/app && pytest -q"),
+        ("cd .. && pytest -q", ["test_a.py"], "cd .. && pytest -q"),
         ("go vet ./... ; go test ./...", ["pkg/a_test.go"], "go vet ./... ; go test ./pkg"),
         ('pytest -k "a && b"', ["x.py"], "pytest -k 'a && b' x.py"),  # an operator inside quotes is no split
         ("bundle exec rspec", ["spec/cart_spec.rb"], "bundle exec rspec spec/cart_spec.rb"),
@@ -156,3 +165,22 @@ def test_a_workspace_members_integration_tests_run_as_that_package(tmp_path: Pat
     assert command_for_test_files("cargo test --workspace", two_crates, tmp_path) == "cargo test --workspace"
     assert command_for_test_files("cargo test", ["crates/web/tests/x.rs"], tmp_path) == "cargo test"  # no manifest
     assert command_for_test_files("cargo test", member, None) == "cargo test"  # no worktree to read it from
+
+
+def test_a_command_that_changes_folder_first_runs_the_task_s_file_from_there(tmp_path: Path) -> None:
+    """A repository with its Python project in backend/ (`cd backend && pytest -q`): the task's file, given from the
+    worktree's root, runs; the path as given would not be found from backend/."""
+    tests = tmp_path / "backend" / "tests"
+    tests.mkdir(parents=True)
+    (tests / "test_a.py").write_text("def test_a():\n    pass\n", encoding="utf-8")
+    (tests / "test_b.py").write_text("def test_b():\n    raise AssertionError('b ran')\n", encoding="utf-8")
+    whole = f"cd backend && {sys.executable} -m pytest -q -p no:cacheprovider"
+    env = {"PATH": "/usr/bin:/bin", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    narrowed = command_for_test_files(whole, ["backend/tests/test_a.py"], tmp_path)
+    assert narrowed == f"{whole} tests/test_a.py"
+    run = subprocess.run(narrowed, shell=True, cwd=tmp_path, capture_output=True, text=True, env=env, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 passed" in run.stdout
+    as_given = f"{whole} backend/tests/test_a.py"
+    run = subprocess.run(as_given, shell=True, cwd=tmp_path, capture_output=True, text=True, env=env, check=False)
+    assert run.returncode == 4, "what narrowing with the worktree's path did: file or directory not found"

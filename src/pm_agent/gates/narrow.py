@@ -1,16 +1,17 @@
 """The command that runs only a task's test files: `command_for_test_files`, one way per test runner.
 
 Each runner is told about files in its own words: pytest and the JavaScript runners take the paths, Django's
-`manage.py test` the modules' dotted names, go test
-the files' packages, cargo test an integration test's target, gradle a `--tests` class filter on the test
-task of the file's project, maven surefire's `-Dtest`. A runner pm-agent cannot point at files (`make test`,
-`tox`, a script of the project's own, a file outside any source root) runs its whole suite, which holds them:
-a path added to such a command would be read as a target, a task or a package (`gradle test a/BTest.java`:
-"Task 'a/BTest.java' not found"; `go test ./... a_test.go`: "named files must be .go files").
+`manage.py test` the modules' dotted names, go test the files' packages, cargo test an integration test's target,
+gradle a `--tests` class filter on the test task of the file's project, maven surefire's `-Dtest`; after a `cd
+backend &&`, the paths from backend/. A runner pm-agent cannot point at files (`make test`, `tox`, a script of the
+project's own, a file outside any source root) runs its whole suite, which holds them: a path added to such a
+command would be read as a target, a task or a package (`gradle test a/BTest.java`: "Task 'a/BTest.java' not found";
+`go test ./... a_test.go`: "named files must be .go files").
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 import tomllib
@@ -54,6 +55,16 @@ def command_for_test_files(test_command: str, files: Sequence[str], worktree: Pa
     if "{files}" in test_command:
         return test_command.replace("{files}", quoted)
     prefix, last = _last_part(test_command)
+    folder = _folder(prefix)
+    if folder is None:
+        return test_command  # a `cd` pm-agent cannot follow: where the files are from there is unclear
+    if folder:
+        # `cd backend && pytest -q`: the runner takes paths from backend/, the files are the worktree's.
+        moved = [posixpath.relpath(f, folder) for f in files]
+        if any(m.startswith("../") or m == ".." for m in moved):
+            return test_command  # a file outside the folder the command tests
+        files, quoted = moved, _quoted(moved)
+        worktree = Path(worktree) / folder if worktree is not None else None
     try:
         tokens = shlex.split(last)
     except ValueError:
@@ -80,6 +91,33 @@ def _last_part(command: str) -> tuple[str, str]:
     except ValueError:
         return "", command
     return f"{head} ", tail
+
+
+def _folder(prefix: str) -> str | None:
+    """The folder, relative to the worktree, that the commands of `prefix` leave the last part in ("": the worktree)
+    through their `cd`s; None for a `cd` pm-agent cannot follow (an absolute path, `~`, `-`, a variable, none)."""
+    lexer = shlex.shlex(prefix, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:
+        return None
+    folder, command = "", []
+    for word in [*words, ";"]:
+        if word not in ("&&", "||", ";", "&", "|"):
+            command.append(word)
+            continue
+        if command[:1] == ["cd"]:
+            target = command[1] if len(command) == 2 else ""
+            if not target or target == "-" or target.startswith(("/", "~", "$")) or "$" in target:
+                return None
+            folder = posixpath.normpath(posixpath.join(folder, target))
+            if folder == ".":
+                folder = ""
+            elif folder.startswith(".."):
+                return None
+        command = []
+    return folder
 
 
 def _pytest(tokens: list[str], names: list[str], files: Sequence[str], worktree: Path | str | None) -> str | None:
