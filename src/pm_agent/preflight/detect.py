@@ -17,6 +17,8 @@ Within one source the first candidate without a problem wins, else the first (ru
 from __future__ import annotations
 
 import os
+import posixpath
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +28,7 @@ from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot, S
 from pm_agent.preflight._make import detect_make
 from pm_agent.preflight._native import detect_go, detect_gradle, detect_maven, detect_rust
 from pm_agent.preflight._node import detect_node
-from pm_agent.preflight._probe import Probe
+from pm_agent.preflight._probe import MAKEFILES, Probe
 from pm_agent.preflight._python import detect_python
 from pm_agent.preflight._ruby_php import detect_php, detect_ruby
 
@@ -57,21 +59,66 @@ ORDER: dict[Slot, tuple[Source, ...]] = {
 }
 
 
+_DETECTORS: dict[Source, Callable[[Probe], Finding | None]] = {
+    Source.MAKE: detect_make,
+    Source.PYTHON: detect_python,
+    Source.NODE: detect_node,
+    Source.GO: detect_go,
+    Source.RUST: detect_rust,
+    Source.MAVEN: detect_maven,
+    Source.GRADLE: detect_gradle,
+    Source.RUBY: detect_ruby,
+    Source.PHP: detect_php,
+}
+# Files that make a folder a project's root, in any of the languages above.
+PROJECT_FILES = (
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "requirements.txt",
+    "Pipfile",
+    "manage.py",
+    "package.json",
+    "go.mod",
+    "Cargo.toml",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "settings.gradle",
+    "settings.gradle.kts",
+    "Gemfile",
+    "composer.json",
+)
+_NOT_PROJECTS = {"node_modules", "vendor", "venv", "env", "build", "dist", "target", "docs"}
+_MAX_PROJECTS = 8
+
+
 def detect_environment(repo: Path, *, path: str | None = None) -> Detection:
-    """The environment contract for `repo`, looking tools up on `path` (default: this process's PATH)."""
-    probe = Probe(repo=repo.resolve(), path=os.environ.get("PATH", os.defpath) if path is None else path)
-    detectors: dict[Source, Callable[[Probe], Finding | None]] = {
-        Source.MAKE: detect_make,
-        Source.PYTHON: detect_python,
-        Source.NODE: detect_node,
-        Source.GO: detect_go,
-        Source.RUST: detect_rust,
-        Source.MAVEN: detect_maven,
-        Source.GRADLE: detect_gradle,
-        Source.RUBY: detect_ruby,
-        Source.PHP: detect_php,
-    }
-    findings = {source: found for source, detect in detectors.items() if (found := detect(probe)) is not None}
+    """The environment contract for `repo`, looking tools up on `path` (default: this process's PATH).
+
+    A repository whose projects live in folders of its root (`backend/`, `frontend/`), none at the root itself,
+    gets each slot's command of every such project, each run from its folder: `cd backend && python -m pytest -q
+    && cd ../frontend && npm test` (in folder order)."""
+    repo = repo.resolve()
+    path = os.environ.get("PATH", os.defpath) if path is None else path
+    folders = _project_folders(repo)
+    if not folders:
+        return _detect(Probe(repo=repo, path=path))
+    parts = [(folder, _detect(Probe(repo=repo / folder, path=path))) for folder in folders]
+    chosen: dict[Slot, Candidate] = {}
+    rejected: list[Rejected] = []
+    for slot in Slot:
+        mine = [(folder, d.chosen[slot]) for folder, d in parts if slot in d.chosen]
+        if mine:
+            chosen[slot] = _joined(slot, mine)
+    for folder, d in parts:
+        rejected += [Rejected(f"(in {folder}/) {r.command}", r.why, r.slot) for r in d.rejected]
+    environment = EnvironmentConfig(**{slot.value: c.command for slot, c in chosen.items()})
+    return Detection(environment=environment, chosen=chosen, rejected=tuple(rejected))
+
+
+def _detect(probe: Probe) -> Detection:
+    findings = {source: found for source, detect in _DETECTORS.items() if (found := detect(probe)) is not None}
     rejected = [r for found in findings.values() for r in found.rejected]
     chosen: dict[Slot, Candidate] = {}
     for slot in Slot:
@@ -81,6 +128,29 @@ def detect_environment(repo: Path, *, path: str | None = None) -> Detection:
         rejected += dropped
     environment = EnvironmentConfig(**{slot.value: c.command for slot, c in chosen.items()})
     return Detection(environment=environment, chosen=chosen, rejected=tuple(rejected))
+
+
+def _project_folders(repo: Path) -> list[str]:
+    """The folders of the root that hold a project, when the root itself holds none (and no Makefile)."""
+    if any((repo / name).is_file() for name in (*PROJECT_FILES, *MAKEFILES)):
+        return []
+    try:
+        folders = sorted(p for p in repo.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return []
+    found = [p.name for p in folders if p.name not in _NOT_PROJECTS and any((p / f).is_file() for f in PROJECT_FILES)]
+    return found[:_MAX_PROJECTS]
+
+
+def _joined(slot: Slot, commands: list[tuple[str, Candidate]]) -> Candidate:
+    """One command for the slot from each project's, each run from its folder (a `cd` relative to the one before)."""
+    parts, here = [], ""
+    for folder, candidate in commands:
+        parts.append(f"cd {shlex.quote(posixpath.relpath(folder, here or '.'))} && {candidate.command}")
+        here = folder
+    reason = "; ".join(f"{folder}/: {c.reason}" for folder, c in commands)
+    problem = "; ".join(f"{folder}/: {c.problem}" for folder, c in commands if c.problem) or None
+    return Candidate(slot, " && ".join(parts), reason, problem)
 
 
 def _choose(slot: Slot, findings: list[tuple[Source, Finding]]) -> tuple[Candidate | None, list[Rejected]]:
