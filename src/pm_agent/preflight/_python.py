@@ -1,9 +1,9 @@
 """Python: the interpreter to use, pytest, Django's runner or unittest, ruff or flake8, mypy or pyright.
 
 The interpreter: the repository's own `.venv/bin/python` (by absolute path: task worktrees are fresh
-checkouts without the untracked venv), else the environment poetry or pipenv keeps for the project (asked of
-them, by absolute path), else `python`, else `python3` on PATH, each only if it runs Python 3 (a pyenv shim
-without a version does not). Tools run as `<python> -m tool` when that
+checkouts without the untracked venv), else the environment poetry, pipenv or hatch keeps for the project (asked
+of them, by absolute path: `_envs.py`), else `python`, else `python3` on PATH, each only if it runs Python 3 (a
+pyenv shim without a version does not). Tools run as `<python> -m tool` when that
 interpreter imports them, else as the executable on PATH, else as `<python> -m tool` marked not
 installed.
 """
@@ -181,8 +181,7 @@ def _django(
 ) -> bool:
     """`manage.py test` for a Django project whose pytest configuration does not set Django up; False when pytest
     runs its tests (pytest-django configured) or it has none."""
-    configured = pytest_runs_django(probe.repo)
-    if configured is not None or not tests:
+    if pytest_runs_django(probe.repo) is not None or not tests:
         return False
     command = f"{python.command} manage.py test --noinput"
     missing = None if "django" in python.modules else f"not installed: django is not importable by {python.label}"
