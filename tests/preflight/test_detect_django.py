@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pm_agent.preflight._django import django_settings
 from pm_agent.preflight.detect import Slot
 
 from .conftest import Machine, make_venv, rejected_for, write
@@ -95,3 +96,17 @@ def test_a_manage_py_that_is_not_django_s_changes_nothing(repo: Path, machine: M
     detection = machine.add("python", tooled_python).detect(repo)
     assert Slot.TEST not in detection.chosen
     assert "no tests" in rejected_for(detection, Slot.TEST)["python -m pytest -q"]
+
+
+@pytest.mark.parametrize(
+    ("line", "settings"),
+    [
+        ("os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'mysite.settings')", "mysite.settings"),
+        ('os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")', "config.settings.local"),
+        ('os.environ["DJANGO_SETTINGS_MODULE"] = "shop.settings"', "shop.settings"),
+        ("from flask.cli import main", None),
+    ],
+)
+def test_the_settings_module_manage_py_sets(repo: Path, line: str, settings: str | None) -> None:
+    write(repo, {"manage.py": f"import os\n{line}\n"})
+    assert django_settings(repo) == settings

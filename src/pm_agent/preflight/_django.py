@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-_SETTINGS = re.compile(r"""DJANGO_SETTINGS_MODULE['"]\s*,\s*['"]([\w.]+)['"]""")
+# `os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mysite.settings")`, or an assignment to `os.environ[...]`.
+_SETTINGS = re.compile(r"""DJANGO_SETTINGS_MODULE['"]\s*(?:,|\]\s*=)\s*['"]([\w.]+)['"]""")
 # Where pytest-django is told which settings to use: an ini key, an option, or set in conftest.py.
 _PYTEST_DJANGO = re.compile(r"DJANGO_SETTINGS_MODULE|--ds[= ]")
 _PYTEST_CONFIGS = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py")
