@@ -4,6 +4,9 @@ environment commands that need it; it must succeed there, and leave only files g
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,7 @@ from pm_agent.preflight.baseline import PreflightError, check_baseline, run_base
 from pm_agent.testing.repo import commit_all, git
 from pm_agent.vcs import Git
 
-from .test_preflight_cli import assert_left_nothing, make_repo, pm
+from .test_preflight_cli import LOGGED_IN, assert_left_nothing, make_repo, pm
 
 
 @pytest.fixture
@@ -65,3 +68,30 @@ def test_run_stops_with_exit_2_before_any_session(tmp_path: Path) -> None:
     assert "environment.setup_command fails in a clean checkout of the baseline commit" in result.stderr
     assert "session" not in result.stdout.lower()
     assert_left_nothing(repo)
+
+
+def test_init_says_a_failing_setup_is_not_ready_not_a_baseline(tmp_path: Path) -> None:
+    """A PHP project whose `composer install` fails (a stand-in composer on PATH): init proposes it as the setup
+    step and says it must succeed, as the run would stop on it, instead of calling it a baseline to ratchet."""
+    repo = make_repo(tmp_path, "")
+    (repo / "composer.json").write_text('{"name": "shop/cart"}\n', encoding="utf-8")
+    (repo / "phpunit.xml").write_text("<phpunit/>\n", encoding="utf-8")
+    commit_all(repo, "php")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name, body in (("composer", "echo 'lock file is not up to date' >&2; exit 1"), ("phpunit", "exit 0")):
+        (bindir / name).write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+        (bindir / name).chmod(0o755)
+    exe = shutil.which("pm-agent", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    env = {"PATH": f"{bindir}:{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path)} | LOGGED_IN
+    result = subprocess.run(
+        [exe, "init", "--force"], cwd=repo, capture_output=True, text=True, timeout=120, check=False, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert "  setup_command: composer install --no-interaction --no-progress" in result.stdout
+    assert "  setup: NOT READY: exit 1\n      fix: make it succeed there (every task's worktree runs it first)" in (
+        result.stdout
+    )
+    assert "already failing" not in result.stdout
+    assert "  tests:" not in result.stdout, "nothing else ran without what the setup installs"

@@ -52,7 +52,15 @@ def _print_preflight(root: Path, config: PmConfig) -> None:
     """What `pm-agent run` will find: each command run once on HEAD, as the run's preflight does."""
     from pm_agent.engine.baseline import environment_commands
     from pm_agent.errors import VcsError
-    from pm_agent.preflight.baseline import LEFTOVERS_FIX, PreflightError, fix_hint, leftovers_problem, preflight
+    from pm_agent.preflight.baseline import (
+        LEFTOVERS_FIX,
+        SETUP_FIX,
+        SETUP_KEY,
+        PreflightError,
+        fix_hint,
+        leftovers_problem,
+        preflight,
+    )
     from pm_agent.store import default_store_path
     from pm_agent.vcs import Git
 
@@ -87,6 +95,8 @@ def _print_preflight(root: Path, config: PmConfig) -> None:
             out.print(f"  {entry.name}: CANNOT RUN: {entry.cannot_run}\n      fix: {fix}", markup=False)
         elif entry.ok:
             out.print(f"  {entry.name}: passes ({entry.duration_ms / 1000:.1f}s)", markup=False)
+        elif entry.key == SETUP_KEY:  # not a baseline to ratchet: the run stops on it, and nothing else ran
+            out.print(f"  {entry.name}: NOT READY: {entry.summary()}\n      fix: {SETUP_FIX}", markup=False)
         else:
             out.print(
                 f"  {entry.name}: {entry.summary()}: already failing; {entry.ratchet_note()} "

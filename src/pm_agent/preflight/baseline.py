@@ -49,6 +49,7 @@ _FETCHES = {
 }
 
 SETUP_KEY = "setup_command"  # run first; it must succeed, whatever environment.baseline says
+SETUP_FIX = f"make it succeed there (every task's worktree runs it first), or set environment.{SETUP_KEY}: null"
 
 
 def fix_hint(key: str, command: str, reason: str, timeout_s: float) -> str:
@@ -198,8 +199,7 @@ def check_baseline(baseline: Baseline, *, timeout_s: float, config_path: Path | 
                 f"environment.{entry.key} fails in a clean checkout of the baseline commit {baseline.sha[:12]}:",
                 f"  `{entry.command}` -> {entry.summary()}",
                 *[f"    {line}" for line in entry.output_tail.splitlines()[-8:]],
-                "  fix: make it succeed there (every task's worktree runs it first), or set"
-                f" environment.{entry.key}: null",
+                f"  fix: {SETUP_FIX}",
             ]
         elif baseline.mode == "strict" and not entry.ok:
             problems += [
@@ -267,6 +267,7 @@ def preflight(
 
 __all__ = [
     "LEFTOVERS_FIX",
+    "SETUP_FIX",
     "SETUP_KEY",
     "Baseline",
     "BaselineCommand",
