@@ -113,8 +113,7 @@ def detect_environment(repo: Path, *, path: str | None = None) -> Detection:
             chosen[slot] = _joined(slot, mine)
     for folder, d in parts:
         rejected += [Rejected(f"(in {folder}/) {r.command}", r.why, r.slot) for r in d.rejected]
-    environment = EnvironmentConfig(**{slot.value: c.command for slot, c in chosen.items()})
-    return Detection(environment=environment, chosen=chosen, rejected=tuple(rejected))
+    return _detection(chosen, rejected)
 
 
 def _detect(probe: Probe) -> Detection:
@@ -126,6 +125,11 @@ def _detect(probe: Probe) -> Detection:
         if winner is not None:
             chosen[slot] = winner
         rejected += dropped
+    return _detection(chosen, rejected)
+
+
+def _detection(chosen: dict[Slot, Candidate], rejected: list[Rejected]) -> Detection:
+    """The contract the chosen commands make, with them and the rejections."""
     environment = EnvironmentConfig(**{slot.value: c.command for slot, c in chosen.items()})
     return Detection(environment=environment, chosen=chosen, rejected=tuple(rejected))
 
