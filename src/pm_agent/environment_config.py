@@ -29,9 +29,9 @@ class EnvironmentConfig(EnvironmentContract):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     setup_command: str | None = None
-    """Run first in every new worktree (each task's, the preflight's, the final gate's), before its agent or any
-    gate: what a fresh checkout needs that lives outside git (`yarn install --immutable` for Yarn's Plug'n'Play,
-    `bundle install`, `composer install`). It must succeed and leave only files git ignores."""
+    """Run first in every new worktree (each task's, the preflight's, the final gate's and reviewer's), before
+    its agent or any gate: what a fresh checkout needs that lives outside git (`yarn install --immutable` for
+    Yarn's Plug'n'Play, `bundle install`, `composer install`). It must succeed and leave only files git ignores."""
     migration_dry_run_command: str | None = None
     """Forward migration dry-run, run by the final release gate."""
     migration_rollback_command: str | None = None

@@ -8,6 +8,7 @@ import asyncio
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -226,3 +227,30 @@ def test_kill_during_the_final_review_resumes_its_session(target: Callable[[str]
     finally:
         store.close()
     assert "findings: []" in git(t.repo, "show", f"{run.working_branch}:{REVIEW_FILE}")
+
+
+def test_the_reviewers_worktree_gets_the_setup_command_before_its_session(
+    target: Callable[[str], Target], tmp_path: Path
+) -> None:
+    """Like a task's agent, the reviewer may run the tests: what `setup_command` installs must be there."""
+    t = target(PLAN)
+    log = tmp_path / "setup.log"
+    t.team.scripts = {
+        ("task-1", "developer"): developer(),
+        ("task-final-review", "reviewer"): [write(REVIEW_FILE, CLEAN), report()],
+        ("*", "reviewer"): REVIEW,
+    }
+    environment = {**t.config().environment.model_dump(), "setup_command": f'echo "$PWD" >> {log}'}
+    rc = t.start(environment=environment)
+    result = asyncio.run(drive_run(rc, 0.2))
+    events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
+    assert result.final is not None, events
+    assert result.final.passed, events
+    where = log.read_text(encoding="utf-8").splitlines()
+    assert [w for w in where if w.endswith("/_final-review-1")], where
+    sessions = open_store(default_store_path(t.repo))
+    try:
+        reviewer = sessions.list_sessions(rc.run_id, "final-review")
+        assert [s.workdir for s in reviewer] == [w for w in where if w.endswith("/_final-review-1")]
+    finally:
+        sessions.close()

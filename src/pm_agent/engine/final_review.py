@@ -43,6 +43,7 @@ from pm_agent.agents.session import (
     start_session,
 )
 from pm_agent.engine import integrity
+from pm_agent.engine.baseline import setup_worktree
 from pm_agent.engine.history import typed_signal
 from pm_agent.engine.prompt_builder import OVERRIDE_DIR
 from pm_agent.engine.review_findings import (
@@ -54,7 +55,7 @@ from pm_agent.engine.review_findings import (
     read_findings,
 )
 from pm_agent.engine.runctx import RunContext
-from pm_agent.errors import NotFoundError
+from pm_agent.errors import NotFoundError, SetupError
 from pm_agent.internal_tasks import FINAL_REVIEW
 from pm_agent.lifecycle import IssueState
 from pm_agent.plan.models import Presence, Task, Tier
@@ -193,6 +194,10 @@ async def _new_round(rc: RunContext, number: int, head: str, earlier: list[Revie
     if not workdir.exists():
         workdir.parent.mkdir(parents=True, exist_ok=True)
         await asyncio.to_thread(rc.git.worktree_add_detached, workdir, head)
+    try:  # the reviewer may run the tests, as each task's agent does
+        await asyncio.to_thread(setup_worktree, rc.config, Git(workdir))
+    except SetupError as exc:  # the final gate reports the environment; the review still reads the diff
+        rc.emit("final.review", f"final review round {number}: {exc}")
     system = f"{session_header(ROLE, f'task-{CONTAINER}', number, workdir)}\nYou review the whole working branch."
     spent = [s for s in rc.store.list_sessions(rc.run_id, CONTAINER) if s.attempt == number]
     step = await asyncio.to_thread(_recover, rc, spent[-1]) if spent else None
