@@ -35,6 +35,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from pm_agent.errors import VcsError
+from pm_agent.vcs._refs import read_refs
 from pm_agent.vcs.git import Git
 
 __all__ = ["PM_REF_PREFIXES", "CheckoutGuard", "CheckoutReport", "CheckoutTicket"]
@@ -120,6 +121,9 @@ class CheckoutGuard:
 
     def refs(self) -> dict[str, str]:
         """pm-agent's refs as they are now: full name -> the object they point at."""
+        found = read_refs(self.git.common_dir(), self.prefixes)
+        if found is not None:
+            return found
         out = self.git.run("for-each-ref", "--format=%(refname) %(objectname)", *self.prefixes)
         return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 

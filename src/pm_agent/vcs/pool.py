@@ -76,7 +76,7 @@ class WorktreePool:
                 # next run's sweep removes, never a task's path on another commit.
                 self.git._at(spare).run("checkout", "--quiet", "--no-track", "-b", branch, start_sha)
                 made = True
-                self.git.run("worktree", "move", str(spare), str(target))
+                self.git.worktree_move(spare, target)
         except VcsError:
             # The branch did not exist before (`ensure`): whatever made it (a post-checkout hook may fail after
             # the checkout), it goes with the spare, and `worktree add` starts again from nothing.
@@ -121,7 +121,7 @@ class WorktreePool:
         _batch.close_batch(path.resolve())
         try:
             with self.git.metadata_lock():
-                self.git.run("worktree", "move", str(path), str(spare))
+                self.git.worktree_move(path, spare)
         except VcsError:
             self.enabled = False
             return False
