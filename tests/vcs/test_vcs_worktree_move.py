@@ -84,7 +84,7 @@ def test_a_move_that_cannot_finish_puts_the_worktree_back(
     def full(*_: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("pm_agent.vcs._worktrees.os.replace", full)
+    monkeypatch.setattr(Path, "replace", full)
     with pytest.raises(VcsError, match="No space left on device"):
         repo.worktree_move(wt.path, tmp_path / "moved")
     monkeypatch.undo()

@@ -181,7 +181,9 @@ def test_a_failed_checkout_leaves_no_branch_and_the_task_still_gets_its_worktree
     repo: Git, pool: WorktreePool, write: Write
 ) -> None:
     spare = _one_spare(pool, write)
-    write(spare, "landed.py", "in the way\n")  # an untracked file the checkout would overwrite
+    # The checkout cannot take the spare's index (a git process left its lock behind).
+    admin = Path((spare / ".git").read_text().removeprefix("gitdir: ").strip())
+    (admin / "index.lock").write_text("")
     repo.run("checkout", "-q", "pm/demo/work")
     write(repo.path, "landed.py", "Y = 2\n")
     repo.run("add", "-A")
@@ -202,3 +204,25 @@ def test_a_worktree_no_task_will_take_is_removed_not_kept(repo: Git, pool: Workt
     assert not done.exists()
     assert set(_worktrees(repo)) == {"repo"}
     assert "feat/demo/task-1" not in _branches(repo)
+
+
+def test_a_worktree_git_is_working_in_is_removed_not_kept(repo: Git, pool: WorktreePool, write: Write) -> None:
+    """Its HEAD is locked (a git process there): it is not detached under that process, nor kept as a spare."""
+    done = _finished_task(pool, write)
+    admin = Path((done / ".git").read_text().removeprefix("gitdir: ").strip())
+    (admin / "HEAD.lock").write_text("")
+    pool.retire(done, "feat/demo/task-1")
+    assert pool.spares() == []
+    assert not done.exists()
+    assert set(_worktrees(repo)) == {"repo"}
+    assert "feat/demo/task-1" not in _branches(repo)
+
+
+def test_a_retired_worktree_is_detached_where_its_branch_was(repo: Git, pool: WorktreePool, write: Write) -> None:
+    done = _finished_task(pool, write)
+    tip = repo.rev_parse("feat/demo/task-1")
+    pool.retire(done, "feat/demo/task-1")
+    (spare,) = pool.spares()
+    assert Git(spare).head_sha() == tip
+    assert Git(spare).current_branch() is None
+    assert _worktrees(repo)[spare.name] is None

@@ -106,16 +106,16 @@ class GitWorktrees(GitCore):
             self.run("worktree", "move", str(source), str(dest))
             return
         try:
-            os.rename(source, dest)
+            source.rename(dest)
         except OSError as exc:
             raise VcsError(f"cannot move the worktree {source} to {dest}: {exc}") from exc
         # Git writes the same line: the new folder's `.git`, by absolute path (a temp file renamed: never half one).
         temp = admin / "gitdir.pm-agent.tmp"
         try:
             temp.write_text(f"{dest / '.git'}\n", encoding="utf-8")
-            os.replace(temp, admin / "gitdir")
+            temp.replace(admin / "gitdir")
         except OSError as exc:
-            os.rename(dest, source)  # back where git still finds it
+            dest.rename(source)  # back where git still finds it
             raise VcsError(f"cannot move the worktree {source} to {dest}: {exc}") from exc
 
     def worktree_prune(self) -> None:
