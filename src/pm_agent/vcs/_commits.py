@@ -9,19 +9,29 @@ import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from pm_agent import environ
 from pm_agent.errors import VcsError
-from pm_agent.vcs import _objects
+from pm_agent.vcs import _objects, _refs
 from pm_agent.vcs._core import FALLBACK_EMAIL, FALLBACK_NAME, GENERATED_EXCLUDES, NO_HOOKS_ARGS, GitCore
 from pm_agent.vcs.models import GitCommandError
 
-# Per state of the config files and environment (`_config_key`), from one pair of git processes: the fallback
-# identity's `-c` arguments (or none), whether pm-agent may write loose objects itself, and `commit-tree`'s author
-# and committer ("Name <email>", no date), None where git writes the commits (a commit encoding set, dates set in
-# the environment).
-_CONFIG_FACTS: dict[tuple[object, ...], tuple[tuple[str, ...], bool, tuple[str, str] | None]] = {}
+
+class _Facts(NamedTuple):
+    """What pm-agent needs of a repository's config, per state of the config files and environment (`_config_key`),
+    from one pair of git processes."""
+
+    identity: tuple[str, ...]  # the fallback identity's `-c` arguments, or none
+    own: bool  # whether pm-agent may write loose objects (and move branches) itself
+    idents: tuple[str, str] | None  # commit-tree's author and committer ("Name <email>", no date); None: git writes
+    logs: str | None  # core.logAllRefUpdates (see `_log_mode`); None: git moves branches
+    hooks_path: bool  # core.hooksPath is set: hooks may live anywhere
+
+
+_CONFIG_FACTS: dict[tuple[object, ...], _Facts] = {}
 _DATE_VARS = ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
 # Config that changes how git writes a loose object (fsync'd, group permissions): then git writes them all.
 _OWN_WRITES_CONFIG = ("core.fsync", "core.fsyncobjectfiles", "core.sharedrepository")
 
@@ -37,6 +47,23 @@ def read_reflog(log_path: Path) -> list[str]:
         if len(parts) >= 2:
             entries.append(f"{parts[0]} {parts[1]} {msg}")
     return entries
+
+
+def _now() -> str:
+    """Now as git writes a date: `<seconds> <+|-HHMM>` in the local time zone."""
+    now = int(time.time())
+    offset = time.localtime(now).tm_gmtoff // 60
+    return f"{now} {'-' if offset < 0 else '+'}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
+
+
+def _log_mode(values: Mapping[str, str]) -> str | None:
+    """core.logAllRefUpdates as "make" (a branch's missing reflog is made), "grow" (only one that exists grows) or
+    "default" (unset: make, where git runs with a work tree), None for a value only git reads."""
+    value = values.get("core.logallrefupdates")
+    if value is None:
+        return "default"
+    value = value.lower()
+    return "make" if value in (*_TRUE, "always") else "grow" if value in _FALSE else None
 
 
 def _plain_ident(name: str, email: str) -> bool:
@@ -56,7 +83,7 @@ class GitCommits(GitCore):
 
     def identity_args(self) -> list[str]:
         """`-c user.name/-c user.email` for pm-agent's fallback identity when none is configured."""
-        return list(self._config_facts()[0])
+        return list(self._config_facts().identity)
 
     def commit_tree(self, tree: str, parent: str, message: str, *, author_env: Mapping[str, str] | None = None) -> str:
         """`git commit-tree <tree> -p <parent>` with the message, hooks and signing off, pm-agent's identity (and
@@ -74,9 +101,7 @@ class GitCommits(GitCore):
             )
             author = f"{name} <{email}> {date}" if _plain_ident(name, email) and _raw_date(date) else None
         if idents is not None and author is not None and len(tree) == len(parent):
-            now = int(time.time())
-            offset = time.localtime(now).tm_gmtoff // 60
-            when = f"{now} {'-' if offset < 0 else '+'}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
+            when = _now()
             if author_env is None:
                 author = f"{author} {when}"
             text = f"tree {tree}\nparent {parent}\nauthor {author}\ncommitter {idents[1]} {when}\n\n{message}"
@@ -86,17 +111,35 @@ class GitCommits(GitCore):
         args = (*NO_HOOKS_ARGS, *self.identity_args(), "commit-tree", tree, "-p", parent, "-F", "-")
         return self.run(*args, stdin_text=message, env=author_env).strip()
 
+    def move_branch(self, branch: str, new: str, old: str, reason: str, *, hooks: bool = False) -> None:
+        """`update-ref -m <reason> refs/heads/<branch> <new> <old>`: the branch moves only from `old` (VcsError if it
+        is elsewhere), hooks off unless `hooks`. In process where git would write the same (`_refs.move_ref`: one git
+        process less, twice a task on the path from a signal to the next dispatch); git does it where a
+        reference-transaction hook may run, and wherever the config or the ref is out of the ordinary."""
+        facts = self._config_facts()
+        ref = f"refs/heads/{branch}"
+        hook = facts.hooks_path or (self.common_dir() / "hooks" / "reference-transaction").exists()
+        plain = reason == " ".join(reason.split())  # else git tidies the message
+        if facts.own and facts.idents is not None and facts.logs is not None and plain and not (hooks and hook):
+            entry = f"{facts.idents[1]} {_now()}\t{reason}"
+            own = self.git_path("HEAD").parent
+            # Unset, git makes reflogs where it has a work tree (a linked worktree of a bare repository has one).
+            make = facts.logs == "make" or (facts.logs == "default" and (self.path / ".git").exists())
+            if _refs.move_ref(self.common_dir(), own, ref, new, old, entry, make_logs=make):
+                return
+        self.run(*(() if hooks else NO_HOOKS_ARGS), "update-ref", "-m", reason, ref, new, old)
+
     def writes_own_objects(self) -> bool:
         """Whether pm-agent may write loose objects itself (`vcs/_objects.py`): git's config asks nothing of their
         writing that pm-agent does not do (no `core.fsync`, `core.fsyncObjectFiles` or `core.sharedRepository`)."""
-        return self._config_facts()[1]
+        return self._config_facts().own
 
     def _idents(self) -> tuple[str, str] | None:
         """(author, committer) as `commit-tree` would write them without a date; None: leave commits to git."""
-        _, own, idents = self._config_facts()
-        return idents if own else None
+        facts = self._config_facts()
+        return facts.idents if facts.own else None
 
-    def _config_facts(self) -> tuple[tuple[str, ...], bool, tuple[str, str] | None]:
+    def _config_facts(self) -> _Facts:
         """`identity_args`, `writes_own_objects` and `_idents`' answers, kept per repository until a config file or
         the environment changes (an `include.path` file edited during a run is not seen): asked for every commit
         pm-agent makes, and `git var -l` fails without an identity, which the first answer supplies."""
@@ -117,7 +160,7 @@ class GitCommits(GitCore):
         plain = all(len(i) == 3 and i[0].endswith(">") and _raw_date(f"{i[1]} {i[2]}") for i in idents)
         dated = any(environ.current().get(k) for k in _DATE_VARS)  # git would write these dates
         found = (idents[0][0], idents[1][0]) if plain and "i18n.commitencoding" not in values and not dated else None
-        facts = (identity, own, found)
+        facts = _Facts(identity, own, found, _log_mode(values), "core.hookspath" in values)
         if key is not None:
             if len(_CONFIG_FACTS) > 256:  # tests make hundreds of repositories
                 _CONFIG_FACTS.clear()

@@ -57,3 +57,63 @@ def _packed(path: Path, prefixes: tuple[str, ...]) -> dict[str, str] | None:
         if name.startswith(prefixes):
             found[name] = value
     return found
+
+
+def move_ref(common_dir: Path, own_dir: Path, ref: str, new: str, old: str, entry: str, *, make_logs: bool) -> bool:
+    """Move the branch `ref` from `old` to `new` as git's files backend does (`update-ref <ref> <new> <old>`):
+    under git's lock file, the reflog line `<old> <new> <entry>` appended (the branch's, and HEAD's where the
+    worktree whose git directory is `own_dir` has it checked out), the new value renamed into place.
+
+    `entry` is "<committer ident> <date>\\t<message>"; `make_logs`: a missing reflog is made (core.logAllRefUpdates,
+    true by default in a repository with a checkout), else only one that exists grows. False, with nothing
+    changed, when git must do it: the reftable backend, a lock held, `ref` not at `old` (git then says so), a
+    symbolic or unreadable ref."""
+    path = common_dir / ref
+    if (common_dir / "reftable").exists() or len(new) != len(old):
+        return False
+    lock = path.with_name(f"{path.name}.lock")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # a packed branch's folder may be gone: git makes it too
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError:  # a git process holds it, or a file is in the way: git waits, or says what is wrong
+        return False
+    done = False
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            if _value(common_dir, ref) != old:
+                return False
+            out.write(f"{new}\n")
+        line = f"{old} {new} {entry}\n"
+        _log(common_dir / "logs" / ref, line, create=make_logs)
+        try:
+            head = (own_dir / "HEAD").read_text(encoding="utf-8").strip()
+        except OSError:
+            head = ""
+        if head == f"ref: {ref}":
+            _log(own_dir / "logs" / "HEAD", line, create=make_logs)
+        lock.replace(path)
+        done = True
+        return True
+    finally:
+        if not done:
+            lock.unlink(missing_ok=True)
+
+
+def _value(common_dir: Path, ref: str) -> str | None:
+    """The object id `ref` holds (loose, else packed), None when it is absent, symbolic or unreadable."""
+    try:
+        text = (common_dir / ref).read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        packed = _packed(common_dir / "packed-refs", (ref,))
+        return None if packed is None else packed.get(ref)
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if _OBJECT_ID.fullmatch(text) else None
+
+
+def _log(path: Path, line: str, *, create: bool) -> None:
+    if not create and not path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as log:
+        log.write(line)

@@ -136,7 +136,7 @@ def _advance(git: Git, into_branch: str, before: str, new: str, reason: str) -> 
     """Move `into_branch` from `before` to its descendant `new` without force."""
     holder = git.branch_holder(into_branch)
     if holder is None:
-        git.run("update-ref", "-m", reason, f"refs/heads/{into_branch}", new, before)
+        git.move_branch(into_branch, new, before, reason, hooks=True)
         return
     wt = Git(holder.path, timeout_s=git.timeout_s, protected_branches=git.protected_branches)
     if wt.head_sha() != before:

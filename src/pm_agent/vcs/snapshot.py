@@ -20,7 +20,7 @@ from typing import Any
 from pm_agent.errors import VcsError
 from pm_agent.vcs import _objects
 from pm_agent.vcs._diffs import KeptSnapshot
-from pm_agent.vcs.git import NO_HOOKS_ARGS, Git
+from pm_agent.vcs.git import Git
 from pm_agent.vcs.models import FileChange
 
 __all__ = [
@@ -141,8 +141,7 @@ def commit_checked(
     worktree.check_writable(branch, "commit to")
     tree = tree_with_files(worktree, checked.tree, files, index_env=index_env)
     sha = worktree.commit_tree(tree, checked.head, message)
-    reason = "pm-agent: commit the checked tree"
-    worktree.run(*NO_HOOKS_ARGS, "update-ref", "-m", reason, f"refs/heads/{branch}", sha, checked.head)
+    worktree.move_branch(branch, sha, checked.head, "pm-agent: commit the checked tree")
     if sync_index:
         worktree.run("read-tree", sha)
     for path, text in files.items():
