@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pm_agent.gates.narrow import command_for_test_files
 from pm_agent.preflight._django import django_settings
 from pm_agent.preflight.detect import Slot
 
@@ -88,6 +89,37 @@ def test_pytest_django_told_the_settings_keeps_pytest(
     write(repo, {**PROJECT, **config})
     chosen = machine.add("python", django_python).detect(repo).chosen[Slot.TEST]
     assert chosen.command == "python -m pytest -q"
+
+
+def test_a_project_in_a_folder_of_the_repository_runs_from_there(
+    repo: Path, machine: Machine, django_python: Path
+) -> None:
+    """`pyproject.toml` at the top, the Django project in `src/`: its runner runs from `src/`, and a task's test file
+    narrows to its label there."""
+    write(repo, {"pyproject.toml": "[project]\nname = 'shop'\n", **{f"src/{k}": v for k, v in PROJECT.items()}})
+    chosen = machine.add("python", django_python).detect(repo).chosen[Slot.TEST]
+    assert chosen.command == "cd src && python manage.py test --noinput"
+    assert chosen.reason.startswith("Django: src/manage.py sets DJANGO_SETTINGS_MODULE to mysite.settings; src/polls")
+    narrowed = command_for_test_files(chosen.command, ["src/polls/tests.py"])
+    assert narrowed == "cd src && python manage.py test --noinput polls.tests"
+    # pytest-django told the settings in src/ only: pytest run from the top would not read it.
+    write(repo, {"src/pytest.ini": "[pytest]\nDJANGO_SETTINGS_MODULE = mysite.settings\n"})
+    assert machine.detect(repo).chosen[Slot.TEST].command == chosen.command
+    write(repo, {"pytest.ini": "[pytest]\nDJANGO_SETTINGS_MODULE = mysite.settings\npythonpath = src\n"})
+    assert machine.detect(repo).chosen[Slot.TEST].command.endswith("python -m pytest -q")
+
+
+def test_two_django_projects_in_folders_choose_neither(repo: Path, machine: Machine, django_python: Path) -> None:
+    projects = {f"{top}/{k}": v for top in ("shop", "blog") for k, v in PROJECT.items()}
+    write(repo, {"pyproject.toml": "[project]\nname = 'site'\n", **projects})
+    chosen = machine.add("python", django_python).detect(repo).chosen.get(Slot.TEST)
+    assert chosen is None or "manage.py" not in chosen.command
+    for top in ("docs", ".venv", "node_modules"):  # an example project in the docs, and what installs make
+        (repo / "blog").rename(repo / top)
+        chosen = machine.detect(repo).chosen.get(Slot.TEST)
+        assert chosen is not None
+        assert chosen.command == "cd shop && python manage.py test --noinput", top
+        (repo / top).rename(repo / "blog")
 
 
 def test_a_manage_py_that_is_not_django_s_changes_nothing(repo: Path, machine: Machine, tooled_python: Path) -> None:

@@ -19,6 +19,24 @@ _PYTEST_DJANGO = re.compile(r"DJANGO_SETTINGS_MODULE|--ds[= ]")
 _PYTEST_CONFIGS = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py")
 
 
+# Folders a project's own manage.py is never in.
+_NOT_PROJECTS = frozenset({"node_modules", "venv", "env", "site-packages", "dist", "build", "docs"})
+
+
+def django_project(repo: Path) -> tuple[str, str] | None:
+    """(the folder of the project's `manage.py`, "" at the top; the settings module it sets): the repository's own,
+    else the one a single folder of the top holds (`src/manage.py`, `backend/manage.py`); None otherwise."""
+    settings = django_settings(repo)
+    if settings is not None:
+        return "", settings
+    try:
+        folders = sorted(p for p in repo.iterdir() if p.is_dir() and p.name[0] != "." and p.name not in _NOT_PROJECTS)
+    except OSError:
+        return None
+    found = [(p.name, s) for p in folders if (s := django_settings(p)) is not None]
+    return found[0] if len(found) == 1 else None  # two projects: which one runs the tests is not for pm-agent
+
+
 def django_settings(repo: Path) -> str | None:
     """The settings module the repository's `manage.py` sets (`mysite.settings`); None without a Django manage.py."""
     path = repo / "manage.py"
@@ -49,4 +67,4 @@ def is_django_test_name(name: str) -> bool:
     return name == "tests.py"
 
 
-__all__ = ["django_settings", "is_django_test_name", "pytest_runs_django"]
+__all__ = ["django_project", "django_settings", "is_django_test_name", "pytest_runs_django"]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
-from pm_agent.preflight._django import django_settings, is_django_test_name, pytest_runs_django
+from pm_agent.preflight._django import django_project, is_django_test_name, pytest_runs_django
 from pm_agent.preflight._envs import managed_interpreter
 from pm_agent.preflight._precommit import Hook, read_hooks
 from pm_agent.preflight._probe import Probe, PythonInfo
@@ -79,8 +79,8 @@ def detect_python(probe: Probe) -> Finding | None:
     """Test, lint and typecheck commands for a Python project; None when the repository is not one."""
     repo = probe.repo
     files = _load(repo)
-    settings = django_settings(repo)
-    tests = _test_files(repo, django=settings is not None)
+    django = django_project(repo)
+    tests = _test_files(repo, django=django is not None)
     mypy_config, pyright_config = _typecheck_configs(files)
     configs = [_pytest_config(files), _ruff_config(files), _flake8_config(files), mypy_config, pyright_config]
     hooked = files.hook("ruff-check", "ruff", "flake8", "mypy", "pyright") is not None
@@ -88,7 +88,7 @@ def detect_python(probe: Probe) -> Finding | None:
         return None
     found = Finding(rejected=list(files.notes))
     python, problem = _interpreter(probe, files, found)
-    if settings is None or not _django(probe, python, problem, settings, tests, found):
+    if django is None or not _django(probe, python, problem, django, tests, found):
         _test(probe, files, python, problem, tests, found)
     # --no-fix: with `fix = true` in a project's ruff settings (pallets' projects have it) `ruff check` rewrites the
     # files it checks and exits 0: the lint gate would pass by editing the agent's work behind the checked tree.
@@ -177,16 +177,20 @@ def _test(
 
 
 def _django(
-    probe: Probe, python: PythonInfo, problem: str | None, settings: str, tests: list[str], found: Finding
+    probe: Probe, python: PythonInfo, problem: str | None, project: tuple[str, str], tests: list[str], found: Finding
 ) -> bool:
-    """`manage.py test` for a Django project whose pytest configuration does not set Django up; False when pytest
-    runs its tests (pytest-django configured) or it has none."""
+    """`manage.py test` for a Django project whose pytest configuration does not set Django up (run from the
+    folder of its manage.py); False when pytest runs its tests (pytest-django configured) or it has none."""
+    folder, settings = project
+    # The top's pytest configuration only: pytest run from the top reads no other.
     if pytest_runs_django(probe.repo) is not None or not tests:
         return False
-    command = f"{python.command} manage.py test --noinput"
+    cd = f"cd {shlex.quote(folder)} && " if folder else ""
+    command = f"{cd}{python.command} manage.py test --noinput"
     missing = None if "django" in python.modules else f"not installed: django is not importable by {python.label}"
     importable = f"django importable by {python.label}" if missing is None else "django not installed yet"
-    reason = f"Django: manage.py sets DJANGO_SETTINGS_MODULE to {settings}; {_sample(tests)}; {importable}"
+    manage = f"{folder}/manage.py" if folder else "manage.py"
+    reason = f"Django: {manage} sets DJANGO_SETTINGS_MODULE to {settings}; {_sample(tests)}; {importable}"
     found.candidates.append(Candidate(Slot.TEST, command, reason, problem or missing))
     why = "Django's tests need Django set up: pytest runs them only with pytest-django told the settings module"
     found.rejected.append(Rejected(f"{python.command} -m pytest -q", why, Slot.TEST))
