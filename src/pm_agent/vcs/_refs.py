@@ -1,10 +1,11 @@
-"""Refs read from the repository's files, as `git for-each-ref` lists them, without a git process.
+"""Refs read and branches moved in the repository's files, as git's files backend does, without a git process.
 
-The checkout guard reads pm-agent's refs after every agent session; `for-each-ref` for it was one git process a
-task on the path from a signal to the next dispatch. The files backend is simple to read: `packed-refs` (one
-`<object> <name>` line per ref, `^<object>` lines peel the one above) and loose files under `refs/`, a loose
-ref overriding a packed one. Anything else (the reftable backend, a symbolic ref, a file that is not one object
-id) returns None, and the caller asks git."""
+The checkout guard reads pm-agent's refs after every agent session, and each task's commit and landing move a
+branch: three git processes a task on the path from a signal to the next dispatch. The files backend is simple:
+`packed-refs` (one `<object> <name>` line per ref, `^<object>` lines peel the one above) and loose files under
+`refs/`, a loose ref overriding a packed one; a loose ref is written under `<ref>.lock`, git's own lock, and
+renamed into place. Anything else (the reftable backend, a symbolic ref, a file that is not one object id, a
+lock held) returns None or False, and the caller asks git."""
 
 from __future__ import annotations
 
