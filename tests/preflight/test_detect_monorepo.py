@@ -1,7 +1,8 @@
 """A repository whose projects live in folders of its root (`backend/` in Python, `frontend/` in Node), none at the
-root: each slot's command runs every project's from its folder, and a task's test files are narrowed from the last
-one's folder (gates/narrow.py). Before, `init` ran pytest from the root (which imports the backend's tests as the
-root sees them) and never ran the frontend's."""
+root: each slot's command runs every project's from its folder, all of them even when one fails, and a task's test
+files are narrowed to the projects that hold them (gates/narrow.py). Before, `init` ran pytest from the root (which
+imports the backend's tests as the root sees them) and never ran the frontend's; then it joined the projects with
+`&&`, and a backend that failed (say, before any task) hid every frontend test, the narrowed ones too."""
 
 from __future__ import annotations
 
@@ -26,7 +27,10 @@ def test_each_project_s_command_runs_from_its_folder(repo: Path, machine: Machin
     write(repo, {**BACKEND, **FRONTEND, **docs_site, "README.md": "# shop\n"})
     detection = machine.add("python", tooled_python).script("npm", 'echo "npm $* in $PWD"').detect(repo)
     chosen = detection.chosen[Slot.TEST]
-    assert chosen.command == "cd backend && python -m pytest -q && cd ../frontend && npm test"
+    assert chosen.command == (
+        "status=0; (cd backend && python -m pytest -q) || status=$?;"
+        " (cd frontend && npm test) || status=$?; exit $status"
+    )
     assert chosen.reason.startswith("backend/: pytest: [tool.pytest.ini_options] in pyproject.toml")
     assert "; frontend/: package.json scripts.test (node --test)" in chosen.reason
     assert chosen.problem is None
@@ -37,7 +41,19 @@ def test_each_project_s_command_runs_from_its_folder(repo: Path, machine: Machin
     assert not machine.run("python -m pytest -q", repo).ok, "from the root the backend's tests cannot import app"
     assert "(in frontend/) npm test" not in rejected_for(detection, Slot.TEST)
     narrowed = command_for_test_files(chosen.command, ["frontend/src/cart.test.js"], repo)
-    assert narrowed == f"{chosen.command} src/cart.test.js"
+    assert narrowed == "cd frontend && npm test src/cart.test.js"
+    both = command_for_test_files(chosen.command, ["frontend/src/cart.test.js", "backend/tests/test_app.py"], repo)
+    assert both == (
+        "status=0; (cd backend && python -m pytest -q tests/test_app.py) || status=$?;"
+        " (cd frontend && npm test src/cart.test.js) || status=$?; exit $status"
+    )
+    assert command_for_test_files(chosen.command, ["tests/test_top.py"], repo) == chosen.command  # in neither
+    # A backend that fails still lets the frontend's tests run, and the whole command fails.
+    write(repo, {"backend/tests/test_app.py": "def test_answer():\n    assert False\n"})
+    result = machine.run(chosen.command, repo)
+    assert not result.ok
+    assert "1 failed" in result.output_tail
+    assert f"npm test in {repo}/frontend" in result.output_tail
 
 
 def test_a_root_project_or_makefile_keeps_the_root_s_commands(

@@ -45,6 +45,46 @@ _WHOLE = ""  # a narrower's answer for a file its runner cannot be pointed at: t
 _JVM_SOURCES = frozenset({"java", "kotlin", "groovy", "scala"})
 
 
+# A slot's command over several projects (`pm-agent init` where the projects live in folders of the top): each
+# project's run from its folder in a subshell, every one even when one before failed, and a failure's status kept.
+_JOINED = re.compile(r"status=0; ((?:\(cd (?:'[^']*'|[^\s']+) && .+?\) \|\| status=\$\?; )+)exit \$status")
+_JOINED_PART = re.compile(r"\(cd ('[^']*'|[^\s']+) && (.+?)\) \|\| status=\$\?; ")
+
+
+def joined_command(parts: Sequence[tuple[str, str]]) -> str:
+    """One command from each folder's: `cd <folder> && <command>` for one; for several, each in a subshell from its
+    folder, all of them run (a failing project hides no other's failures), the command failing if one did."""
+    if len(parts) == 1:
+        return f"cd {shlex.quote(parts[0][0])} && {parts[0][1]}"
+    body = "".join(f"(cd {shlex.quote(folder)} && {command}) || status=$?; " for folder, command in parts)
+    return f"status=0; {body}exit $status"
+
+
+def joined_parts(command: str) -> list[tuple[str, str]] | None:
+    """(folder, command) of each project of a `joined_command` of several; None for any other command."""
+    found = _JOINED.fullmatch(command)
+    if found is None:
+        return None
+    return [(shlex.split(folder)[0], part) for folder, part in _JOINED_PART.findall(found.group(1))]
+
+
+def _narrow_joined(parts: list[tuple[str, str]], files: Sequence[str], worktree: Path | str | None) -> str:
+    """The projects that hold `files`, each narrowed to its own files; every project's whole suite when a file is
+    in none of their folders."""
+    mine: dict[int, list[str]] = {}
+    for file in files:
+        at = next((i for i, (folder, _) in enumerate(parts) if posixpath.normpath(file).startswith(f"{folder}/")), None)
+        if at is None:
+            return joined_command(parts)
+        mine.setdefault(at, []).append(file)
+    narrowed = []
+    for i in sorted(mine):
+        folder, command = parts[i]
+        cd = f"cd {shlex.quote(folder)} && "  # narrowed as `cd <folder> && <command>` alone, which keeps its `cd`
+        narrowed.append((folder, command_for_test_files(cd + command, mine[i], worktree).removeprefix(cd)))
+    return joined_command(narrowed)
+
+
 def command_for_test_files(test_command: str, files: Sequence[str], worktree: Path | str | None = None) -> str:
     """The command that runs only `files` with the environment's test runner; `test_command` itself when the
     runner cannot be pointed at files. A `{files}` placeholder in `test_command` is replaced by the paths.
@@ -54,6 +94,9 @@ def command_for_test_files(test_command: str, files: Sequence[str], worktree: Pa
     quoted = _quoted(files)
     if "{files}" in test_command:
         return test_command.replace("{files}", quoted)
+    parts = joined_parts(test_command)
+    if parts is not None:
+        return _narrow_joined(parts, files, worktree)
     prefix, last = _last_part(test_command)
     folder = _folder(prefix)
     if folder is None:
@@ -317,4 +360,4 @@ _NARROWERS: tuple[Callable[[list[str], list[str], Sequence[str], Path | str | No
 )
 
 
-__all__ = ["command_for_test_files"]
+__all__ = ["command_for_test_files", "joined_command", "joined_parts"]

@@ -8,6 +8,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+# Folders of a repository's top that hold no project of its own: what installs and builds make, and the docs.
+NOT_PROJECTS = frozenset({"node_modules", "vendor", "venv", "env", "site-packages", "build", "dist", "target", "docs"})
+
 
 class Slot(StrEnum):
     """An environment-contract command, named as its pm-agent.yaml key."""

@@ -12,15 +12,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from pm_agent.preflight._candidates import NOT_PROJECTS
+
 # `os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mysite.settings")`, or an assignment to `os.environ[...]`.
 _SETTINGS = re.compile(r"""DJANGO_SETTINGS_MODULE['"]\s*(?:,|\]\s*=)\s*['"]([\w.]+)['"]""")
 # Where pytest-django is told which settings to use: an ini key, an option, or set in conftest.py.
 _PYTEST_DJANGO = re.compile(r"DJANGO_SETTINGS_MODULE|--ds[= ]")
 _PYTEST_CONFIGS = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py")
-
-
-# Folders a project's own manage.py is never in.
-_NOT_PROJECTS = frozenset({"node_modules", "venv", "env", "site-packages", "dist", "build", "docs"})
 
 
 def django_project(repo: Path) -> tuple[str, str] | None:
@@ -30,7 +28,7 @@ def django_project(repo: Path) -> tuple[str, str] | None:
     if settings is not None:
         return "", settings
     try:
-        folders = sorted(p for p in repo.iterdir() if p.is_dir() and p.name[0] != "." and p.name not in _NOT_PROJECTS)
+        folders = sorted(p for p in repo.iterdir() if p.is_dir() and p.name[0] != "." and p.name not in NOT_PROJECTS)
     except OSError:
         return None
     found = [(p.name, s) for p in folders if (s := django_settings(p)) is not None]

@@ -17,14 +17,13 @@ Within one source the first candidate without a problem wins, else the first (ru
 from __future__ import annotations
 
 import os
-import posixpath
-import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from pm_agent.environment_config import EnvironmentConfig
-from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot, Source
+from pm_agent.gates.narrow import joined_command
+from pm_agent.preflight._candidates import NOT_PROJECTS, Candidate, Finding, Rejected, Slot, Source
 from pm_agent.preflight._make import detect_make
 from pm_agent.preflight._native import detect_go, detect_gradle, detect_maven, detect_rust
 from pm_agent.preflight._node import detect_node
@@ -89,7 +88,6 @@ PROJECT_FILES = (
     "Gemfile",
     "composer.json",
 )
-_NOT_PROJECTS = {"node_modules", "vendor", "venv", "env", "build", "dist", "target", "docs"}
 _MAX_PROJECTS = 8
 
 
@@ -142,19 +140,17 @@ def _project_folders(repo: Path) -> list[str]:
         folders = sorted(p for p in repo.iterdir() if p.is_dir() and not p.name.startswith("."))
     except OSError:
         return []
-    found = [p.name for p in folders if p.name not in _NOT_PROJECTS and any((p / f).is_file() for f in PROJECT_FILES)]
+    found = [p.name for p in folders if p.name not in NOT_PROJECTS and any((p / f).is_file() for f in PROJECT_FILES)]
     return found[:_MAX_PROJECTS]
 
 
 def _joined(slot: Slot, commands: list[tuple[str, Candidate]]) -> Candidate:
-    """One command for the slot from each project's, each run from its folder (a `cd` relative to the one before)."""
-    parts, here = [], ""
-    for folder, candidate in commands:
-        parts.append(f"cd {shlex.quote(posixpath.relpath(folder, here or '.'))} && {candidate.command}")
-        here = folder
+    """One command for the slot from each project's, each run from its folder, every one of them even when one
+    before failed (`joined_command`)."""
+    command = joined_command([(folder, c.command) for folder, c in commands])
     reason = "; ".join(f"{folder}/: {c.reason}" for folder, c in commands)
     problem = "; ".join(f"{folder}/: {c.problem}" for folder, c in commands if c.problem) or None
-    return Candidate(slot, " && ".join(parts), reason, problem)
+    return Candidate(slot, command, reason, problem)
 
 
 def _choose(slot: Slot, findings: list[tuple[Source, Finding]]) -> tuple[Candidate | None, list[Rejected]]:
