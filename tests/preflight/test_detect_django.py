@@ -137,8 +137,19 @@ def test_a_manage_py_that_is_not_django_s_changes_nothing(repo: Path, machine: M
         ('os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")', "config.settings.local"),
         ('os.environ["DJANGO_SETTINGS_MODULE"] = "shop.settings"', "shop.settings"),
         ("from flask.cli import main", None),
+        # Chosen at run time from a variable: the last settings module the file names.
+        (
+            "m = 'api.deployment_settings' if 'RENDER' in os.environ else 'api.settings'\n"
+            "    os.environ.setdefault('DJANGO_SETTINGS_MODULE', m)",
+            "api.settings",
+        ),
+        ("os.environ.setdefault('DJANGO_SETTINGS_MODULE', settings_from_env())", "set when manage.py runs"),
+        ("os.environ.setdefault('DJANGO_SETTINGS_MODULE', m)  # without Django's runner", None),
     ],
 )
 def test_the_settings_module_manage_py_sets(repo: Path, line: str, settings: str | None) -> None:
-    write(repo, {"manage.py": f"import os\n{line}\n"})
+    runner = "from django.core.management import execute_from_command_line\n"
+    if "without Django's runner" in line:
+        runner = ""
+    write(repo, {"manage.py": f"import os\n{line}\n{runner}"})
     assert django_settings(repo) == settings

@@ -16,6 +16,9 @@ from pm_agent.preflight._candidates import NOT_PROJECTS
 
 # `os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mysite.settings")`, or an assignment to `os.environ[...]`.
 _SETTINGS = re.compile(r"""DJANGO_SETTINGS_MODULE['"]\s*(?:,|\]\s*=)\s*['"]([\w.]+)['"]""")
+# `os.environ.setdefault("DJANGO_SETTINGS_MODULE", settings_module)`, or an assignment from a name.
+_SET_BY_NAME = re.compile(r"""DJANGO_SETTINGS_MODULE['"]\s*(?:,|\]\s*=)\s*[A-Za-z_]""")
+_MODULE_LITERAL = re.compile(r"""['"]((?:\w+\.)+\w*settings\w*)['"]""")
 # Where pytest-django is told which settings to use: an ini key, an option, or set in conftest.py.
 _PYTEST_DJANGO = re.compile(r"DJANGO_SETTINGS_MODULE|--ds[= ]")
 _PYTEST_CONFIGS = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py")
@@ -45,7 +48,14 @@ def django_settings(repo: Path) -> str | None:
     except OSError:
         return None
     found = _SETTINGS.search(text)
-    return found.group(1) if found else None
+    if found:
+        return found.group(1)
+    # Set from a variable (`'api.deployment_settings' if ... else 'api.settings'`): the module the variable may
+    # hold, as Django's own management command is what runs it.
+    if _SET_BY_NAME.search(text) and "execute_from_command_line" in text:
+        modules = _MODULE_LITERAL.findall(text)
+        return modules[-1] if modules else "set when manage.py runs"
+    return None
 
 
 def pytest_runs_django(repo: Path) -> str | None:
