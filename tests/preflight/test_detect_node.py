@@ -148,12 +148,18 @@ def test_a_lint_script_wins_and_eslint_without_its_package_is_not_guessed(repo: 
         ("jest --watch", "npm test", "the test script watches for changes (jest --watch): it would never end"),
         ("jest --watchAll --coverage", "npm test", "the test script watches for changes"),
         ("vitest", "npm test", None),  # vitest runs once without a terminal
+        # An ejected app's own scripts/test.js (0xckylee/react-django-unchained's frontend), and a node script
+        # that does not watch.
+        ("node scripts/test.js", "CI=true npm test", None),
+        ("node scripts/check.js", "npm test", None),
     ],
 )
 def test_a_test_script_that_watches_is_made_to_run_once_or_marked(
     repo: Path, machine: Machine, script: str, command: str, problem: str | None
 ) -> None:
     node_repo(repo, "package-lock.json", {"test": script})
+    ejected = "if (!process.env.CI && argv.indexOf('--watchAll') === -1) {\n  argv.push('--watch');\n}\n"
+    write(repo, {"scripts/test.js": ejected, "scripts/check.js": "require('assert').ok(process.env.CI || true);\n"})
     chosen = machine.real("npm").detect(repo).chosen[Slot.TEST]
     assert chosen.command == command
     if problem is None:

@@ -73,7 +73,7 @@ def detect_node(probe: Probe) -> Finding | None:
         reason = f"package.json scripts.{name} ({scripts[name]}); {how}"
         watching = None
         if slot is Slot.TEST:
-            command, reason, watching = _once(command, reason, scripts[name])
+            command, reason, watching = _once(command, reason, scripts[name], probe.repo)
         found.candidates.append(Candidate(slot, command, reason, problem or watching))
     return found
 
@@ -81,17 +81,30 @@ def detect_node(probe: Probe) -> Finding | None:
 # Create React App's runner (and its wrappers) watches for changes unless CI is set; a gate must run once and end.
 _WATCH_UNLESS_CI = re.compile(r"\b(?:react-scripts|craco|react-app-rewired)\s+test\b")
 _WATCHES = re.compile(r"(?<![\w-])--watch(?:All)?(?![\w=-])")
+# `node scripts/test.js`: an ejected Create React App's own copy of that runner, which watches the same way.
+_NODE_FILE = re.compile(r"^node\s+([\w./-]+\.[cm]?js)\b")
 
 
-def _once(command: str, reason: str, script: str) -> tuple[str, str, str | None]:
-    """The test command made to run once and end: CI=true for Create React App's runner; with a script that asks
-    for watch mode itself, the problem to fix."""
+def _once(command: str, reason: str, script: str, repo: Path) -> tuple[str, str, str | None]:
+    """The test command made to run once and end: CI=true for Create React App's runner (or an ejected app's copy
+    of it); with a script that asks for watch mode itself, the problem to fix."""
     if _WATCHES.search(script):
         why = "it would never end; set environment.test_command to a command that runs the tests once"
         return command, reason, f"the test script watches for changes ({script}): {why}"
-    if _WATCH_UNLESS_CI.search(script) and "CI=" not in script and "--watchAll=false" not in script:
+    if "CI=" in script or "--watchAll=false" in script:
+        return command, reason, None
+    runner = _NODE_FILE.match(script)
+    if _WATCH_UNLESS_CI.search(script) or (runner is not None and _watches_unless_ci(repo / runner.group(1))):
         return f"CI=true {command}", f"{reason}; CI=true: it watches for changes unless CI is set", None
     return command, reason, None
+
+
+def _watches_unless_ci(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "process.env.CI" in text and "--watch" in text
 
 
 def _manager(repo: Path, data: dict[str, Any], found: Finding) -> tuple[str, str]:
