@@ -102,7 +102,7 @@ class GitWorktrees(GitCore):
         cost ~5 ms twice a task in the pool. Anything else is left to git. Called under `metadata_lock`."""
         source, dest = Path(path).resolve(), Path(target).resolve()
         admin = _plain_admin(source)
-        if admin is None or dest.exists() or os.path.lexists(dest):
+        if admin is None or os.path.lexists(dest):
             self.run("worktree", "move", str(source), str(dest))
             return
         try:
