@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pm_agent.vcs import Git
+from pm_agent.vcs import Git, _batch
 from pm_agent.vcs.pool import SPARE_PREFIX, WorktreePool
 
 Write = Callable[[Path, str, str], Path]
@@ -226,3 +226,25 @@ def test_a_retired_worktree_is_detached_where_its_branch_was(repo: Git, pool: Wo
     assert Git(spare).head_sha() == tip
     assert Git(spare).current_branch() is None
     assert _worktrees(repo)[spare.name] is None
+
+
+def test_a_worktree_s_batch_process_moves_with_it_and_answers_for_the_next_task(
+    repo: Git, pool: WorktreePool, write: Write, commit: Commit
+) -> None:
+    done = _finished_task(pool, write)
+    Git(done).head_sha()  # the worktree's `cat-file` batch process, started
+    first = _batch._OPEN[done.resolve()]
+    pool.retire(done, "feat/demo/task-1")
+    (spare,) = pool.spares()
+    assert _batch._OPEN[spare.resolve()] is first
+    repo.run("checkout", "-q", "pm/demo/work")
+    write(repo.path, "landed.py", "Y = 2\n")
+    start = commit(repo, "another task")
+    repo.run("checkout", "-q", "main")
+    taken, _ = pool.ensure(pool.folder / "task-2", "feat/demo/task-2", "pm/demo/work")
+    assert _batch._OPEN[taken.path] is first
+    assert done.resolve() not in _batch._OPEN
+    assert spare.resolve() not in _batch._OPEN
+    assert taken.head_sha() == start  # through the same process, which reads HEAD afresh
+    assert taken.rev_parse("feat/demo/task-2") == start
+    assert _batch._OPEN[taken.path] is first

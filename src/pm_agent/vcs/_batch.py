@@ -36,7 +36,6 @@ class CatFile:
     object (with `--batch-command`)."""
 
     def __init__(self, path: Path, env: Mapping[str, str], stamp: tuple[int, int]) -> None:
-        self.path = path
         self.stamp = stamp
         self.commands = _batch_command(env)
         self._lock = threading.Lock()
@@ -206,6 +205,19 @@ def close_batch(path: Path) -> None:
         batch = _OPEN.pop(path, None)
     if batch is not None:
         batch.close()
+
+
+def moved(path: Path, target: Path) -> None:
+    """The worktree at `path` was renamed to `target`: its batch process serves it there. A rename keeps the
+    folder (the process's working directory) and its `.git`; the repository the process found is the same one."""
+    with _GUARD:
+        batch = _OPEN.pop(path, None)
+        if batch is None:
+            return
+        stale = _OPEN.pop(target, None)
+        _OPEN[target] = batch
+    if stale is not None:
+        stale.close()
 
 
 def close_all() -> None:

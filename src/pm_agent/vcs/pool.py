@@ -81,11 +81,11 @@ class WorktreePool:
         except VcsError:
             # The branch did not exist before (`ensure`): whatever made it (a post-checkout hook may fail after
             # the checkout), it goes with the spare, and `worktree add` starts again from nothing.
+            _batch.close_batch(spare.resolve())
             self._discard(spare, branch)
             self.enabled = self.enabled and not made  # git refused the move itself: not again this run
             return None
-        finally:
-            _batch.close_batch(spare)
+        _batch.moved(spare.resolve(), target)
         self.taken += 1
         return self.git._at(target)
 
@@ -118,13 +118,13 @@ class WorktreePool:
             worktree.run("clean", "--quiet", "-ffdx")
         except (VcsError, OSError):
             return False
-        _batch.close_batch(path.resolve())
         try:
             with self.git.metadata_lock():
                 self.git.worktree_move(path, spare)
         except VcsError:
             self.enabled = False
             return False
+        _batch.moved(path.resolve(), spare.resolve())  # its batch process goes with it, for the next task
         return True
 
     def _detach(self, worktree: Git) -> None:
