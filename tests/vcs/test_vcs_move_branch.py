@@ -150,3 +150,79 @@ def test_a_bare_repository_makes_reflogs_only_in_its_worktrees_as_git_does(tmp_p
     logs = bare.path / "logs" / "refs" / "heads"
     assert [(logs / n).exists() for n in "abcd"] == [False, True, False, True]
     assert {bare.rev_parse(n) for n in "abcd"} == {new}
+
+
+def _left(common: Path, top: str) -> list[str]:
+    """What is left under refs/heads/<top> and logs/refs/heads/<top>."""
+    return sorted(
+        str(p.relative_to(common)).replace(top, "TOP")
+        for root in (common / "refs" / "heads", common / "logs" / "refs" / "heads")
+        for p in (root / top).rglob("*")
+    ) + [str((root / top).exists()) for root in (common / "refs" / "heads", common / "logs" / "refs" / "heads")]
+
+
+def test_a_loose_branch_is_deleted_in_process_as_git_deletes_it(repo: Git) -> None:
+    common = repo.common_dir()
+    for top in ("ours", "theirs"):  # the same branches, one side deleted by pm-agent, the other by git
+        for name in ("a/one", "a/two", "b/three"):
+            repo.run("branch", f"{top}/{name}")
+    repo.writes_own_objects()
+    calls = count_git_calls(repo)
+    repo.delete_branch("ours/a/one")  # a sibling stays: its folder stays
+    repo.delete_branch("ours/b/three")  # the last in its folder: the folder goes, its reflog's too
+    assert calls == []
+    repo.run("update-ref", "-d", "refs/heads/theirs/a/one")
+    repo.run("update-ref", "-d", "refs/heads/theirs/b/three")
+    assert _left(common, "ours") == _left(common, "theirs")
+    assert not (common / "refs" / "heads" / "ours" / "b").exists()
+    assert not (common / "logs" / "refs" / "heads" / "ours" / "b").exists()
+    assert repo.branch_exists("ours/a/two")
+    assert not repo.branch_exists("ours/a/one")
+    assert not list(common.rglob("*.lock"))
+    repo.delete_branch("ours/a/two")
+    assert not (common / "refs" / "heads" / "ours").exists()
+    repo.run("pack-refs", "--all")  # every branch packed: the one loose branch made next is refs/heads' only file
+    repo.run("branch", "alone")
+    calls.clear()
+    repo.delete_branch("alone")
+    assert calls == []
+    assert (common / "refs" / "heads").is_dir(), "refs/heads stays, as git keeps it"
+
+
+@pytest.mark.parametrize("oddity", ["packed", "packed_and_loose", "symbolic", "hook", "lock", "reftable"])
+def test_a_branch_git_must_delete_is_deleted_by_git(repo: Git, tmp_path: Path, oddity: str) -> None:
+    common = repo.common_dir()
+    repo.run("branch", "gone/soon")
+    ran = tmp_path / "hook-ran"
+    if oddity == "packed":
+        repo.run("pack-refs", "--all")
+    elif oddity == "packed_and_loose":  # packed, then moved: loose over its packed line, which must go too
+        repo.run("pack-refs", "--all")
+        repo.run("update-ref", "refs/heads/gone/soon", _commit_on(repo, "moved"))
+    elif oddity == "reftable":
+        (common / "reftable").mkdir()
+    elif oddity == "symbolic":
+        repo.run("branch", "gone/target")
+        repo.run("update-ref", "-d", "refs/heads/gone/soon")
+        repo.run("symbolic-ref", "refs/heads/gone/soon", "refs/heads/gone/target")
+    elif oddity == "hook":
+        script = common / "hooks" / "reference-transaction"
+        script.parent.mkdir(exist_ok=True)
+        script.write_text(f"#!/bin/sh\necho \"$1\" >> {ran}\n")
+        script.chmod(0o755)
+    else:
+        (common / "refs" / "heads" / "gone" / "soon.lock").write_text("")
+    repo.writes_own_objects()
+    calls = count_git_calls(repo)
+    try:
+        repo.delete_branch("gone/soon")
+    except VcsError:
+        assert oddity == "lock"
+    assert [c[0] for c in calls][:1] == ["update-ref"]
+    if oddity == "symbolic":
+        return  # what deleting a symbolic ref does is git's to say
+    assert repo.branch_exists("gone/soon") == (oddity == "lock")
+    if oddity == "hook":
+        assert ran.read_text().split()[-1] == "committed"
+    if oddity == "packed":
+        assert "gone/soon" not in (common / "packed-refs").read_text()

@@ -129,6 +129,14 @@ class GitCommits(GitCore):
                 return
         self.run(*(() if hooks else NO_HOOKS_ARGS), "update-ref", "-m", reason, ref, new, old)
 
+    def _drop_branch(self, name: str) -> bool:
+        """`update-ref -d refs/heads/<name>` in process (`_refs.delete_ref`) where no reference-transaction hook
+        may run; False: git must do it."""
+        facts = self._config_facts()
+        if not facts.own or facts.hooks_path or (self.common_dir() / "hooks" / "reference-transaction").exists():
+            return False
+        return _refs.delete_ref(self.common_dir(), f"refs/heads/{name}")
+
     def writes_own_objects(self) -> bool:
         """Whether pm-agent may write loose objects itself (`vcs/_objects.py`): git's config asks nothing of their
         writing that pm-agent does not do (no `core.fsync`, `core.fsyncObjectFiles` or `core.sharedRepository`)."""

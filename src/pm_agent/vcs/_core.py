@@ -109,6 +109,11 @@ class GitCore:
         self._common_dir: str | None = None
         self._git_paths: dict[str, Path] = {}
 
+    def _drop_branch(self, name: str) -> bool:
+        """Delete branch `name` without a git process where that writes what git would; False: git must do it
+        (see `GitCommits._drop_branch`)."""
+        return False
+
     def metadata_lock(self) -> threading.RLock:
         """The lock held while worktrees and branches of this repository (shared by all its worktrees) change."""
         common = str(self.common_dir())

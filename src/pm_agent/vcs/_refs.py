@@ -1,7 +1,9 @@
-"""Refs read and branches moved in the repository's files, as git's files backend does, without a git process.
+"""Refs read, branches moved and deleted in the repository's files, as git's files backend does, without a git
+process.
 
-The checkout guard reads pm-agent's refs after every agent session, and each task's commit and landing move a
-branch: three git processes a task on the path from a signal to the next dispatch. The files backend is simple:
+The checkout guard reads pm-agent's refs after every agent session, each task's commit and landing move a
+branch (three git processes a task on the path from a signal to the next dispatch), and a finished task's
+branch is deleted. The files backend is simple:
 `packed-refs` (one `<object> <name>` line per ref, `^<object>` lines peel the one above) and loose files under
 `refs/`, a loose ref overriding a packed one; a loose ref is written under `<ref>.lock`, git's own lock, and
 renamed into place. Anything else (the reftable backend, a symbolic ref, a file that is not one object id, a
@@ -118,3 +120,34 @@ def _log(path: Path, line: str, *, create: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as log:
         log.write(line)
+
+
+def delete_ref(common_dir: Path, ref: str) -> bool:
+    """Delete the loose branch `ref` as git's files backend does (`update-ref -d`): under its lock, the ref file
+    and its reflog removed, then the folders they leave empty. False, with nothing changed, when git must do it:
+    the reftable backend, a ref `packed-refs` holds too (git rewrites that file), a lock held, a symbolic ref."""
+    packed = _packed(common_dir / "packed-refs", (ref,))
+    if (common_dir / "reftable").exists() or packed is None or ref in packed:
+        return False
+    path = common_dir / ref
+    lock = path.with_name(f"{path.name}.lock")
+    try:
+        os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError:
+        return False
+    try:
+        if _value(common_dir, ref) is None:
+            return False
+        path.unlink()
+        (common_dir / "logs" / ref).unlink(missing_ok=True)
+    finally:
+        lock.unlink(missing_ok=True)
+    for root in (common_dir, common_dir / "logs"):  # as git does: the folders left empty go, up to refs/heads
+        for folder in (root / ref).parents:
+            if folder == root / "refs" / "heads" or root not in folder.parents:
+                break
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (or gone): the ones above are not empty either
+                break
+    return True

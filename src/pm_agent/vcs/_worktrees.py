@@ -35,6 +35,8 @@ class GitWorktrees(GitCore):
         wait for the lock that `worktree add` and `remove` hold (tens of ms on a loaded machine)."""
         self.check_writable(name, "delete")
         if self.branch_holder(name) is None:
+            if self._drop_branch(name):
+                return
             proc = self.try_run("update-ref", "-d", f"refs/heads/{name}")
             if proc.returncode == 0:
                 return
