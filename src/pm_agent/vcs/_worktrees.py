@@ -31,8 +31,9 @@ class GitWorktrees(GitCore):
     def delete_branch(self, name: str) -> None:
         """Delete branch `name` whatever it holds (`branch -D`'s effect; it refuses a branch checked out).
 
-        When no worktree has it checked out, `update-ref -d`: it reads no worktree metadata, so it need not
-        wait for the lock that `worktree add` and `remove` hold (tens of ms on a loaded machine)."""
+        When no worktree has it checked out, `update-ref -d` (or its effect written in process, `_drop_branch`):
+        it reads no worktree metadata, so it need not wait for the lock that `worktree add` and `remove` hold
+        (tens of ms on a loaded machine)."""
         self.check_writable(name, "delete")
         if self.branch_holder(name) is None:
             if self._drop_branch(name):
