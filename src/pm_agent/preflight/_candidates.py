@@ -12,6 +12,14 @@ from typing import Any
 NOT_PROJECTS = frozenset({"node_modules", "vendor", "venv", "env", "site-packages", "build", "dist", "target", "docs"})
 
 
+def project_folders(repo: Path) -> list[Path]:
+    """The folders of `repo`'s top that may hold a project of their own (not hidden, not `NOT_PROJECTS`), sorted."""
+    try:
+        return sorted(p for p in repo.iterdir() if p.is_dir() and p.name[0] != "." and p.name not in NOT_PROJECTS)
+    except OSError:
+        return []
+
+
 class Slot(StrEnum):
     """An environment-contract command, named as its pm-agent.yaml key."""
 

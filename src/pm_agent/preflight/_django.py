@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pm_agent.preflight._candidates import NOT_PROJECTS
+from pm_agent.preflight._candidates import project_folders
 
 # `os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mysite.settings")`, or an assignment to `os.environ[...]`.
 _SETTINGS = re.compile(r"""DJANGO_SETTINGS_MODULE['"]\s*(?:,|\]\s*=)\s*['"]([\w.]+)['"]""")
@@ -30,11 +30,7 @@ def django_project(repo: Path) -> tuple[str, str] | None:
     settings = django_settings(repo)
     if settings is not None:
         return "", settings
-    try:
-        folders = sorted(p for p in repo.iterdir() if p.is_dir() and p.name[0] != "." and p.name not in NOT_PROJECTS)
-    except OSError:
-        return None
-    found = [(p.name, s) for p in folders if (s := django_settings(p)) is not None]
+    found = [(p.name, s) for p in project_folders(repo) if (s := django_settings(p)) is not None]
     return found[0] if len(found) == 1 else None  # two projects: which one runs the tests is not for pm-agent
 
 

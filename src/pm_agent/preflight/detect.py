@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pm_agent.environment_config import EnvironmentConfig
 from pm_agent.gates.narrow import joined_command
-from pm_agent.preflight._candidates import NOT_PROJECTS, Candidate, Finding, Rejected, Slot, Source
+from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot, Source, project_folders
 from pm_agent.preflight._make import detect_make
 from pm_agent.preflight._native import detect_go, detect_gradle, detect_maven, detect_rust
 from pm_agent.preflight._node import detect_node
@@ -95,8 +95,8 @@ def detect_environment(repo: Path, *, path: str | None = None) -> Detection:
     """The environment contract for `repo`, looking tools up on `path` (default: this process's PATH).
 
     A repository whose projects live in folders of its root (`backend/`, `frontend/`), none at the root itself,
-    gets each slot's command of every such project, each run from its folder: `cd backend && python -m pytest -q
-    && cd ../frontend && npm test` (in folder order)."""
+    gets each slot's command of every such project, each run from its folder, all of them even when one fails
+    (`gates.narrow.joined_command`, in folder order)."""
     repo = repo.resolve()
     path = os.environ.get("PATH", os.defpath) if path is None else path
     folders = _project_folders(repo)
@@ -136,11 +136,7 @@ def _project_folders(repo: Path) -> list[str]:
     """The folders of the root that hold a project, when the root itself holds none (and no Makefile)."""
     if any((repo / name).is_file() for name in (*PROJECT_FILES, *MAKEFILES)):
         return []
-    try:
-        folders = sorted(p for p in repo.iterdir() if p.is_dir() and not p.name.startswith("."))
-    except OSError:
-        return []
-    found = [p.name for p in folders if p.name not in NOT_PROJECTS and any((p / f).is_file() for f in PROJECT_FILES)]
+    found = [p.name for p in project_folders(repo) if any((p / f).is_file() for f in PROJECT_FILES)]
     return found[:_MAX_PROJECTS]
 
 

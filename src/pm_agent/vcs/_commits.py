@@ -118,9 +118,8 @@ class GitCommits(GitCore):
         reference-transaction hook may run, and wherever the config or the ref is out of the ordinary."""
         facts = self._config_facts()
         ref = f"refs/heads/{branch}"
-        hook = facts.hooks_path or (self.common_dir() / "hooks" / "reference-transaction").exists()
         plain = reason == " ".join(reason.split())  # else git tidies the message
-        if facts.own and facts.idents is not None and facts.logs is not None and plain and not (hooks and hook):
+        if facts.own and facts.idents is not None and facts.logs is not None and plain and not (hooks and self._hook()):
             entry = f"{facts.idents[1]} {_now()}\t{reason}"
             own = self.git_path("HEAD").parent
             # Unset, git makes reflogs where it has a work tree (a linked worktree of a bare repository has one).
@@ -132,10 +131,13 @@ class GitCommits(GitCore):
     def _drop_branch(self, name: str) -> bool:
         """`update-ref -d refs/heads/<name>` in process (`_refs.delete_ref`) where no reference-transaction hook
         may run; False: git must do it."""
-        facts = self._config_facts()
-        if not facts.own or facts.hooks_path or (self.common_dir() / "hooks" / "reference-transaction").exists():
+        if not self._config_facts().own or self._hook():
             return False
         return _refs.delete_ref(self.common_dir(), f"refs/heads/{name}")
+
+    def _hook(self) -> bool:
+        """Whether git would run a reference-transaction hook: one in the hooks folder, or core.hooksPath set."""
+        return self._config_facts().hooks_path or (self.common_dir() / "hooks" / "reference-transaction").exists()
 
     def writes_own_objects(self) -> bool:
         """Whether pm-agent may write loose objects itself (`vcs/_objects.py`): git's config asks nothing of their
