@@ -16,6 +16,7 @@ import pytest
 
 from pm_agent.store import default_store_path, open_store
 from pm_agent.testing.notes import fake_launcher, note_script, note_section
+from pm_agent.testing.repo import git, init_repo
 
 pytestmark = pytest.mark.slow
 
@@ -32,10 +33,6 @@ final_review:
 """
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
-
-
 def _project(tmp_path: Path, setup: str, log: Path, *, tasks: int = 2, slots: int = 3) -> Path:
     """LOW note tasks whose agents first log whether the worktree has what the setup installs."""
     scripts = tmp_path / "scripts"
@@ -47,17 +44,8 @@ def _project(tmp_path: Path, setup: str, log: Path, *, tasks: int = 2, slots: in
         script["steps"] = [{"bash": seen}, *script["steps"]]  # type: ignore[misc]
         (scripts / f"{n}.json").write_text(json.dumps(script), encoding="utf-8")
         sections.append(note_section(n, scripts / f"{n}.json"))
-    repo = tmp_path / "repo"
-    (repo / "docs").mkdir(parents=True)
-    (repo / "docs" / "notes.md").write_text(
-        "# notes\n\n**Goal:** two notes.\n\n" + "\n".join(sections), encoding="utf-8"
-    )
-    (repo / ".gitignore").write_text("deps/\n", encoding="utf-8")
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.name", "Test")
-    _git(repo, "config", "user.email", "test@example.invalid")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "plan")
+    notes = "# notes\n\n**Goal:** two notes.\n\n" + "\n".join(sections)
+    repo = init_repo(tmp_path / "repo", files={"docs/notes.md": notes, ".gitignore": "deps/\n"}, message="plan")
     config = CONFIG.format(binary=fake_launcher(tmp_path / "fake-claude"), setup=json.dumps(setup), slots=slots)
     (repo / "pm-agent.yaml").write_text(config, encoding="utf-8")
     return repo
@@ -83,8 +71,8 @@ def test_setup_runs_in_every_new_worktree_before_its_agent_and_the_gates(tmp_pat
         task = [i for i, path in enumerate(where) if path.endswith(f"/task-{n}")]
         assert [lines[i].split(" in ")[0] for i in task] == ["setup", "agent saw deps"], lines
     assert "agent: no deps" not in lines
-    assert _git(repo, "status", "--porcelain") == "?? pm-agent.yaml\n", "nothing else in the user's checkout"
-    assert "deps" not in _git(repo, "ls-tree", "-r", "--name-only", "pm/notes/work")
+    assert git(repo, "status", "--porcelain") == "?? pm-agent.yaml", "nothing else in the user's checkout"
+    assert "deps" not in git(repo, "ls-tree", "-r", "--name-only", "pm/notes/work")
 
 
 def test_a_setup_that_fails_in_a_task_worktree_stops_that_task_with_its_output(tmp_path: Path) -> None:
