@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from pm_agent.gates.environment import BaselineCommand, Verdict, cannot_run_reason, judge, relative_output
+from pm_agent.gates.environment import BaselineCommand, Verdict, judge, relative_output
+from pm_agent.gates.unrunnable import cannot_run_reason
 from pm_agent.gates.ward import CommandResult
 
 RUFF = "ruff check ."

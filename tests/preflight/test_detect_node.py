@@ -213,3 +213,39 @@ def test_broken_package_json_is_reported_with_its_line(repo: Path, machine: Mach
     detection = machine.real("npm").detect(repo)
     assert detection.environment.test_command is None
     assert "not valid JSON line 4" in rejected_for(detection, None)["package.json"]
+
+
+@pytest.mark.parametrize(
+    ("files", "fields", "setup"),
+    [
+        ({".yarnrc.yml": "nodeLinker: node-modules\n"}, {}, "yarn install --immutable"),
+        ({}, {"packageManager": "yarn@4.4.1"}, "yarn install --immutable"),
+        ({}, {"packageManager": "yarn@10.0.0"}, "yarn install --immutable"),
+        ({}, {"packageManager": "yarn@1.22.22"}, None),  # classic yarn: the root's node_modules serves a worktree
+        ({}, {}, None),
+    ],
+)
+def test_yarn_2_and_later_install_in_each_worktree(
+    repo: Path, machine: Machine, files: dict[str, str], fields: dict[str, object], setup: str | None
+) -> None:
+    """Tried with Yarn 4.4 (redux-thunk, node-modules linker): a fresh worktree fails every script with "Couldn't
+    find the node_modules state file"; `yarn install --immutable` there takes ~5 s from yarn's cache."""
+    node_repo(repo, "yarn.lock", SCRIPTS, **fields)
+    write(repo, files)
+    chosen = machine.script("yarn", "exit 0").detect(repo).chosen
+    if setup is None:
+        assert Slot.SETUP not in chosen
+    else:
+        assert chosen[Slot.SETUP].command == setup
+        assert chosen[Slot.SETUP].reason.startswith("Yarn 2+")
+
+
+def test_a_pnpm_workspace_installs_in_each_worktree(repo: Path, machine: Machine) -> None:
+    """Tried with pnpm 10 (vite-plugin-react): a package's own node_modules/ is missing from a worktree, and tsc there
+    fails with "Cannot find module"; a single pnpm project is served by the root's node_modules/."""
+    node_repo(repo, "pnpm-lock.yaml", SCRIPTS)
+    assert Slot.SETUP not in machine.script("pnpm", "exit 0").detect(repo).chosen
+    write(repo, {"pnpm-workspace.yaml": "packages:\n  - packages/*\n"})
+    setup = machine.detect(repo).chosen[Slot.SETUP]
+    assert setup.command == "pnpm install --frozen-lockfile --prefer-offline"
+    assert setup.reason.startswith("a pnpm workspace (pnpm-workspace.yaml)")

@@ -230,13 +230,28 @@ def test_installed_flake8_wins_over_configured_but_missing_ruff(
 
 def test_makefile_lint_target_next_to_pyproject_wins(repo: Path, machine: Machine, tooled_python: Path) -> None:
     write(repo, {"pyproject.toml": "[tool.ruff]\n", "Makefile": "lint:\n\truff check src\n"})
-    detection = machine.add("python", tooled_python).real("make").detect(repo)
+    detection = machine.add("python", tooled_python).script("ruff", "exit 0").real("make").detect(repo)
     assert detection.environment.lint_command == "make lint"
     assert detection.chosen[Slot.LINT].reason == "Makefile: make -n lint succeeds"
     assert (
         "the Makefile target is the project's own entry point"
         in rejected_for(detection, Slot.LINT)["python -m ruff check --no-fix ."]
     )
+
+
+def test_makefile_target_whose_recipe_runs_a_program_not_on_path_gives_way(
+    repo: Path, machine: Machine, tooled_python: Path
+) -> None:
+    """Seen on rich and pydantic-settings: `make typecheck` runs a bare `mypy` (or `uv run`) that only the project's
+    virtualenv has; make then exits 2 at once, which the preflight took for a check already failing."""
+    makefile = "lint:\n\tFOO=1 ruff check src\n\t@echo done\ntypecheck:\n\tcd src && true\n"
+    write(repo, {"pyproject.toml": "[tool.ruff]\n", "Makefile": makefile})
+    detection = machine.add("python", tooled_python).real("make").detect(repo)
+    assert detection.environment.lint_command == "python -m ruff check --no-fix ."
+    assert rejected_for(detection, Slot.LINT)["make lint"] == (
+        "not installed: its recipe runs ruff, which is not on PATH; python -m ruff check --no-fix . works"
+    )
+    assert detection.environment.typecheck_command == "make typecheck"  # `cd` and `true`: no program missing
 
 
 def test_makefile_without_lint_target_leaves_ruff(repo: Path, machine: Machine, tooled_python: Path) -> None:
@@ -303,7 +318,7 @@ def test_malformed_tool_table_is_ignored_not_fatal(repo: Path, machine: Machine,
 @pytest.mark.parametrize("target", ["typecheck", "mypy"])
 def test_makefile_typecheck_target_wins(repo: Path, machine: Machine, tooled_python: Path, target: str) -> None:
     write(repo, {"pyproject.toml": "[tool.mypy]\n", "Makefile": f"{target}:\n\tmypy --strict src\n"})
-    detection = machine.add("python", tooled_python).real("make").detect(repo)
+    detection = machine.add("python", tooled_python).script("mypy", "exit 0").real("make").detect(repo)
     assert detection.environment.typecheck_command == f"make {target}"
 
 

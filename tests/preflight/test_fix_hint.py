@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pm_agent.gates.environment import cannot_run_reason
+from pm_agent.gates.unrunnable import cannot_run_reason
 from pm_agent.gates.ward import run_command
 from pm_agent.preflight.baseline import fix_hint
 

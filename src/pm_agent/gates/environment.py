@@ -7,12 +7,12 @@ parsed, an exit status worse than the baseline's. The verdict always says which 
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from pm_agent.gates.findings import parse_findings, ratchet, render_findings
+from pm_agent.gates.unrunnable import baseline_cannot_run, cannot_run_reason
 from pm_agent.gates.ward import CommandResult
 
 # (config key, name used in gates, reports and the final gate), in the order they run.
@@ -27,36 +27,6 @@ ENVIRONMENT_COMMANDS: tuple[tuple[str, str], ...] = (
 )
 KEEP_OUTPUT_BYTES = 512 * 1024  # enough for the findings of any sane lint run; more falls back to exit status
 
-_NO_MODULE = re.compile(r"python[\w.]*: No module named ([\w.]+)")  # `python -m X` without X, not an import error
-_NPM_SCRIPT = re.compile(r"npm (?:ERR!|error) Missing script: \"?([\w:.-]+)")
-_MAKE_TARGET = re.compile(r"make: \*\*\* No rule to make target '([^']+)'")
-_NO_SUBCOMMAND = re.compile(r"error: no such (?:sub)?command:? [`']?([\w-]+)")
-_GRADLE_TASK = re.compile(r"Task '([^']+)' not found in (?:root )?project")
-# A package manager that cannot fetch the project's dependencies (no network, no registry): cargo's resolution error,
-# go's module download, npm's lookup, maven's transfer, gradle's GET and its wrapper's download (not "Could not find
-# artifact" or gradle's "Could not find x:y:1": a version that does not exist is the task's to fix). The first line
-# that says so, past any colour codes; nothing a task's change can fix.
-_NO_FETCH = re.compile(
-    r"^(?:\x1b\[[\d;]*m)*"
-    r"(error: failed to (?:get `[^`]+` as a dependency of package|download from|load source for dependency)[^\n]*"
-    r"|go: [^\n]*: (?:Get \"[^\"]+\": )?dial tcp[^\n]*"
-    r"|npm (?:ERR!|error) (?:code |errno )?(?:ENOTFOUND|EAI_AGAIN)[^\n]*)",
-    re.MULTILINE,
-)
-_NO_FETCH_MAVEN = re.compile(r"^(?:\x1b\[[\d;]*m)*\[ERROR\] [^\n]*?(Could not transfer artifact[^\n]*)", re.MULTILINE)
-_NO_FETCH_GRADLE = re.compile(
-    r"^[ >]*(Could not (?:GET|HEAD) '[^\n]*"
-    r"|(?:Exception in thread \"main\" )?java\.net\.(?:UnknownHost|Connect|NoRouteToHost)Exception[^\n]*)",
-    re.MULTILINE,
-)
-# bundler without a gem of the Gemfile; composer without the network (its message boxed in spaces).
-_NO_FETCH_BUNDLER = re.compile(
-    r"(Could not find gem '[^']+' in locally installed gems[^\n]*?)(?: \(Bundler::GemNotFound\))?$", re.MULTILINE
-)
-_NO_FETCH_COMPOSER = re.compile(
-    r"^\s*(The \"[^\"]+\" file could not be downloaded|curl error \d+ while downloading [^\n]*)", re.MULTILINE
-)
-_REASON_CHARS = 300  # a quoted line past this is cut (maven's run to a thousand characters)
 
 
 class BaselineCommand(BaseModel):
@@ -127,33 +97,6 @@ class Baseline(BaseModel):
         return next((c for c in self.commands if c.command == command), None)
 
 
-def cannot_run_reason(result: CommandResult, timeout_s: float) -> str | None:
-    """Why a command could not run at all, None when it ran (whatever its exit code)."""
-    text = result.output if result.output is not None else result.output_tail
-    if result.timed_out:
-        return f"timed out after {timeout_s:g}s"
-    if result.exit_code in (126, 127):
-        last = next((line for line in reversed(text.splitlines()) if line.strip()), "")
-        return f"exit {result.exit_code}: {last.strip()}"
-    for pattern, what in (
-        (_NO_MODULE, "No module named {}"),
-        (_NPM_SCRIPT, 'package.json has no script "{}"'),
-        (_MAKE_TARGET, "the Makefile has no target {}"),
-        (_NO_SUBCOMMAND, "no such command: {}"),
-        (_GRADLE_TASK, "the gradle build has no task {}"),
-        (_NO_FETCH, "the dependencies cannot be fetched: {}"),
-        (_NO_FETCH_MAVEN, "the dependencies cannot be fetched: {}"),
-        (_NO_FETCH_GRADLE, "the dependencies cannot be fetched: {}"),
-        (_NO_FETCH_BUNDLER, "the dependencies cannot be fetched: {}"),
-        (_NO_FETCH_COMPOSER, "the dependencies cannot be fetched: {}"),
-    ):
-        found = pattern.search(text)
-        if found:
-            quoted = found.group(1)
-            return what.format(quoted if len(quoted) <= _REASON_CHARS else quoted[: _REASON_CHARS - 1] + "…")
-    return None
-
-
 def relative_output(result: CommandResult) -> str:
     """The command's output with its working directory's absolute path removed from the paths in it."""
     output = result.output if result.output is not None else result.output_tail
@@ -177,7 +120,7 @@ def baseline_entry(key: str, name: str, result: CommandResult, timeout_s: float)
         output_complete=result.output_complete,
         parser=found.parser,
         findings=len(found.findings),
-        cannot_run=cannot_run_reason(result, timeout_s),
+        cannot_run=baseline_cannot_run(result, timeout_s),
     )
 
 

@@ -19,8 +19,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pm_agent.gates.environment import KEEP_OUTPUT_BYTES, cannot_run_reason, relative_output
+from pm_agent.gates.environment import KEEP_OUTPUT_BYTES, relative_output
 from pm_agent.gates.findings import Finding, ratchet, render_findings
+from pm_agent.gates.unrunnable import cannot_run_reason
 from pm_agent.gates.ward import CommandResult, run_command
 from pm_agent.vcs import Git, GitCommandError
 

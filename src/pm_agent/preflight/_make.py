@@ -27,7 +27,10 @@ def detect_make(probe: Probe) -> Finding | None:
         for target in targets:
             why = probe.make_target(target)
             if why is None:
-                found.candidates.append(Candidate(slot, f"make {target}", f"{makefile}: make -n {target} succeeds"))
+                missing = probe.recipe_missing(target)
+                problem = f"not installed: its recipe runs {missing}, which is not on PATH" if missing else None
+                reason = f"{makefile}: make -n {target} succeeds"
+                found.candidates.append(Candidate(slot, f"make {target}", reason, problem))
                 break
             whys.append(why)
         else:

@@ -55,6 +55,8 @@ def detect_node(probe: Probe) -> Finding | None:
         return found
     manager, how = _manager(probe.repo, data, found)
     pnp = _plug_n_play(probe.repo, manager, found)
+    if pnp is None:
+        _per_checkout(probe.repo, manager, data, found)
     problem = _problem(probe, manager, pnp)
     raw_scripts = data.get("scripts")
     scripts = {k: v for k, v in raw_scripts.items() if isinstance(v, str)} if isinstance(raw_scripts, dict) else {}
@@ -145,6 +147,25 @@ def _plug_n_play(repo: Path, manager: str, found: Finding) -> str | None:
         why = f"Yarn Plug'n'Play: {loader} is not committed, so a worktree has no loader until yarn installs one"
         found.candidates.append(Candidate(Slot.SETUP, "yarn install --immutable", why + " (from yarn's cache)"))
     return loader
+
+
+_YARN_BERRY = re.compile(r"^yarn@(?:[2-9]|\d{2,})\.")
+
+
+def _per_checkout(repo: Path, manager: str, data: dict[str, Any], found: Finding) -> None:
+    """A setup command for the managers that want an install in the checkout itself, which a worktree lacks:
+    Yarn 2+ reads its install state from the project's own node_modules/ ("Couldn't find the node_modules state
+    file" otherwise); a pnpm workspace's packages each have a node_modules/ of their own, which resolution from a
+    worktree never reaches (the repository's root one holds the root's dependencies only)."""
+    field = data.get("packageManager")
+    berry = isinstance(field, str) and _YARN_BERRY.match(field) is not None
+    if manager == "yarn" and (berry or (repo / ".yarnrc.yml").is_file()):
+        why = "Yarn 2+ (.yarnrc.yml or packageManager): it keeps its install state in the checkout's own node_modules/"
+        found.candidates.append(Candidate(Slot.SETUP, "yarn install --immutable", why + " (from yarn's cache)"))
+    elif manager == "pnpm" and (repo / "pnpm-workspace.yaml").is_file():
+        why = "a pnpm workspace (pnpm-workspace.yaml): each package has its own node_modules/, which a worktree lacks"
+        command = "pnpm install --frozen-lockfile --prefer-offline"
+        found.candidates.append(Candidate(Slot.SETUP, command, why + " (linked from pnpm's store)"))
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,35 @@ class Probe:
             return f"make -n {target} runs nothing ({_last_line(result)})"
         return None
 
+    def recipe_missing(self, target: str) -> str | None:
+        """The first program `make <target>`'s recipe lines start that is not on PATH (a tool the project keeps in
+        its virtualenv, a runner such as uv not installed): make would fail at once, exit 2 for a missing 127."""
+        result = self.run(["make", "--no-print-directory", "-n", target])
+        for line in result.output_tail.splitlines():
+            if _MAKE_MESSAGE.match(line):
+                continue
+            words = [w for w in _words(line) if "=" not in w]  # past `VAR=value` assignments
+            program = words[0] if words else ""
+            if program and "/" not in program and program not in _SHELL_WORDS and self.which(program) is None:
+                return program
+        return None
+
+
+# What a recipe line may start with that is no program on PATH: shell builtins and keywords.
+_SHELL_WORDS = frozenset(
+    {"cd", "export", "source", ".", "set", "unset", "if", "then", "else", "fi", "for", "while", "do", "done", "case",
+     "[", "[[", "exit", "return", ":", "eval", "exec", "trap", "shift", "read", "local", "{", "(", "!", "umask",
+     "ulimit", "alias", "command", "type", "hash", "wait"}
+)  # fmt: skip
+
+
+def _words(line: str) -> list[str]:
+    """A recipe line's words as the shell splits them (a line shlex cannot split: none)."""
+    try:
+        return shlex.split(line.strip().lstrip("@+-"))
+    except ValueError:
+        return []
+
 
 def _last_line(result: CommandResult) -> str:
     lines = [line.strip() for line in result.output_tail.splitlines() if line.strip()]

@@ -23,6 +23,7 @@ from pm_agent.gates.environment import (
     BaselineCommand,
     baseline_entry,
 )
+from pm_agent.gates.unrunnable import NOT_INSTALLED, program_named
 from pm_agent.gates.ward import run_command
 from pm_agent.listing import few
 from pm_agent.vcs import Git, GitCommandError
@@ -48,6 +49,15 @@ _FETCHES = {
     "composer": "`composer install`, which fills composer's cache",
 }
 
+# What installs a project's dependencies into a checkout of its own, from the package manager's cache or store.
+_SETUPS = {
+    "yarn": "yarn install --immutable",
+    "pnpm": "pnpm install --frozen-lockfile --prefer-offline",
+    "npm": "npm ci --prefer-offline",
+    "npx": "npm ci --prefer-offline",
+    "bun": "bun install --frozen-lockfile",
+}
+
 SETUP_KEY = "setup_command"  # run first; it must succeed, whatever environment.baseline says
 SETUP_FIX = f"make it succeed there (every task's worktree runs it first), or set environment.{SETUP_KEY}: null"
 
@@ -64,10 +74,13 @@ def fix_hint(key: str, command: str, reason: str, timeout_s: float) -> str:
         return f"fetch them where their registry can be reached ({fetch}) or vendor them, or {unset}"
     if reason.startswith("the Makefile has no target"):
         return f"add the target to the Makefile, or set environment.{key} to the right command, or {unset}"
+    if reason.startswith(NOT_INSTALLED):
+        install = _SETUPS.get(_tool_word(command), "the package manager's install")
+        return f"set environment.setup_command: {install} (it runs in every new worktree before the gates), or {unset}"
     if reason.startswith("the gradle build has no task"):
         return f"apply the plugin that adds the task, or set environment.{key} to the right command, or {unset}"
     module = re.search(r"No module named ([\w.]+)", reason)
-    program = _program(reason)
+    program = program_named(reason)
     tool = module.group(1) if module else program or _tool_word(command)
     if reason.startswith("exit 126"):
         return f"make {tool} executable, or {unset}"
@@ -78,27 +91,10 @@ def fix_hint(key: str, command: str, reason: str, timeout_s: float) -> str:
     return f"install {tool}, or {unset}"
 
 
-# What a shell says of a program it cannot find or run: zsh `zsh: command not found: xo`, dash `sh: 1: xo: not
-# found`, bash `bash: xo: command not found`, `sh: 1: ./bin/xo: Permission denied`.
-_PROGRAM = r"([\w@+./-]+)"
-_SHELL_SAYS = (
-    re.compile(rf"command not found: {_PROGRAM}"),
-    re.compile(rf"(?:^|[\s:]){_PROGRAM}: (?:command )?not found\b"),
-    re.compile(rf"(?:^|[\s:]){_PROGRAM}: Permission denied"),
-)
 # Package managers whose scripts run programs the project's dependencies install (node_modules/.bin).
 _INSTALLS = {
     "npm": "npm install", "npx": "npm install", "pnpm": "pnpm install", "yarn": "yarn install", "bun": "bun install"
 }
-
-
-def _program(reason: str) -> str | None:
-    """The program the shell could not find or run, as its message names it."""
-    for pattern in _SHELL_SAYS:
-        found = pattern.search(reason)
-        if found is not None:
-            return found.group(1)
-    return None
 
 
 def _tool_word(command: str) -> str:

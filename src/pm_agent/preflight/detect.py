@@ -150,26 +150,32 @@ def _joined(slot: Slot, commands: list[tuple[str, Candidate]]) -> Candidate:
 
 
 def _choose(slot: Slot, findings: list[tuple[Source, Finding]]) -> tuple[Candidate | None, list[Rejected]]:
-    """The winner for `slot` across sources in order, and every other candidate with why it lost."""
-    winner: tuple[Source, Candidate] | None = None
-    dropped: list[Rejected] = []
+    """The winner for `slot` across sources in order (a source's broken candidate gives way to a later source's
+    working one: a Makefile target whose recipe runs a program not on PATH, where the virtualenv has it), and every
+    other candidate with why it lost."""
+    picks: list[tuple[Source, Candidate, list[Candidate]]] = []
     for source, found in findings:
         own = [c for c in found.candidates if c.slot == slot]
-        if not own:
-            continue
-        if winner is not None:
-            why = _why_first(slot, winner, source)
-            dropped += [Rejected(c.command, why, slot) for c in own]
-            continue
-        pick = next((c for c in own if c.problem is None), own[0])
-        winner = (source, pick)
-        for c in own:
-            if c is not pick:
-                # Lost for being broken only when the winner works; otherwise it lost on order.
-                broken = c.problem is not None and pick.problem is None
-                why = c.problem if broken and c.problem else f"{pick.command} is preferred ({pick.reason})"
-                dropped.append(Rejected(c.command, why, slot))
-    return (winner[1] if winner else None), dropped
+        if own:
+            picks.append((source, next((c for c in own if c.problem is None), own[0]), own))
+    if not picks:
+        return None, []
+    chosen = next((i for i, (_, pick, _) in enumerate(picks) if pick.problem is None), 0)
+    winner = picks[chosen][:2]
+    dropped: list[Rejected] = []
+    for i, (source, pick, own) in enumerate(picks):
+        if i < chosen:  # every candidate of an earlier source is broken: the working one wins
+            dropped += [Rejected(c.command, f"{c.problem}; {winner[1].command} works", slot) for c in own]
+        elif i > chosen:
+            dropped += [Rejected(c.command, _why_first(slot, winner, source), slot) for c in own]
+        else:
+            for c in own:
+                if c is not pick:
+                    # Lost for being broken only when the winner works; otherwise it lost on order.
+                    broken = c.problem is not None and pick.problem is None
+                    why = c.problem if broken and c.problem else f"{pick.command} is preferred ({pick.reason})"
+                    dropped.append(Rejected(c.command, why, slot))
+    return winner[1], dropped
 
 
 def _why_first(slot: Slot, winner: tuple[Source, Candidate], loser: Source) -> str:
