@@ -41,6 +41,7 @@ class Draft:
     pending: str | None = None  # a list label waiting for its list (`**Files:**` then `- Create: ...`)
     in_steps: bool = False  # after the first step, prose and code belong to steps, not the description
     open_fence: bool = False  # a block of the task may have ended early: nested fences, or Markdown (nested_fences.py)
+    done: bool = False  # its heading's box is checked (`### [x] Task 3: ...`): done by the plan's account (unrun.py)
 
     def add(self, name: str, value: str) -> None:
         bucket = self.steps if name == "steps" else self.lists[name]

@@ -15,15 +15,35 @@ from pm_agent.plan.models import ExpectedFiles, Tier
 
 # Full-width punctuation of CJK plans read as its ASCII twin in labels and field values.
 FULL_WIDTH = str.maketrans({"：": ":", "（": "(", "）": ")", "，": ",", "；": ";", "、": ","})
-# `Step 3: Title`, `Step 3a. Title`, `Step 1.2: Title` (a batch's steps), `步骤 1：Title`.
+# `Step 3: Title`, `Step 3a. Title`, `Step 1.2: Title` (a batch's steps), `步骤 1：Title`, `Krok 1: Title` (Czech).
 _STEP = re.compile(
-    r"^(?:step\s+|步骤\s*)(?P<n>[0-9]+(?:\.[0-9]+)*[a-z]?)\s*(?:[:：.)\-–—]\s*(?P<title>.*))?$", re.IGNORECASE
+    r"^(?:step\s+|krok\s+|步骤\s*)(?P<n>[0-9]+(?:\.[0-9]+)*[a-z]?)\s*(?:[:：.)\-–—]\s*(?P<title>.*))?$", re.IGNORECASE
 )
+# The word that starts a task heading: English, Chinese, Japanese and Korean (no space needed before the
+# number), Czech, German, Spanish, French, Portuguese, Italian, Polish, Russian, Dutch.
+_TASK_WORD = r"(?:task|úkol|aufgabe|tarea|tâche|tarefa|compito|zadanie|задача|taak)\s+|(?:任务|タスク|작업)\s*"
+# A checkbox before it, as Trae writes its plans: `### [ ] Task 1: Title`, `### [x] Task 3: Title` (done),
+# `### - [ ] Task 4: Title`; `[~]` and `[-]` are under way, still to do (as in checklist.py).
+_HEADING_BOX = r"(?:[-*+]\s+)?\[[ xX~-]\]\s*"
 # `Task 3: Title`, `Task 3a：Title`, `Task 12 — Title`, `Task 4. Title`, `任务 1：Title`, `Task A: Title`; the id
 # must hold a digit or be one capital letter, so a heading such as `Task ownership: who does what` is not a task.
+# A range of tasks in one section, `Task 3-6: Title`, is one task `3-6`; written with an en or em dash, a wave
+# dash or ` to ` it is the same task (no spaces around a dash: `Task 3 – 6 files` is task 3, as it always was).
 _TASK_HEADING = re.compile(
-    r"^(?:task\s+|任务\s*)(?P<id>(?-i:[A-Z])(?=\s*[:：]|\s+[-–—]+\s|\.\s)|(?=[A-Za-z0-9._-]*\d)[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)"
+    rf"^(?:{_HEADING_BOX})?(?:{_TASK_WORD})"
+    r"(?P<id>(?-i:[A-Z])(?=\s*[:：]|\s+[-–—]+\s|\.\s)|(?=[A-Za-z0-9._-]*\d)[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)"
+    r"(?:(?:[–—]|\s*[〜～]\s*|\s+to\s+)(?P<high>\d+(?:\.\d+)*[a-z]?))?"
     r"(?:\s*[:：]\s*|\s+[-–—]+\s+|\.\s+)(?P<title>\S.*)$",
+    re.IGNORECASE,
+)
+# A checked box before a task heading: the plan says the task is done.
+_CHECKED = re.compile(r"^(?:[-*+]\s+)?\[[xX]\]")
+_WORDS_UNSPACED = frozenset(("任务", "タスク", "작업"))  # a number may follow them without a space
+# What starts like a task heading (a task word and a number) whether or not it is one, for the warning about
+# the ones that are not (`## Task 104 global loop`: no separator after the number).
+_TASK_START = re.compile(
+    rf"^(?:{_HEADING_BOX})?(?P<word>task|úkol|aufgabe|tarea|tâche|tarefa|compito|zadanie|задача|taak|任务|タスク|작업)"
+    r"(?P<space>\s*)(?P<id>\d[A-Za-z0-9._-]*)(?P<rest>.*)$",
     re.IGNORECASE,
 )
 # No quotes, spaces, range or full-width colon; no `/` or `./` first, no `//` or `/./`, no `/.,;` last.
@@ -84,7 +104,31 @@ def task_heading(text: str) -> tuple[str, str] | None:
     match = _TASK_HEADING.match(text.strip())
     if match is None:
         return None
-    return normalize_task_id(match.group("id")), match.group("title").strip()
+    high = match.group("high")
+    task_id = f"{match.group('id')}-{high}" if high else match.group("id")  # `3–6` is read as `3-6`
+    return normalize_task_id(task_id), match.group("title").strip()
+
+
+def heading_checked(text: str) -> bool:
+    """Whether a task heading's text starts with a checked box (`[x] Task 3: Title`): the task is done."""
+    return text[:1] in "[-*+" and _CHECKED.match(text.strip()) is not None
+
+
+@lru_cache(maxsize=1024)
+def task_heading_miss(text: str) -> tuple[str, str, str] | None:
+    """(word, id, why) for a heading that starts with a task word and a number but is no task heading, else None:
+    `Task 104 global loop` -> ("Task", "104", "no separator (such as ':') after the number")."""
+    match = _TASK_START.match(text.strip())
+    if match is None or task_heading(text) is not None:
+        return None
+    word, rest = match.group("word"), match.group("rest").strip()
+    if not match.group("space") and word.lower() not in _WORDS_UNSPACED:
+        why = f"no space between {word!r} and the number"
+    elif rest in ("", ":", "：", ".", "-", "–", "—"):
+        why = "no title after the number"
+    else:
+        why = "no separator (such as ':') after the number"
+    return word, match.group("id"), why
 
 
 def normalize_task_id(raw: str | int) -> str:

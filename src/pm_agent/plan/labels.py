@@ -1,4 +1,5 @@
-"""The words plans use for fields: labels (English and Chinese) and the kinds of a Files entry."""
+"""The words plans use for fields: labels (English, Chinese, and a few of other languages) and the kinds of a Files
+entry."""
 
 from __future__ import annotations
 
@@ -47,6 +48,9 @@ LABELS: dict[str, str] = {
     "不在范围内": "non_goals",
     "步骤": "steps",
     "实施步骤": "steps",
+    # Japanese and Czech plans (`### タスク 1:` with `**ファイル:**`; `### Úkol 1:` with `**Soubory:**`).
+    "ファイル": "files",
+    "soubory": "files",
 }
 
 # Fields whose values are lists that may follow the label on the next lines.
@@ -72,4 +76,8 @@ FILE_KINDS: dict[str, str] = {
     "修改": "modify",
     "删除": "delete",
     "测试": "test",
+    "作成": "create",
+    "変更": "modify",
+    "vytvořit": "create",
+    "upravit": "modify",
 }

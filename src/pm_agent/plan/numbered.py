@@ -53,12 +53,32 @@ def batch_heading(text: str) -> tuple[str, str] | None:
     return number, (match.group("title") or f"Batch {number} ({risk})").strip()
 
 
-def numbered_heading(text: str) -> tuple[str, str] | None:
+# `Phase 1: Title`, `Phase A - Title`, `Gate 2: Title`, `Phase 7 (follow-up)`, `阶段 1：Title`: in a plan made only of
+# phases (no task heading, no other numbered heading), each phase is a task. A letter is an id only before a colon,
+# a dash or the end, so `Phase A new approach` is none.
+_PHASE = re.compile(
+    r"^(?:phase|stage|gate|阶段)\s*(?P<id>\d{1,3}(?:\.\d{1,3})*|(?-i:[A-Z])(?=\s*[:：.]|\s+[-–—]+\s|\s*$))"
+    r"(?:\s*(?:[:：.)\-–—]+\s*|\s+)(?P<title>\S.*))?$",
+    re.IGNORECASE,
+)
+
+
+def phase_heading(text: str) -> tuple[str, str] | None:
+    """`Phase 2: Switch the builder` -> ("2", "Switch the builder"); `Phase B` -> ("B", "Phase B"); else None."""
+    match = _PHASE.match(text.strip())
+    if match is None:
+        return None
+    return match.group("id"), (match.group("title") or text).strip()
+
+
+def numbered_heading(text: str, *, phases: bool = False) -> tuple[str, str] | None:
     """`1.1.1 Install deps` -> ("1.1.1", "Install deps"); `Step 3: Wire it` -> ("3", "Wire it"); a batch (see
-    `batch_heading`); else None."""
+    `batch_heading`); with `phases`, a phase (see `phase_heading`); else None."""
     batch = batch_heading(text)
     if batch is not None:
         return batch
+    if phases:
+        return phase_heading(text)  # a plan of phases has no other numbered heading (`numbered_level`)
     match = _NUMBERED.match(text.strip())
     if match is None:
         return None
@@ -76,12 +96,15 @@ class Numbered:
     first_line: int
     first_text: str
     batches: bool = False  # `Batch N` headings: they are the tasks, each after the one before
+    phases: bool = False  # `Phase N` headings, in a plan without any other numbered heading: they are the tasks
 
 
-def numbered_level(nodes: Sequence[Node]) -> Numbered | None:
-    """The heading level whose numbered headings are the tasks (most of them, deeper on a tie), or None."""
+def numbered_level(nodes: Sequence[Node], *, phases: bool = True) -> Numbered | None:
+    """The heading level whose numbered headings are the tasks (most of them, deeper on a tie), or None; with
+    `phases`, the `Phase N` headings of a plan without other numbered headings."""
     found: list[tuple[int, int, str]] = []  # (level, line, text)
     batches: list[tuple[int, int, str]] = []
+    phased: list[tuple[int, int, str]] = []
     for node in nodes:
         if node.type == "heading":
             text = heading_text(node)
@@ -89,14 +112,19 @@ def numbered_level(nodes: Sequence[Node]) -> Numbered | None:
                 found.append((heading_level(node), first_line(node), text))
                 if batch_heading(text) is not None:
                     batches.append(found[-1])
+            elif phases and phase_heading(text) is not None:
+                phased.append((heading_level(node), first_line(node), text))
     if batches:  # a batch holds numbered steps (`### Step 1.1:`), which must not outnumber it
         found = batches
+    # Phases group a plan's tasks; only in a plan with nothing else numbered are they its tasks.
+    by_phase = not found and bool(phased)
+    found = found or phased
     if not found:
         return None
     counts = Counter(level for level, _, _ in found)
     level = max(counts, key=lambda lv: (counts[lv], lv))
     line, text = next((ln, tx) for lv, ln, tx in found if lv == level)
-    return Numbered(level, counts[level], line, text, batches=bool(batches))
+    return Numbered(level, counts[level], line, text, batches=bool(batches), phases=by_phase)
 
 
 def carries_fields(task: Task) -> bool:
@@ -120,8 +148,9 @@ def refusal(numbered: Numbered, tasks: Sequence[Task]) -> str | None:
     with_fields = sum(1 for task in tasks if carries_fields(task))
     if tasks and with_fields * 2 >= len(tasks):
         return None
+    kind = "'Phase N'" if numbered.phases else "numbered"
     return (
-        f"its {numbered.count} numbered heading(s) at level {numbered.level} (the first, line "
+        f"its {numbered.count} {kind} heading(s) at level {numbered.level} (the first, line "
         f"{numbered.first_line}: {numbered.first_text!r}) are not read as tasks: only {with_fields} of them "
         "carry a task field (Files, Steps, Depends on, Acceptance criteria, Estimate), so the document reads "
         "as a design doc"
@@ -142,16 +171,17 @@ def no_task_headings(nodes: Sequence[Node]) -> tuple[str, int] | None:
 
 
 def read_numbered(
-    text: str, path: Path | str | None, parsed: ParsedPlan, run: Callable[[int], ParsedPlan]
+    text: str, path: Path | str | None, parsed: ParsedPlan, run: Callable[[int, bool], ParsedPlan], phases: bool = True
 ) -> ParsedPlan:
     """A file without task headings (`parsed`), read by its numbered headings when they stand as tasks:
-    `run(level)` reads it with that level's numbered headings as the tasks. Else `parsed`, saying why not."""
+    `run(level, phases)` reads it with that level's numbered (or phase) headings as the tasks. Else `parsed`,
+    saying why not. `phases`: a plan of `Phase N` headings only may be read by them."""
     nodes = read_blocks(text, text.split("\n")).nodes
-    found = numbered_level(nodes)
+    found = numbered_level(nodes, phases=phases)
     if found is None:
         parsed.refused = no_task_headings(nodes)
         return parsed
-    by_number = run(found.level)
+    by_number = run(found.level, found.phases)
     why = None if found.batches else refusal(found, by_number.tasks)  # `Batch N [LOW RISK]` says it is a task
     if why is not None:
         parsed.refused = (why, found.first_line)
@@ -160,6 +190,8 @@ def read_numbered(
     if found.batches:
         by_number.tasks = batches(by_number.tasks)
         read_as = f"the {found.count} 'Batch N' headings at level {found.level} are read as the tasks, in order"
+    elif found.phases:
+        read_as = f"the {found.count} 'Phase N' headings at level {found.level} are read as the tasks"
     else:
         read_as = f"the {found.count} numbered headings at level {found.level} are read as the tasks"
     by_number.warnings.insert(0, f"{where}: no 'Task N:' headings: {read_as}")

@@ -25,6 +25,7 @@ from pm_agent.plan.quotes import find_quote
 from pm_agent.plan.refs import phase_number
 from pm_agent.plan.sections import Blocks, iter_blocks
 from pm_agent.plan.task_body import TaskBody
+from pm_agent.plan.unrun import Done, Miss, done_warning, near_miss, refusal, without_done
 
 __all__ = ["FileTask", "ParsedPlan", "check_tasks", "parse_plan_text", "read_plan"]
 
@@ -32,10 +33,13 @@ __all__ = ["FileTask", "ParsedPlan", "check_tasks", "parse_plan_text", "read_pla
 class _Reader(TaskBody):
     """The walk over a plan's blocks: headings open and close tasks, the header's fields, quoted plans."""
 
-    def __init__(self, text: str, path: Path | str | None, source: str = "", task_level: int | None = None) -> None:
+    def __init__(
+        self, text: str, path: Path | str | None, source: str = "", task_level: int | None = None, phases: bool = False
+    ) -> None:
         super().__init__(text.split("\n"), path)
         self.text = text
         self.task_level = task_level  # numbered headings of this level are the tasks (numbered.py)
+        self.phase_tasks = phases  # at that level, `Phase N` headings are the tasks (a plan of phases only)
         self.source = source
         self.header = PlanHeader()
         self.tasks: list[Task] = []
@@ -44,6 +48,8 @@ class _Reader(TaskBody):
         self.header_field: str | None = None
         # The phase heading (`## Phase 2: ...`) the next tasks fall under.
         self.phase: tuple[str, int] | None = None
+        self.done: list[Done] = []  # task headings checked off in the plan (unrun.py)
+        self.misses: list[Miss] = []  # headings that start like task headings and are none
 
     # -- walking ------------------------------------------------------------------------------------
 
@@ -103,7 +109,7 @@ class _Reader(TaskBody):
                 if not self.draft.in_steps and node.type not in ("hr", "code_block"):
                     self.draft.description.append(self.raw_map(node.map))
         self.close(len(self.lines))
-        return ParsedPlan(self.header, self.tasks, self.warnings)
+        return ParsedPlan(self.header, without_done(self.tasks, self.done), self.warnings)
 
     def task_heading(self, node: Node) -> tuple[str, str] | None:
         """(id, title) when the heading starts a task: `Task 3: X`, or a numbered one at the task level."""
@@ -113,7 +119,7 @@ class _Reader(TaskBody):
             return None
         from pm_agent.plan.numbered import numbered_heading  # only plans without task headings: on use
 
-        return numbered_heading(heading_text(node))
+        return numbered_heading(heading_text(node), phases=self.phase_tasks)
 
     def may_quote(self, node: Node) -> bool:
         """Whether the heading may open a plan quoted in the open task: a top-level title, no task heading."""
@@ -154,6 +160,9 @@ class _Reader(TaskBody):
         level = heading_level(node)
         parsed = self.task_heading(node)
         draft = self.draft
+        if parsed is None and self.task_level is None and (miss := near_miss(text, level, node, draft)) is not None:
+            self.misses.append(miss[0])  # `## Task 104 global loop`: said, as its section may be no task's
+            self.warn(miss[1], miss[0].line)
         if parsed is not None and draft is not None and draft.adopt:
             # The task file's own `# Task 4: Title` heading: it names the front-matter task.
             draft.adopt = False
@@ -169,6 +178,7 @@ class _Reader(TaskBody):
             draft = None
         if parsed is not None:
             self.draft = Draft(task_id=parsed[0], title=parsed[1], line=first_line(node), level=level)
+            self.draft.done = fields.heading_checked(text)
             return
         if draft is None:
             self.last_heading = text
@@ -234,9 +244,15 @@ class _Reader(TaskBody):
         body = "\n".join(self.lines[first:end]).strip("\n").rstrip()
         if body.endswith("---"):
             body = body[:-3].rstrip()
+        if draft.done:  # checked off: no task, and a dependency on it is met (unrun.py)
+            self.done.append(Done(draft.line, draft.task_id, draft.title))
+            self.warn(done_warning(self.done[-1]), draft.line)
+            return
         self.tasks.append(draft.to_task(body, self.source))
         if self.phase is not None:
             self.phases.setdefault(self.phase[0], []).append(draft.task_id)
+        elif self.phase_tasks:  # each phase is a task: `Depends on: Phase 1` names that task
+            self.phases[draft.task_id] = [draft.task_id]
 
 
 def read_plan(
@@ -263,15 +279,22 @@ def read_plan(
         keys = {key for key, _ in twice}
         starts = [before.line for _, before in twice if before is not None]
         text, parsed = _mended(text, parsed, path, source, file_task, starts, keys)
+    if numbered and file_task is None and not parsed.tasks and reader.done:
+        parsed.refused = refusal(reader.done, [])  # task headings, all done: no other reading of the plan
+        return parsed
     if numbered and file_task is None and not parsed.tasks:
         listed, left = _listed(text, path, source)
         if listed is not None:
             return listed
         from pm_agent.plan.numbered import read_numbered  # its regexes cost every plan load; few plans need it
 
-        read = read_numbered(text, path, parsed, lambda level: _Reader(text, path, source, task_level=level).run())
+        # A list whose task items are all done (`left`) is no plan of phases: its phases hold those items.
+        run = lambda level, phases: _Reader(text, path, source, level, phases).run()  # noqa: E731
+        read = read_numbered(text, path, parsed, run, phases=left is None)
         if not read.tasks and left is not None:
             read.refused = left  # a list whose items are all done says more than "no task heading"
+        if not read.tasks and reader.misses:
+            read.refused = refusal([], reader.misses)  # `## Task 104 global loop`: say why it is no task heading
         return read
     return parsed
 
