@@ -14,6 +14,7 @@ from pm_agent.gates.unrunnable import NOT_INSTALLED, baseline_cannot_run, cannot
 from pm_agent.gates.ward import CommandResult, run_command
 from pm_agent.preflight.baseline import fix_hint
 
+
 def result(output: str, exit_code: int, cwd: Path | None = None) -> CommandResult:
     return CommandResult(cmd="x", cwd=str(cwd or ""), exit_code=exit_code, duration_ms=5, output_tail=output)
 
@@ -24,13 +25,15 @@ def test_a_make_recipe_whose_program_is_missing_cannot_run_and_names_the_program
     ran = run_command("make lint", tmp_path, 30)
     assert ran.exit_code == 2
     reason = cannot_run_reason(ran, 30)
-    assert reason is not None and reason.startswith("exit 127 in a make recipe: ")
+    assert reason is not None
+    assert reason.startswith("exit 127 in a make recipe: ")
     assert "pm-agent-missing-uv" in reason
     assert fix_hint("lint_command", "make lint", reason, 30) == (
         "install pm-agent-missing-uv, or set environment.lint_command: null"
     )
     entry = baseline_entry("lint_command", "lint", ran, 30)
-    assert entry.cannot_run == reason and not entry.blind
+    assert entry.cannot_run == reason
+    assert not entry.blind
 
 
 def test_a_make_recipe_that_fails_on_its_own_still_ran(tmp_path: Path) -> None:
@@ -62,7 +65,8 @@ def test_a_package_manager_without_its_install_in_the_checkout_cannot_run(
     output: str, exit_code: int, manager: str, install: str
 ) -> None:
     reason = cannot_run_reason(result(output, exit_code), 30)
-    assert reason is not None and reason.startswith(f"{NOT_INSTALLED}: ")
+    assert reason is not None
+    assert reason.startswith(f"{NOT_INSTALLED}: ")
     assert "\x1b" not in reason
     assert fix_hint("test_command", f"{manager} test", reason, 30) == (
         f"set environment.setup_command: {install} (it runs in every new worktree before the gates), "
@@ -121,4 +125,5 @@ def test_a_test_failure_is_not_a_collection_stop(tmp_path: Path) -> None:
 def test_the_gate_escalates_a_command_that_cannot_run_instead_of_comparing_exit_statuses() -> None:
     baseline = baseline_entry("test_command", "tests", result(YARN_BERRY, 1), 30)
     verdict = judge(result(YARN_BERRY, 1), baseline, mode="ratchet", timeout_s=30)
-    assert not verdict.passed and verdict.rule == "environment"
+    assert not verdict.passed
+    assert verdict.rule == "environment"
