@@ -133,6 +133,15 @@ SNIPPETS = (
     "**Files:**\n- Create: `b.py`\n\n- - - -",
     "**Acceptance criteria:**\n- works\n- - -\n- also",
     "**Acceptance criteria:**\n- works\n\n- - -\n\n- also",
+    # Dependency labels written as bullets, reverse and soft ones (test_plan_dependency_labels.py).
+    "- **Priority**: high\n- **Depends On**: Task 2\n- **Notes**: x",
+    "* Dependencies: Task 2\n* Size: 10MB",
+    "- **依赖**：任务2\n- **验收标准**：AC-1",
+    "- **Files:**\n  - Create: `n.py`\n- **Tier:** low",
+    "**Files:**\n- Create: `m.py`\n- **Depends on:** none",
+    "**Blocks:** Task 2",
+    "**Requires:** Python 3.11\n**Prerequisites:** Task 2",
+    "**Interfaces:**\n- Consumes: `x` (Tasks 1–2)\n- Produces: y",
 )
 
 

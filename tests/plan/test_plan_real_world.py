@@ -142,12 +142,20 @@ def test_ccpm_epic_folder_is_one_plan() -> None:
     # broken YAML read line by line; `depends_on: [1]` is the first task file (ids renamed by a sync)
     assert explicit(plan, "43") == [("41", "")]
     assert inferred(plan, "43") == [("42", "conflicts_with in front matter: Task 43 and Task 42 change the same files")]
-    assert explicit(plan, "004") == [("42", ""), ("43", "")]
+    # its `## Dependencies` list (`- [002] Request queue (...)`) names the same tasks and explains them
+    assert explicit(plan, "004") == [
+        ("42", "Request queue (the count of pending writes)"),
+        ("43", "Replay on reconnect (the syncing state)"),
+    ]
     assert [d for d, _ in inferred(plan, "45")] == ["41", "42", "43", "004"]
     assert plan.queue == ["41", "42", "43", "004", "45"]
     assert plan.warnings == [
         f"{CCPM / '43.md'}:1: front matter is not valid YAML (line 5: mapping values are not allowed here); "
         "read line by line as `key: value`",
+        f"{CCPM / '44.md'}:16: 'Dependencies' read as Task 002; the prose is kept as notes "
+        "(Task 002: Request queue (the count of pending writes))",
+        f"{CCPM / '44.md'}:17: 'Dependencies' read as Task 003; the prose is kept as notes "
+        "(Task 003: Replay on reconnect (the syncing state))",
         f"{CCPM / '43.md'}:1: Task 43 depends on '1', which is no task id: read as task file number 1 in order, "
         "Task 41 (ids renumbered by a sync?)",
         f"{CCPM / '44.md'}:10: Task 004 depends on '002', which is no task id: read as task file number 2 in "

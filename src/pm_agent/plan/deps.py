@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pm_agent.errors import PlanError
 from pm_agent.plan import fastpath
+from pm_agent.plan.draft import Blocked
 from pm_agent.plan.fields import canonical_id
 from pm_agent.plan.infer import infer_edges
 from pm_agent.plan.models import Dependency, Task, Tier
@@ -19,7 +20,7 @@ TIER_PRIORITY: dict[Tier, int] = {Tier.CRITICAL: 0, Tier.NORMAL: 1, Tier.LOW: 2}
 
 
 # `1-3`, and ranges of dotted ids sharing their prefix: `1.2.2-1.2.9` (or `1.2.2-9`).
-_RANGE_REF = re.compile(r"^(?P<prefix>(?:\d+\.)*)(?P<low>\d+)\s*[-–]\s*(?:(?P=prefix))?(?P<high>\d+)$")
+_RANGE_REF = re.compile(r"^(?P<prefix>(?:\d+\.)*)(?P<low>\d+)\s*[-–—]\s*(?:(?P=prefix))?(?P<high>\d+)$")
 
 
 def _targets(ref: str, by_key: Mapping[str, str]) -> list[str] | None:
@@ -67,6 +68,34 @@ def _beside(where: Path | str | None, ref: str) -> str:
         if sibling != plan and named is not None and canonical_id(named.group(1)) == wanted:
             return f" ({sibling.name} is beside it: to read the folder's files as one plan, give pm-agent the folder)"
     return ""
+
+
+def add_blocked(tasks: list[Task], blocked: Sequence[Blocked], path: Path | str | None = None) -> list[Task]:
+    """The tasks with each `**Blocks:** Task 5` of Task 4 added to Task 5's dependencies (noted as from that line).
+
+    The reference resolves as a `Depends on` one does (ranges too); PlanError for a task the plan does not have.
+    """
+    if not blocked:
+        return tasks
+    by_key = {canonical_id(t.id): t.id for t in tasks}
+    extra: dict[str, list[Dependency]] = {}
+    for block in blocked:
+        where = block.source or path
+        targets = _targets(block.ref.task_id, by_key)
+        if targets is None:
+            said = f"Task {block.task_id} blocks Task {block.ref.task_id}, which is not in the plan"
+            raise PlanError(said + _beside(where, block.ref.task_id), path=where, line=block.line)
+        for target in targets:
+            if target == block.task_id:
+                raise PlanError(f"Task {target} blocks itself", path=where, line=block.line)
+            note = f"from Task {block.task_id}'s Blocks line" + (f": {block.ref.note}" if block.ref.note else "")
+            extra.setdefault(target, []).append(Dependency(task_id=block.task_id, note=note))
+    updated: list[Task] = []
+    for task in tasks:
+        named = {canonical_id(dep.task_id) for dep in task.depends_on}
+        new = [dep for dep in extra.get(task.id, []) if canonical_id(dep.task_id) not in named]
+        updated.append(task.model_copy(update={"depends_on": [*task.depends_on, *new]}) if new else task)
+    return updated
 
 
 _FILE_ID = re.compile(r"^(?:task[-_ ]?)?(\d+[a-z]?)(?=$|[-_. ])", re.IGNORECASE)  # `task-06-title`, `06_title`

@@ -39,6 +39,9 @@ class Draft:
     contracts: list[Contract] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
     pending: str | None = None  # a list label waiting for its list (`**Files:**` then `- Create: ...`)
+    pending_label: str = ""  # that label as written, for warnings (`Prerequisites`)
+    nested: str | None = None  # a list field a bullet just read (`- **Files:**`): its nested list is the field's
+    blocks: list[tuple[Ref, int]] = field(default_factory=list)  # `**Blocks:** Task 5`, each with its line
     in_steps: bool = False  # after the first step, prose and code belong to steps, not the description
     open_fence: bool = False  # a block of the task may have ended early: nested fences, or Markdown (nested_fences.py)
     done: bool = False  # its heading's box is checked (`### [x] Task 3: ...`): done by the plan's account (unrun.py)
@@ -49,8 +52,14 @@ class Draft:
             bucket.append(value)
 
     def add_refs(self, refs: list[Ref]) -> None:
-        known = {ref.task_id for ref in self.refs}
-        self.refs.extend(ref for ref in refs if ref.task_id not in known)
+        known = {ref.task_id: i for i, ref in enumerate(self.refs)}
+        for ref in refs:
+            at = known.get(ref.task_id)
+            if at is None:
+                known[ref.task_id] = len(self.refs)
+                self.refs.append(ref)
+            elif ref.note and not self.refs[at].note:  # named bare before (front matter), explained here
+                self.refs[at] = ref
 
     def apply(self, contract: Contract) -> None:
         """What a yaml contract block sets, over what the section said so far."""
@@ -132,6 +141,16 @@ class FileTask:
     said_none: bool = False
 
 
+@dataclass(frozen=True)
+class Blocked:
+    """`**Blocks:** Task 5` written on Task `task_id` (`line` in `source`): Task 5 depends on it."""
+
+    task_id: str
+    ref: Ref
+    line: int
+    source: str = ""
+
+
 @dataclass
 class ParsedPlan:
     """One plan file read: header, tasks in file order, and what was read leniently (`file:line: ...`)."""
@@ -140,6 +159,7 @@ class ParsedPlan:
     tasks: list[Task]
     warnings: list[str]
     refused: tuple[str, int] | None = None  # why numbered headings are not tasks, and the line (numbered.py)
+    blocked: list[Blocked] = field(default_factory=list)  # reverse references, added by deps.add_blocked
 
 
 def check_tasks(tasks: list[Task], path: Path | str | None = None, refused: tuple[str, int] | None = None) -> None:

@@ -18,6 +18,8 @@ import yaml
 
 from pm_agent.errors import PlanError
 from pm_agent.plan import fields
+from pm_agent.plan.deps import add_blocked
+from pm_agent.plan.draft import Blocked
 from pm_agent.plan.models import Dependency, PlanHeader, Task
 from pm_agent.plan.parser import FileTask, ParsedPlan, check_tasks, read_plan
 from pm_agent.plan.refs import Ref, read_refs
@@ -222,16 +224,19 @@ def read_folder(folder: Path) -> FolderPlan:
     warnings: list[str] = []
     file_tasks: list[tuple[str, str]] = []  # (task id, file number) of the tasks that are whole files, in order
     conflicts: dict[str, list[str]] = {}
+    blocked: list[Blocked] = []
     for path in files:
         read = read_file_plan(path, source=str(path))
         headers.append((path.stem.casefold() not in _OVERVIEW_FILES, read.parsed.header))
         warnings.extend(read.parsed.warnings)
         tasks.extend(read.parsed.tasks)
+        blocked.extend(read.parsed.blocked)
         if read.task_file and read.parsed.tasks:
             file_tasks.append((read.parsed.tasks[0].id, path.stem))
             if read.conflicts:
                 conflicts[read.parsed.tasks[0].id] = read.conflicts
     check_tasks(tasks, folder)
+    tasks = add_blocked(tasks, blocked, folder)
     header = PlanHeader()
     for _, part in sorted(headers, key=lambda pair: pair[0]):  # stable: overview files first, then in order
         _merge_header(header, part)

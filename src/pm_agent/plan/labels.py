@@ -11,6 +11,21 @@ LABELS: dict[str, str] = {
     "blocked by": "depends_on",
     "wait for": "depends_on",
     "wait_for": "depends_on",  # `**WAIT_FOR:** Task A` (wave plans)
+    # Read as `Depends on` when they name tasks; these also name packages, tools and accounts (`Requires: Python
+    # 3.11`), which stay prose with a warning (task_body.py).
+    "dependencies": "requires",
+    "dependency": "requires",
+    "prerequisites": "requires",
+    "prerequisite": "requires",
+    "prereqs": "requires",
+    "prereq": "requires",
+    "requires": "requires",
+    # `**Blocks:** Task 5` on Task 4: Task 5 depends on Task 4 (deps.add_blocked).
+    "blocks": "blocks",
+    "blocking": "blocks",
+    "unblocks": "blocks",
+    # superpowers' `**Interfaces:**` list: `- Consumes: ... (Task 1)` names what the task needs; `Produces:` adds none.
+    "consumes": "consumes",
     "tier": "tier",
     "risk tier": "tier",
     "ownership": "ownership",
@@ -55,7 +70,17 @@ LABELS: dict[str, str] = {
 
 # Fields whose values are lists that may follow the label on the next lines.
 LIST_FIELDS = frozenset(
-    {"files", "depends_on", "acceptance_criteria", "non_goals", "tests_to_add", "tests_to_run", "steps"}
+    {
+        "files",
+        "depends_on",
+        "requires",
+        "blocks",
+        "acceptance_criteria",
+        "non_goals",
+        "tests_to_add",
+        "tests_to_run",
+        "steps",
+    }
 )
 
 # `Create:` / `Modify:` ... in a Files list -> ExpectedFiles attribute.

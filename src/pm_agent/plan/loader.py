@@ -10,7 +10,7 @@ from pathlib import Path
 from pm_agent.errors import PlanError
 from pm_agent.plan import fastpath
 from pm_agent.plan.context import build_shared_context
-from pm_agent.plan.deps import execution_queue, resolve_edges
+from pm_agent.plan.deps import add_blocked, execution_queue, resolve_edges
 from pm_agent.plan.fields import plan_id_from_path
 from pm_agent.plan.folder import FolderPlan, plan_id_for_folder, read_file_plan, read_folder, read_text
 from pm_agent.plan.github_source import mark_tasks
@@ -29,7 +29,8 @@ def read_plan_source(plan_path: Path) -> tuple[FolderPlan, str]:
     parsed = read_file_plan(plan_path, numbered=True).parsed
     parsed.tasks = mark_tasks(plan_path, parsed.tasks)  # a plan rendered from GitHub issues: each task's issue
     check_tasks(parsed.tasks, plan_path, parsed.refused)
-    return FolderPlan(parsed.header, parsed.tasks, parsed.warnings), plan_id_from_path(plan_path.stem)
+    tasks = add_blocked(parsed.tasks, parsed.blocked, plan_path)
+    return FolderPlan(parsed.header, tasks, parsed.warnings), plan_id_from_path(plan_path.stem)
 
 
 def load_plan(plan_path: Path, design_path: Path | None = None, repo: Path | None = None) -> Plan:

@@ -9,7 +9,8 @@ from typing import Protocol
 
 from pm_agent.plan import fields
 from pm_agent.plan.contract import is_contract_block, read_contract
-from pm_agent.plan.draft import Draft, FileTask, ParsedPlan, check_tasks
+from pm_agent.plan.deps import add_blocked
+from pm_agent.plan.draft import Blocked, Draft, FileTask, ParsedPlan, check_tasks
 from pm_agent.plan.fasttask import TaskOps, replay
 from pm_agent.plan.markdown import (
     Node,
@@ -109,7 +110,7 @@ class _Reader(TaskBody):
                 if not self.draft.in_steps and node.type not in ("hr", "code_block"):
                     self.draft.description.append(self.raw_map(node.map))
         self.close(len(self.lines))
-        return ParsedPlan(self.header, without_done(self.tasks, self.done), self.warnings)
+        return ParsedPlan(self.header, without_done(self.tasks, self.done), self.warnings, blocked=self.blocked)
 
     def task_heading(self, node: Node) -> tuple[str, str] | None:
         """(id, title) when the heading starts a task: `Task 3: X`, or a numbered one at the task level."""
@@ -199,7 +200,7 @@ class _Reader(TaskBody):
             draft.add("steps", step or text)
             draft.in_steps = True
         elif name in fields.LIST_FIELDS:
-            draft.pending = name
+            draft.pending, draft.pending_label = name, text.strip().rstrip(":：").strip()
         elif not draft.in_steps:
             draft.description.append(self.raw_map(node.map))
 
@@ -249,6 +250,8 @@ class _Reader(TaskBody):
             self.warn(done_warning(self.done[-1]), draft.line)
             return
         self.tasks.append(draft.to_task(body, self.source))
+        self.earlier.append(draft.task_id)
+        self.blocked.extend(Blocked(draft.task_id, ref, line, self.source) for ref, line in draft.blocks)
         if self.phase is not None:
             self.phases.setdefault(self.phase[0], []).append(draft.task_id)
         elif self.phase_tasks:  # each phase is a task: `Depends on: Phase 1` names that task
@@ -384,4 +387,4 @@ def parse_plan_text(text: str, path: Path | str | None = None) -> tuple[PlanHead
     """
     parsed = read_plan(text, path, numbered=True)
     check_tasks(parsed.tasks, path, parsed.refused)
-    return parsed.header, parsed.tasks
+    return parsed.header, add_blocked(parsed.tasks, parsed.blocked, path)

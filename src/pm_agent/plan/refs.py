@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pm_agent.plan import fastpath
 from pm_agent.plan.fields import FULL_WIDTH, normalize_task_id
 
-__all__ = ["Ref", "parse_refs", "phase_number", "phase_ref", "read_refs"]
+__all__ = ["Ref", "all_earlier", "consumed_refs", "names_tasks", "parse_refs", "phase_number", "phase_ref", "read_refs"]
 
 # A reference at the start of a piece: `Task 2`, `task-2`, `Tasks 2`, `#2`, `2`, `T-3a`; the rest is prose.
 _REF_HEAD = re.compile(
@@ -28,6 +28,8 @@ _BRACKETED = re.compile(r"\s*(?:\([^()]*\))?\s*")
 # `and` separates references (`Task 1 and Task 2`, `Tasks 1 and 2`), not prose (`GREEN and committed`).
 _REF_START = re.compile(r"\s*(?:tasks?\b|任务|#|\d)", re.IGNORECASE)
 _NONE = frozenset({"", "none", "nothing", "n/a", "na", "-", "—", "no", "no dependencies", "(none)", "无", "无依赖"})
+# `Tasks 1–2`, `Task 3—5`: a range written with an en or em dash reads as `1-2`.
+_DASH_RANGE = re.compile(r"(?<=\d)\s*[–—]\s*(?=\d)")
 _NONE_WORD = re.compile(
     r"^(?:(?:none|nothing|n/a|no dependencies|no deps|independent)\b|无(?:依赖)?(?:$|\W))", re.IGNORECASE
 )
@@ -57,7 +59,7 @@ def read_refs(value: str) -> list[Ref]:
         noted = _NOTED_REF.fullmatch(stripped)
         if noted is not None and " and " not in stripped.lower():
             return [Ref(noted.group(1), noted.group(2).strip())]
-    text = value.translate(FULL_WIDTH).strip().rstrip(".。").strip()
+    text = _dashes(value.translate(FULL_WIDTH)).strip().rstrip(".。").strip()
     if text.lower() in _NONE or _NONE_WORD.match(text):
         return []  # `None (runs beside Task 1 on purpose)`: the prose does not add references
     refs: list[Ref] = []
@@ -84,6 +86,53 @@ def read_refs(value: str) -> list[Ref]:
     if not refs:
         raise ValueError(f"cannot read task reference {unread or text!r} (write e.g. 'Task 2, Task 3' or 'none')")
     return refs
+
+
+def _dashes(text: str) -> str:
+    return _DASH_RANGE.sub("-", text) if "–" in text or "—" in text else text
+
+
+# What a label weaker than `Depends on` (`Requires:`, `Prerequisites:`, `Blocks:`, `Consumes:`) takes as a task:
+# an id with a number (`3`, `3a`, `1.2`, `1-3`, `T012`) or one capital letter (lettered plans); `Python 3.11`,
+# `2FA` or `Docker` are what the task needs from elsewhere, not tasks.
+_TASK_LIKE = re.compile(r"(?:[A-Za-z]{1,3}[-_]?)?\d+(?:[.-]\d+)*[a-z]?|[A-Z]")
+# `[002] Request queue`: a numbered id in square brackets, then its note.
+_BRACKET_REF = re.compile(r"\[#?((?:[A-Za-z]{1,3}[-_]?)?\d[A-Za-z0-9._-]*)\]\s*(.*)$", re.DOTALL)
+# A piece that goes on a list of ids after `Tasks 1`: `2` in `Tasks 1 and 2`, `Tasks 1, 2`.
+_BARE_ID = re.compile(r"#?\d+(?:[.-]\d+)*[a-z]?")
+
+
+def names_tasks(refs: list[Ref]) -> bool:
+    """Whether references a weaker label read are all task ids (see `_TASK_LIKE`): [] names none."""
+    return bool(refs) and all(_TASK_LIKE.fullmatch(ref.task_id) for ref in refs)
+
+
+def consumed_refs(value: str) -> list[Ref]:
+    """The tasks a `Consumes:` line names with the word Task (`... exists (Task 1)`, `Tasks 1–2`, `Tasks 1 and 2`),
+    each noted with its piece of the line; a bare number there (`3 fixtures`) is prose."""
+    refs: list[Ref] = []
+    after_task = False
+    for piece in _split_refs(_dashes(value.translate(FULL_WIDTH)).strip().rstrip(".。")):
+        ids = [match.group("id") for match in _REF_INSIDE.finditer(piece)]
+        if not ids and after_task and _BARE_ID.fullmatch(piece.strip("`*_ ")):
+            ids = [piece.strip("`*_ #")]
+        after_task = bool(ids)
+        refs.extend(Ref(normalize_task_id(task_id), f"consumes {piece.strip()}") for task_id in ids)
+    return refs
+
+
+# `all other tasks`, `All previous tasks complete`, `everything prior`, `所有其他任务`: every task before this one.
+_ALL_EARLIER = re.compile(
+    r"^(?:(?:all|every)\s+(?:of\s+)?(?:the\s+)?(?:other|previous|prior|earlier|preceding)\s+tasks?\b"
+    r"|all\s+(?:the\s+)?tasks\s+(?:above|before\s+(?:this|it))\b|everything\s+(?:prior|before|above|earlier)\b"
+    r"|所有(?:其他|其它|前置|前面的?|之前的?|以上)任务|(?:以上|前面|之前)的?所有任务)",
+    re.IGNORECASE,
+)
+
+
+def all_earlier(value: str) -> bool:
+    """Whether a `Depends on` value names every task before its own (`all previous tasks`, `所有其他任务`)."""
+    return _ALL_EARLIER.match(value.translate(FULL_WIDTH).strip().strip("`*_").strip()) is not None
 
 
 # `## Phase 2: Billing`, `## 阶段 1：包装器` group tasks; `Depends on: Phase 1 complete` names every task of one.
@@ -148,6 +197,9 @@ def _piece_refs(piece: str, *, alone: bool) -> list[Ref]:
     letter with nothing but a bracketed note (`Tasks A, B, C (all previous)`: plans whose tasks are lettered);
     otherwise it is prose (`Task 1 GREEN and committed`, `the parser task`, `I think`).
     """
+    bracketed = _BRACKET_REF.match(piece.strip())
+    if bracketed is not None:  # `[002] Request queue` (CCPM task files list their dependencies so)
+        return [Ref(normalize_task_id(bracketed.group(1)), _note(bracketed.group(2)))]
     head = _REF_HEAD.match(piece.strip().strip("`").strip())
     if head is not None:
         task_id, note = head.group("id"), _note(head.group("rest"))
