@@ -39,6 +39,7 @@ class Draft:
     contracts: list[Contract] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
     pending: str | None = None  # a list label waiting for its list (`**Files:**` then `- Create: ...`)
+    entry_line: int = 0  # the line of the last `**File:** \`a.ts\`` label that held its entry itself
     in_steps: bool = False  # after the first step, prose and code belong to steps, not the description
     open_fence: bool = False  # a block of the task may have ended early: nested fences, or Markdown (nested_fences.py)
 
