@@ -9,6 +9,7 @@ from typing import Protocol
 
 from pm_agent.plan import fields
 from pm_agent.plan.contract import is_contract_block, read_contract
+from pm_agent.plan.deptable import Row, add_table_deps, dependency_rows
 from pm_agent.plan.draft import Draft, FileTask, ParsedPlan, check_tasks
 from pm_agent.plan.fasttask import TaskOps, replay
 from pm_agent.plan.markdown import (
@@ -44,6 +45,7 @@ class _Reader(TaskBody):
         self.header_field: str | None = None
         # The phase heading (`## Phase 2: ...`) the next tasks fall under.
         self.phase: tuple[str, int] | None = None
+        self.table_rows: list[Row] = []  # rows of dependency tables outside the tasks (deptable.py)
 
     # -- walking ------------------------------------------------------------------------------------
 
@@ -103,6 +105,7 @@ class _Reader(TaskBody):
                 if not self.draft.in_steps and node.type not in ("hr", "code_block"):
                     self.draft.description.append(self.raw_map(node.map))
         self.close(len(self.lines))
+        self.apply_tables()
         return ParsedPlan(self.header, self.tasks, self.warnings)
 
     def task_heading(self, node: Node) -> tuple[str, str] | None:
@@ -205,6 +208,8 @@ class _Reader(TaskBody):
             self.close(node.map[1] if node.map else len(self.lines), start=(node.map or (0, 0))[0])
         elif node.type == "paragraph" and not self.tasks:
             self.header_paragraph(node)
+        elif node.type == "table":
+            self.table_rows.extend(dependency_rows(node))
 
     def header_paragraph(self, node: Node) -> None:
         inline = inline_of(node)
@@ -224,6 +229,12 @@ class _Reader(TaskBody):
         self.header_field = None
 
     # -- finishing ----------------------------------------------------------------------------------
+
+    def apply_tables(self) -> None:
+        """The dependency tables' rows added to the tasks. A file without tasks of its own (a folder's overview)
+        has no task for its rows: they are not read (tasks of other files are not known here)."""
+        if self.table_rows and self.tasks:
+            self.tasks = add_table_deps(self, self.tasks, self.table_rows)
 
     def close(self, end: int, start: int | None = None) -> None:
         """Turn the open draft into a Task; its section runs up to line index `end` (exclusive)."""

@@ -23,6 +23,7 @@ _SIMPLE_REF = re.compile(r"Task (\d{1,9})")
 _SIMPLE_REFS = re.compile(r"Task \d{1,9}(?:, Task \d{1,9})+")
 _NOTED_REF = re.compile(r"Task (\d{1,9}) \(([A-Za-z0-9 ]*[A-Za-z0-9][A-Za-z0-9 ]*)\)")
 _DIGITS = re.compile(r"\d+")
+_DASHED_RANGE = re.compile(r"(?<=\d)[–—](?=\d)")  # `1–6` is the range `1-6` (deps.py), not Task 1 with a note `6`
 _LETTER = re.compile(r"[A-Z]")  # a lettered task's id (`Task A`: fields.task_heading)
 _BRACKETED = re.compile(r"\s*(?:\([^()]*\))?\s*")
 # `and` separates references (`Task 1 and Task 2`, `Tasks 1 and 2`), not prose (`GREEN and committed`).
@@ -57,7 +58,7 @@ def read_refs(value: str) -> list[Ref]:
         noted = _NOTED_REF.fullmatch(stripped)
         if noted is not None and " and " not in stripped.lower():
             return [Ref(noted.group(1), noted.group(2).strip())]
-    text = value.translate(FULL_WIDTH).strip().rstrip(".。").strip()
+    text = _DASHED_RANGE.sub("-", value.translate(FULL_WIDTH)).strip().rstrip(".。").strip()
     if text.lower() in _NONE or _NONE_WORD.match(text):
         return []  # `None (runs beside Task 1 on purpose)`: the prose does not add references
     refs: list[Ref] = []
