@@ -260,6 +260,33 @@ def _is_named_path(word: str, code: tuple[str, ...]) -> bool:
     return word in _BARE_FILES or _BARE_NAME.fullmatch(word) is not None
 
 
+# Prose names files less plainly than a Files list: a word without `/` is one only with a file extension
+# (`pyproject.toml`, not `app.state` or `user.id`), and `Next.js` is a framework.
+# fmt: off
+_FILE_EXTENSIONS = frozenset({
+    "py", "pyi", "ts", "tsx", "js", "jsx", "mjs", "cjs", "json", "yaml", "yml", "toml", "md", "mdx", "rst", "txt",
+    "css", "scss", "sass", "less", "html", "htm", "sql", "sh", "bash", "go", "rs", "rb", "java", "kt", "kts", "swift",
+    "c", "h", "cc", "cpp", "hpp", "cs", "php", "ini", "cfg", "conf", "lock", "xml", "vue", "svelte", "dart", "ex",
+    "exs", "proto", "graphql", "gql", "tf", "lua", "csv", "ipynb", "gradle", "mod", "sum",
+})
+# fmt: on
+_FRAMEWORK = re.compile(r"[A-Z][a-z]+\.js")
+
+
+def prose_path(word: str) -> str | None:
+    """The file a word of prose names (`src/a.py,` -> `src/a.py`, `.env.example`, `Makefile`); None otherwise."""
+    text = word.strip("`'\"*").rstrip(",;:.)").strip("`'\"")
+    if not text or _FRAMEWORK.fullmatch(text) or not _is_named_path(text, ()):
+        return None
+    path = clean_path(text)
+    if not _PLAIN_PATH.fullmatch(path):
+        return None
+    tail = path.rsplit("/", 1)[-1]
+    if "/" in text or tail.startswith(".") or tail in _BARE_FILES:
+        return path
+    return path if tail.rpartition(".")[2].lower() in _FILE_EXTENSIONS else None
+
+
 def _only(text: str, span: str) -> bool:
     return "：" not in text and text.partition(":")[2].strip() == span
 
