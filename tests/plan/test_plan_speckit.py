@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from pm_agent.errors import PlanError
-from pm_agent.plan import load_plan
+from pm_agent.plan import fastpath, load_plan
+from pm_agent.plan.models import Task
 
 FORM = Path(__file__).parent / "fixtures" / "forms" / "speckit-tasks.md"
 
@@ -142,3 +143,62 @@ def test_a_dependency_named_mid_item_stays_in_the_title(tmp_path: Path) -> None:
     _, second = load_plan(plan_path).tasks
     assert second.title == "Save notes (depends on T001) in src/notes/save.py"
     assert [d.task_id for d in second.depends_on] == ["T001"]  # a [P] run, but named
+
+
+STORIES = Path(__file__).parent / "fixtures" / "forms" / "speckit-stories.md"
+
+
+@pytest.fixture(params=["fast", "markdown-it"])
+def stories(request: pytest.FixtureRequest) -> dict[str, Task]:
+    fastpath.ENABLED = request.param == "fast"
+    try:
+        return {task.id: task for task in load_plan(STORIES).tasks}
+    finally:
+        fastpath.ENABLED = True
+
+
+def test_the_paths_an_item_names_are_its_files(stories: dict[str, Task]) -> None:
+    files = {k: {kind: v for kind, v in t.expected_files.model_dump().items() if v} for k, t in stories.items()}
+    assert files == {
+        "T010": {"create": ["app/models/article.py"]},  # `Create ...` makes its file
+        "T011": {"modify": ["app/api/articles.py"]},
+        "T012": {"test": ["tests/test_save.py"]},
+        "T020": {"modify": ["app/services/articles.py"]},
+        "T021": {},  # `per docs/ui.md` is what to follow, not a file to change
+        "T030": {"modify": ["app/services/share.py"]},
+        "T040": {},  # the same; its bracketed detail names no file either
+    }
+
+
+def test_verify_in_the_detail_of_an_item_that_changes_files_is_no_verification_task(stories: dict[str, Task]) -> None:
+    """`(save function: verify the URL, ...)` details what to build; `Run the end-to-end validation` verifies."""
+    for task_id in ("T011", "T020"):
+        assert not any("verification" in d.reason for d in stories[task_id].depends_on), task_id
+    assert {d.task_id for d in stories["T040"].depends_on if "verification task" in d.reason} == {"T010", "T020"}
+
+
+def test_story_dependency_lines_order_the_stories_tasks(stories: dict[str, Task]) -> None:
+    def stated(task_id: str) -> list[tuple[str, str]]:
+        return [(d.task_id, d.note) for d in stories[task_id].depends_on if "depends on" in d.note]
+
+    # Every task of RL-US2 waits for RL-US1's last items (its closing [P] run); RL-US3 for both stories.
+    assert stated("T020") == [("T011", "RL-US2 depends on RL-US1"), ("T012", "RL-US2 depends on RL-US1")]
+    assert stated("T021") == stated("T020")
+    assert stated("T030") == [
+        ("T011", "RL-US3 depends on RL-US1"),
+        ("T012", "RL-US3 depends on RL-US1"),
+        ("T021", "RL-US3 depends on RL-US2"),
+    ]
+    assert stated("T010") == stated("T011") == []  # `RL-US1: No dependencies`
+
+
+def test_a_phase_dependency_line_orders_the_phases(tmp_path: Path) -> None:
+    plan_file = tmp_path / "tasks.md"
+    plan_file.write_text(
+        "# Tasks\n\n## Phase 1: User Story 1 - A\n\n- [ ] T001 [US1] Build a in src/a.py\n\n"
+        "## Phase 2: User Story 2 - B\n\n- [ ] T002 [US2] Build b in src/b.py\n\n"
+        "## Dependencies\n\nPhase 2 depends on Phase 1\n",
+        encoding="utf-8",
+    )
+    second = load_plan(plan_file).tasks[1]
+    assert [(d.task_id, d.note) for d in second.depends_on] == [("T001", "Phase 2 depends on Phase 1")]

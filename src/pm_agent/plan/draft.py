@@ -42,6 +42,7 @@ class Draft:
     pending_label: str = ""  # that label as written, for warnings (`Prerequisites`)
     nested: str | None = None  # a list field a bullet just read (`- **Files:**`): its nested list is the field's
     blocks: list[tuple[Ref, int]] = field(default_factory=list)  # `**Blocks:** Task 5`, each with its line
+    entry_line: int = 0  # the line of the last `**File:** \`a.ts\`` label that held its entry itself
     in_steps: bool = False  # after the first step, prose and code belong to steps, not the description
     open_fence: bool = False  # a block of the task may have ended early: nested fences, or Markdown (nested_fences.py)
     done: bool = False  # its heading's box is checked (`### [x] Task 3: ...`): done by the plan's account (unrun.py)

@@ -225,14 +225,14 @@ def add_file_entry(files: ExpectedFiles, text: str, code: tuple[str, ...]) -> bo
         kind = FILE_KINDS.get(text.partition(":")[0].strip().lower())
         if kind is not None:
             add_path(files, kind, code[0])
-        return kind is not None
+            return True
     colon, wide = text.find(":"), text.find("：")
     if wide >= 0 and (colon < 0 or wide < colon):
         colon = wide
     kind_text, sep, rest = (text[:colon], ":", text[colon + 1 :]) if colon >= 0 else (text, "", "")
     kind = FILE_KINDS.get(kind_text.strip().lower())
     if not sep or kind is None:
-        return False
+        return _bare_entry(files, text, code)
     raws = _leading_paths(rest, code)
     for raw in raws:
         path, line_range = split_range(raw)
@@ -243,6 +243,92 @@ def add_file_entry(files: ExpectedFiles, text: str, code: tuple[str, ...]) -> bo
         if kind == "modify" and line_range:
             files.modify_ranges[path] = line_range
     return bool(raws)
+
+
+# An entry without a `Create:` word: paths, each with an optional bracketed tag (`(create)`, `(lines 45-93)`),
+# separated as in `_PATH_GAP`; then prose, which may end with a tag for the paths that have none.
+# A path stands alone: `Context.Tag("x")` is a call, not the file `Context.Tag`.
+_BARE_PART = re.compile(r"\s*(?P<path>[^\s,;()（）]+)(?=[\s,;，；、]|$)(?:\s*[(（](?P<tag>[^()（）]*)[)）])?")
+_BARE_GAP = re.compile(r"[\s,;&+，；、]*(?:\b(?:and|or)\s+)?", re.IGNORECASE)
+_TRAILING_TAG = re.compile(r"[(（](?P<tag>[^()（）]*)[)）]\W*$")
+_TAG_KIND = re.compile(r"(?:an?\s+)?(?P<kind>\w+)(?:\s+file)?", re.IGNORECASE)
+_TAG_RANGE = re.compile(rf"(?:lines?|l\.)\s*(?P<range>{_SPAN}(?:\s*,\s*{_SPAN})*)", re.IGNORECASE)
+# A bare word read as a file: `name.ext` (a letter starts the extension, so `1.5` and `v2.0` are no files; alone,
+# the name has two characters, so `e.g.` and `i.e.` are none) or `.env`; `/` words need such a file or a folder at
+# their end (`src/x.py`, `migrations/`), so `N/A` and `and/or` are prose.
+_EXT = r"\.[A-Za-z][A-Za-z0-9]{0,9}"
+_BARE_NAME = re.compile(rf"(?:[^/]*/)+(?:[\w.-]*[\w-]{_EXT}|\.[\w-]+)|\.?[\w-]{{2,}}(?:\.[\w-]+)*{_EXT}|\.[\w-]+")
+
+
+def _bare_entry(files: ExpectedFiles, text: str, code: tuple[str, ...]) -> bool:
+    """An entry that starts with its paths and names no kind (`a.go (lines 45-93)`, `src/app.py — the handler`,
+    `a.tsx (create)`): a path to modify unless a tag says `(create)`/`(new)` or `(delete)`/`(remove)`."""
+    found: list[tuple[str, str | None, str | None]] = []  # path, kind its own tag names, line range
+    position = end = 0
+    while (part := _BARE_PART.match(text, position)) is not None:
+        raw, line_range = split_range(part.group("path"))
+        path = clean_path(raw)
+        if not path or not _PLAIN_PATH.fullmatch(path) or not _is_named_path(raw.strip().rstrip(",;."), code):
+            break
+        tag = (part.group("tag") or "").strip()
+        ranged = _TAG_RANGE.fullmatch(tag)
+        line_range = ranged.group("range") if ranged is not None else line_range
+        found.append((path, _tag_kind(tag), line_range))
+        end = part.end()
+        gap = _BARE_GAP.match(text, end)
+        position = gap.end() if gap is not None else end
+    if not found:
+        return False
+    trailing = _TRAILING_TAG.search(text, end)
+    default = (_tag_kind(trailing.group("tag")) if trailing is not None else None) or "modify"
+    for path, kind, line_range in found:
+        add_path(files, kind or default, path)
+        if (kind or default) == "modify" and line_range:
+            files.modify_ranges[path] = re.sub(r"\s+", "", line_range).replace("–", "-")
+    return True
+
+
+def _tag_kind(tag: str) -> str | None:
+    """`create`, `new file`, `NEW`, `删除` -> the kind it names; None for anything else (`DELETE or deprecate`)."""
+    match = _TAG_KIND.fullmatch(tag.strip())
+    return FILE_KINDS.get(match.group("kind").lower()) if match is not None else None
+
+
+def _is_named_path(word: str, code: tuple[str, ...]) -> bool:
+    """Whether a word that starts an entry names a file: a code span that looks like a path, or a bare word
+    shaped like one (`_BARE_NAME`) or a bare file name (`Makefile`)."""
+    if word in code:
+        return looks_like_path(word)
+    if word.endswith("/"):
+        return len(word.rstrip("/")) > 1
+    return word in _BARE_FILES or _BARE_NAME.fullmatch(word) is not None
+
+
+# Prose names files less plainly than a Files list: a word without `/` is one only with a file extension
+# (`pyproject.toml`, not `app.state` or `user.id`), and `Next.js` is a framework.
+# fmt: off
+_FILE_EXTENSIONS = frozenset({
+    "py", "pyi", "ts", "tsx", "js", "jsx", "mjs", "cjs", "json", "yaml", "yml", "toml", "md", "mdx", "rst", "txt",
+    "css", "scss", "sass", "less", "html", "htm", "sql", "sh", "bash", "go", "rs", "rb", "java", "kt", "kts", "swift",
+    "c", "h", "cc", "cpp", "hpp", "cs", "php", "ini", "cfg", "conf", "lock", "xml", "vue", "svelte", "dart", "ex",
+    "exs", "proto", "graphql", "gql", "tf", "lua", "csv", "ipynb", "gradle", "mod", "sum",
+})
+# fmt: on
+_FRAMEWORK = re.compile(r"[A-Z][a-z]+\.js")
+
+
+def prose_path(word: str) -> str | None:
+    """The file a word of prose names (`src/a.py,` -> `src/a.py`, `.env.example`, `Makefile`); None otherwise."""
+    text = word.strip("`'\"*").rstrip(",;:.)").strip("`'\"")
+    if not text or _FRAMEWORK.fullmatch(text) or not _is_named_path(text, ()):
+        return None
+    path = clean_path(text)
+    if not _PLAIN_PATH.fullmatch(path):
+        return None
+    tail = path.rsplit("/", 1)[-1]
+    if "/" in text or tail.startswith(".") or tail in _BARE_FILES:
+        return path
+    return path if tail.rpartition(".")[2].lower() in _FILE_EXTENSIONS else None
 
 
 def _only(text: str, span: str) -> bool:

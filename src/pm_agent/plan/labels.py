@@ -6,6 +6,7 @@ from __future__ import annotations
 # Label as written (lowercased, without ':' and extra spaces) -> field name.
 LABELS: dict[str, str] = {
     "files": "files",
+    "file": "files",  # `**File:** \`app/loading.tsx\` (create)`: a task of one file
     "depends on": "depends_on",
     "depends": "depends_on",
     "blocked by": "depends_on",

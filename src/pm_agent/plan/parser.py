@@ -10,6 +10,7 @@ from typing import Protocol
 from pm_agent.plan import fields
 from pm_agent.plan.contract import is_contract_block, read_contract
 from pm_agent.plan.deps import add_blocked
+from pm_agent.plan.deptable import Row, add_table_deps, dependency_rows
 from pm_agent.plan.draft import Blocked, Draft, FileTask, ParsedPlan, check_tasks
 from pm_agent.plan.fasttask import TaskOps, replay
 from pm_agent.plan.markdown import (
@@ -51,6 +52,7 @@ class _Reader(TaskBody):
         self.phase: tuple[str, int] | None = None
         self.done: list[Done] = []  # task headings checked off in the plan (unrun.py)
         self.misses: list[Miss] = []  # headings that start like task headings and are none
+        self.table_rows: list[Row] = []  # rows of dependency tables outside the tasks (deptable.py)
 
     # -- walking ------------------------------------------------------------------------------------
 
@@ -109,7 +111,13 @@ class _Reader(TaskBody):
                 self.draft.pending = None
                 if not self.draft.in_steps and node.type not in ("hr", "code_block"):
                     self.draft.description.append(self.raw_map(node.map))
+        return self.finished()
+
+    def finished(self) -> ParsedPlan:
+        """The last task closed, the dependency tables' rows added, the dependencies on done tasks dropped."""
         self.close(len(self.lines))
+        if self.table_rows and self.tasks:
+            self.tasks = add_table_deps(self, self.tasks, self.table_rows)
         return ParsedPlan(self.header, without_done(self.tasks, self.done), self.warnings, blocked=self.blocked)
 
     def task_heading(self, node: Node) -> tuple[str, str] | None:
@@ -216,6 +224,8 @@ class _Reader(TaskBody):
             self.close(node.map[1] if node.map else len(self.lines), start=(node.map or (0, 0))[0])
         elif node.type == "paragraph" and not self.tasks:
             self.header_paragraph(node)
+        elif node.type == "table":
+            self.table_rows.extend(dependency_rows(node))
 
     def header_paragraph(self, node: Node) -> None:
         inline = inline_of(node)

@@ -28,8 +28,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pm_agent.plan.fields import add_path, prose_path
 from pm_agent.plan.markdown import fence_after, heading_line, literal
-from pm_agent.plan.models import Dependency, Task
+from pm_agent.plan.models import Dependency, ExpectedFiles, Task
+from pm_agent.plan.refs import phase_number
 
 _ITEM = re.compile(r"^[-*+] \[(?P<mark>[ xX])\] (?P<id>T\d+)\b\s*(?P<rest>.*)$")
 _LABEL = re.compile(r"^\[(?P<label>[^\]\s]{1,12})\]\s*")  # `[P]`, `[US1]`, `[Story]`
@@ -39,6 +41,25 @@ _DEPENDS = re.compile(rf"\b(?:depends on|after|needs)\s+({_ID_LIST})", re.IGNORE
 _BLOCKS = re.compile(rf"(?P<first>{_ID_LIST})\s+blocks?\s+(?P<then>{_ID_LIST})")
 _IDS = re.compile(r"T\d+")
 _STORY = re.compile(r"\buser\s+stor(?:y|ies)\b", re.IGNORECASE)
+# An item's files are the paths it names outside its bracketed details (`(include the router from api/auth.py)`)
+# and not as a reference (`per specs/quickstart.md`); `Create ...` creates them, a test file is its test.
+_DETAIL = re.compile(r"\([^()]*\)")
+_REFERENCE_WORDS = frozenset({"per", "see", "following", "like", "using", "via"})
+# A file named without its folder counts only after one of these: in `Create backend README.md` the word before it
+# is a folder the text does not spell, and the README at the top may be another file.
+# (The item's first word, its verb, may stand before it too: `Write README.md`.)
+_BARE_AFTER = frozenset({"", "in", "to", "into", "at", "the", "a", "new", "root", "with"})
+_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|__tests__)/|(?:^|/)test_[^/]*$|[._-](?:test|spec)\.[^/]*$")
+# `- **US2** (Add Task): Depends on US1 (...)`, `**TASK-US6**: depends only on TASK-US2`, `Phase 4 depends on
+# Phase 3`: a story (or phase) waits for another; its items then wait for that one's last items.
+_UNIT = r"phase\s+\d+|[A-Za-z][\w-]*?\d+"
+_UNIT_DEPENDS = re.compile(
+    rf"^\s*(?:[-*+]\s+)?\**(?P<who>{_UNIT})\**(?:\s*\([^)]*\))?\s*:?.*?\bdepends?\s+(?:only\s+)?on\s+"
+    rf"(?P<on>(?:{_UNIT})(?:\s*(?:,|\band\b|&)\s*(?:{_UNIT}))*)\b",
+    re.IGNORECASE,
+)
+_UNIT_WORD = re.compile(_UNIT, re.IGNORECASE)
+_STORY_NUMBER = re.compile(r"\buser\s+story\s+(\d+)\b", re.IGNORECASE)
 _PHASE_LEVEL = 2  # `## Phase N`: a deeper heading (`### Tests for User Story 1`) stays within its phase
 _TITLE_MAX = 120
 
@@ -70,6 +91,22 @@ class _Item:
             title = title[: _TITLE_MAX - 1].rsplit(" ", 1)[0] + "…"
         return f"{'#' * self.level} Task {self.task_id}: {literal(title)}"
 
+    def files(self) -> ExpectedFiles:
+        """The files the item names (`Implement the service in src/services/task.py`)."""
+        words = _DETAIL.sub(" ", self.text()).split()
+        kind = "create" if words and words[0].lower() == "create" else "modify"
+        files = ExpectedFiles()
+        for index, (before, word) in enumerate(zip(["", *words], words, strict=False)):
+            after = before.lower()
+            path = None if after in _REFERENCE_WORDS else prose_path(word)
+            if path is None or ("/" not in path and after not in _BARE_AFTER and index != 1):
+                continue
+            if _TEST_PATH.search(path):
+                add_path(files, "test", path)
+            else:  # a folder (`in src/components/ui/`) is changed, not made: it may be there already
+                add_path(files, "modify" if word.rstrip(",;.)`").endswith("/") else kind, path)
+        return files
+
     @property
     def after(self) -> list[str]:
         """The tasks it names with `depends on T001, T003` (anywhere in it: `(spec FR-2; depends on T001)`)."""
@@ -96,6 +133,7 @@ class Converted:
     phases: list[_Phase]
     checked: list[tuple[int, str]]
     blocks: dict[str, list[str]]  # `T014 blocks T022` lines: T022 -> [T014]
+    units: dict[str, list[str]] = field(default_factory=dict)  # `US2: Depends on US1` lines: "US2" -> ["US1"]
 
     @property
     def made(self) -> int:
@@ -104,6 +142,8 @@ class Converted:
     def annotate(self, tasks: list[Task]) -> list[Task]:
         """The tasks with the order the format states as their dependencies, and their item's labels logged."""
         deps = self._order()
+        for task_id, stated in self._unit_order().items():
+            deps.setdefault(task_id, []).extend(stated)
         items = {item.line: item for phase in self.phases for item in phase.items}
         done = {task_id for _, task_id in self.checked}
         out: list[Task] = []
@@ -124,6 +164,13 @@ class Converted:
             after_heading = task.body.partition("\n")[2]
             body = f"{item.raw}\n{after_heading}".rstrip("\n")
             update: dict[str, object] = {"depends_on": wanted, "body": body}
+            named = item.files()
+            if named.all_paths():  # Spec Kit names an item's files in its text, not in a Files list
+                files = task.expected_files.model_copy(deep=True)
+                for kind in ("create", "modify", "delete", "test"):
+                    for path in getattr(named, kind):
+                        add_path(files, kind, path)
+                update["expected_files"] = files
             if not task.acceptance_criteria:  # the item is the unit Spec Kit checks off: what the review holds it to
                 update["acceptance_criteria"] = [item.text()]
                 log.append("acceptance criterion: the item as the plan states it")
@@ -150,6 +197,25 @@ class Converted:
                 if not item.parallel:
                     waits = [(item.task_id, "the item before it in its phase")]
             ends.append((phase, run or [phase.items[-1].task_id]))
+        return deps
+
+    def _unit_order(self) -> dict[str, list[tuple[str, str]]]:
+        """Each item's dependencies from `US2: Depends on US1` / `Phase 4 depends on Phase 3` lines: every item of
+        the story (phase) waits for the last items of the one it names."""
+        members: dict[str, list[_Phase]] = {}  # a story's or phase's key -> the phases holding its items
+        for phase in self.phases:
+            for key in _keys(phase):
+                members.setdefault(key, []).append(phase)
+        deps: dict[str, list[tuple[str, str]]] = {}
+        for who, names in self.units.items():
+            waiting = [item for phase in members.get(who, []) for item in phase.items]
+            for name in names:
+                earlier = [phase for phase in members.get(name, []) if phase.items]
+                last = _last_items(earlier[-1]) if earlier else []
+                for item in waiting:
+                    if item.task_id not in last:
+                        why = f"{_shown(who)} depends on {_shown(name)}"
+                        deps.setdefault(item.task_id, []).extend((t, why) for t in last)
         return deps
 
     def refused(self) -> tuple[str, int] | None:
@@ -188,6 +254,33 @@ def _entry(phase: _Phase, ends: list[tuple[_Phase, list[str]]]) -> list[tuple[st
     return waited
 
 
+def _keys(phase: _Phase) -> set[str]:
+    """The names a phase goes by in `X depends on Y` lines: `PHASE 4`, its items' story labels, `US1` for a
+    `User Story 1` heading."""
+    keys = {f"{label.upper()}" for label in (item.story for item in phase.items) if label is not None}
+    number = phase_number(phase.heading)
+    if number is not None:
+        keys.add(f"PHASE {int(number)}")
+    keys.update(f"US{int(n)}" for n in _STORY_NUMBER.findall(phase.heading))
+    return keys
+
+
+def _last_items(phase: _Phase) -> list[str]:
+    """What waits for a phase waits for: its closing run of [P] items, else its last item (as `_order` has it)."""
+    run: list[str] = []
+    for item in phase.items:
+        run = [*run, item.task_id] if item.parallel else []
+    return run or [phase.items[-1].task_id]
+
+
+def _unit_key(text: str) -> str:
+    return " ".join(text.upper().split())
+
+
+def _shown(key: str) -> str:
+    return key.replace("PHASE ", "Phase ")
+
+
 def as_headings(text: str) -> Converted:
     """The text with each unchecked `T012` item turned into a task heading one level below the heading holding it
     and its continuation lines taken out of the list (no line moves), with the items by phase; the checked items
@@ -196,6 +289,7 @@ def as_headings(text: str) -> Converted:
     phases = [_Phase("the start of the plan")]
     checked: list[tuple[int, str]] = []
     blocks: dict[str, list[str]] = {}
+    units: dict[str, list[str]] = {}
     level, fence, current = 1, None, None
     for number, line in enumerate(text.split("\n"), start=1):
         if fence is not None:
@@ -218,6 +312,10 @@ def as_headings(text: str) -> Converted:
         for blocker, blocked in _blocking(line):
             blocks.setdefault(blocked, []).append(blocker)
         item = _ITEM.match(line)
+        stated = _UNIT_DEPENDS.match(line) if item is None and "epend" in line else None
+        if stated is not None:
+            names = [_unit_key(name) for name in _UNIT_WORD.findall(stated.group("on"))]
+            units.setdefault(_unit_key(stated.group("who")), []).extend(names)
         if item is None or item.group("mark") != " ":
             if item is not None:
                 checked.append((number, item.group("id")))
@@ -230,7 +328,7 @@ def as_headings(text: str) -> Converted:
     for phase in phases:
         for made in phase.items:
             out[made.line - 1] = made.heading()
-    return Converted("\n".join(out), phases, checked, blocks)
+    return Converted("\n".join(out), phases, checked, blocks, units)
 
 
 def _blocking(line: str) -> list[tuple[str, str]]:

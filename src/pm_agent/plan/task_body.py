@@ -79,6 +79,9 @@ class TaskBody:
             label, value = head, rest.strip()
         name = fields.normalize_label(label)
         if name is None or name in ("goal", "architecture", "tech_stack"):
+            if draft.pending == "files" and draft.entry_line == plan_line - 1:
+                # `**File:** \`a.ts\`` then `**Do:**`: the list that follows is the new label's, not more files.
+                draft.pending = None
             return False
         if name in SOFT_FIELDS:
             draft.pending = name if name in fields.LIST_FIELDS else None
@@ -87,10 +90,10 @@ class TaskBody:
                 draft.add_refs(consumed_refs(value))
                 return False
             return not value or self.add_refs(draft, value, plan_line, field=name, label=draft.pending_label)
-        self.set_field(draft, name, value, plan_line)
+        self.set_field(draft, name, value, plan_line, line.code)
         return True
 
-    def set_field(self, draft: Draft, name: str, value: str, plan_line: int) -> None:
+    def set_field(self, draft: Draft, name: str, value: str, plan_line: int, code: tuple[str, ...] = ()) -> None:
         draft.pending = name if name in fields.LIST_FIELDS else None
         if name == "tier":
             try:
@@ -107,6 +110,10 @@ class TaskBody:
         elif name == "depends_on":
             if value:  # an empty value announces a list
                 self.add_refs(draft, value, plan_line)
+        elif name == "files":
+            # `**File:** \`a.tsx\` (create)`: the entry on the label's line; a list may follow.
+            if value and fields.add_file_entry(draft.files, value.replace("：", ":"), code):
+                draft.entry_line = plan_line
         elif value and name in (*TASK_LISTS, "steps"):
             draft.add(name, value)
 
