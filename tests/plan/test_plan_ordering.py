@@ -67,6 +67,10 @@ def test_write_after_write_chains_through_the_latest_writer() -> None:
         ("Create the test suite for all pipelines", (), False),
         ("Push and open the PR", ("Check the branch is clean",), False),
         ("Branch off dev", ("Sanity check",), False),
+        ("验证文件结构", (), True),
+        ("最终检查", (), True),
+        ("数据验证逻辑实现", (), False),  # a Trae plan's third task: the validation logic, implemented
+        ("实现数据验证", (), False),
     ],
 )
 def test_which_tasks_without_files_are_verification(title: str, steps: tuple[str, ...], verifies: bool) -> None:

@@ -249,3 +249,41 @@ def test_a_pnpm_workspace_installs_in_each_worktree(repo: Path, machine: Machine
     setup = machine.detect(repo).chosen[Slot.SETUP]
     assert setup.command == "pnpm install --frozen-lockfile --prefer-offline"
     assert setup.reason.startswith("a pnpm workspace (pnpm-workspace.yaml)")
+
+
+@pytest.mark.parametrize(
+    ("manager", "lockfile", "script", "command"),
+    [
+        ("npm", "package-lock.json", "eslint . --fix", "npx eslint ."),
+        ("bun", "bun.lock", "biome check --write --unsafe --no-errors-on-unmatched ./", None),
+        ("pnpm", "pnpm-lock.yaml", "prettier -w src", "pnpm exec prettier src"),
+        ("npm", "package-lock.json", "eslint . --fix-dry-run", "npm run lint"),  # reports what it would fix
+        ("npm", "package-lock.json", "eslint .", "npm run lint"),
+    ],
+)
+def test_a_lint_script_that_rewrites_files_is_run_without_its_fixing_flags(
+    repo: Path, machine: Machine, manager: str, lockfile: str, script: str, command: str | None
+) -> None:
+    """Seen on full-stack-fastapi-template: `biome check --write --unsafe` rewrote a task's files and exited 0; a
+    gate only checks (pm-agent would take the linter's fixes for the task's change, as with ruff's --fix)."""
+    node_repo(repo, lockfile, {"lint": script})
+    chosen = machine.script(manager, "exit 0").detect(repo).chosen[Slot.LINT]
+    if command is None:  # biome via bunx: `bunx biome check --no-errors-on-unmatched ./`
+        assert chosen.command == "bunx biome check --no-errors-on-unmatched ./"
+        assert chosen.reason.endswith("without --write, --unsafe: a gate only checks, it rewrites nothing")
+    else:
+        assert chosen.command == command
+    assert chosen.problem is None
+
+
+@pytest.mark.parametrize(
+    "script", ["prettier --write . && eslint .", "eslint --fix --fix-type problem .", "lint-fix --fix"]
+)
+def test_a_rewriting_lint_script_that_cannot_be_taken_apart_is_marked(
+    repo: Path, machine: Machine, script: str
+) -> None:
+    node_repo(repo, "package-lock.json", {"lint": script})
+    chosen = machine.script("npm", "exit 0").detect(repo).chosen[Slot.LINT]
+    assert chosen.command == "npm run lint"
+    assert chosen.problem is not None
+    assert chosen.problem.startswith("the lint script rewrites files (--")

@@ -36,7 +36,9 @@ _BUILD_VERB = re.compile(
     r"|extract|fix|generate|implement|improve|install|integrate|introduce|lift|make|migrate|move|optimi[sz]e"
     r"|port|refactor|remove|rename|replace|restructure|rewrite|set ?up|simplify|split|support|update|upgrade"
     r"|wire|write)\b"
-    r"|^(?:添加|创建|新建|实现|编写|构建|新增|修复|重构|更新|迁移|提取|集成|安装|配置|移除|删除|替换|支持|重写)",
+    r"|^(?:添加|创建|新建|实现|编写|构建|新增|修复|重构|更新|迁移|提取|集成|安装|配置|移除|删除|替换|支持|重写)"
+    # Chinese titles also put the verb last: `数据验证逻辑实现` (the data validation logic, implemented).
+    r"|(?:实现|开发|编写|构建|创建|添加|新增|集成|重构|修复|支持)\W*$",
     re.IGNORECASE,
 )
 # ... though a title that names the final check is one whatever its first verb: `Remove stubs and final
@@ -70,7 +72,7 @@ def verification_reason(task: Task) -> str | None:
     if files.create or files.modify or files.delete or files.test:  # all_paths() without making it
         return None
     title = task.title.strip()
-    if _VERIFY_TITLE.search(title) and (not _BUILD_VERB.match(title) or _FINAL_CHECK.search(title)):
+    if _VERIFY_TITLE.search(title) and (not _BUILD_VERB.search(title) or _FINAL_CHECK.search(title)):
         return f"verification task ({title!r}) runs after every earlier task"
     for step in task.steps:
         if _VERIFY_STEP.search(step):

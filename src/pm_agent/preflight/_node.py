@@ -76,8 +76,32 @@ def detect_node(probe: Probe) -> Finding | None:
         watching = None
         if slot is Slot.TEST:
             command, reason, watching = _once(command, reason, scripts[name], probe.repo)
+        elif slot is Slot.LINT:
+            command, reason, watching = _checking(command, reason, scripts[name], manager)
         found.candidates.append(Candidate(slot, command, reason, problem or watching))
     return found
+
+
+# Flags with which a linter or formatter rewrites the files it checks (eslint, stylelint, xo, standard `--fix`;
+# biome `--write`, `--apply`, `--apply-unsafe`, `--unsafe`; prettier `--write`, `-w`).
+_REWRITES = re.compile(r"(?<![\w-])(?:--fix|--write|--apply(?:-unsafe)?|--unsafe|-w)(?![\w=-])")
+
+
+def _checking(command: str, reason: str, script: str, manager: str) -> tuple[str, str, str | None]:
+    """A lint script that rewrites files, as a gate must not (pm-agent would take its fixes for the task's change):
+    one command with the flags dropped, run by the manager's exec; else the problem to fix."""
+    flags = _REWRITES.findall(script)
+    if not flags:
+        return command, reason, None
+    said = ", ".join(dict.fromkeys(flags))
+    if re.search(r"&&|\|\||[;|&<>`$]|--fix-type", script) or not _NODE_BINARY.match(script):
+        why = "it would change the files it checks; set environment.lint_command to a command that only checks"
+        return command, reason, f"the lint script rewrites files ({said}): {why}"
+    checking = " ".join(_REWRITES.sub("", script).split())
+    return f"{_EXEC[manager]} {checking}", f"{reason}, without {said}: a gate only checks, it rewrites nothing", None
+
+
+_NODE_BINARY = re.compile(r"^(?:eslint|biome|prettier|stylelint|xo|standard|tslint|oxlint)\s")
 
 
 # Create React App's runner (and its wrappers) watches for changes unless CI is set; a gate must run once and end.
