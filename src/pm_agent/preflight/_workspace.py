@@ -7,10 +7,11 @@ tiangolo's full-stack-fastapi-template) only groups its members: each member is 
 environment for all members, in the root's .venv (measured with uv 0.13.9: `uv sync` run in a member creates
 `<root>/.venv`), so a member's commands use that interpreter.
 
-A root that is also a project (`[project]`, `[tool.poetry]`, setup.py, setup.cfg) or that configures a Python test,
+A root that is also a project (`[project]`, `[tool.poetry]`, setup.py, setup.cfg), that configures a Python test,
 lint or typecheck tool itself (say `[tool.pytest.ini_options] testpaths = ["packages/*/tests"]` or a ruff
-configuration shared by the members, which their own folders would not see) is read as one project at the root, as
-before: its tools run from the root over every member.
+configuration shared by the members, which their own folders would not see) or that has a Makefile (the project's
+own entry point, which may run every member's checks already) is read as one project at the root, as before: its
+tools run from the root over every member.
 """
 
 from __future__ import annotations
@@ -21,14 +22,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-_ROOT_PROJECT_FILES = ("setup.py", "setup.cfg")
+from pm_agent.preflight._probe import MAKEFILES
+
+# Files that make the root a project of its own, or give it its own entry point.
+_NOT_VIRTUAL = ("setup.py", "setup.cfg", *MAKEFILES)
 
 
 def uv_workspace(repo: Path, tool_config: Callable[[Path], str | None]) -> list[str] | None:
     """The members of the uv workspace `repo`'s pyproject.toml declares (folders relative to `repo`, sorted), when
     the root is no Python project of its own and configures no Python tool (`tool_config(repo)`: where it does, or
     None); else None."""
-    if not (repo / "pyproject.toml").is_file() or any((repo / name).is_file() for name in _ROOT_PROJECT_FILES):
+    if not (repo / "pyproject.toml").is_file() or any((repo / name).is_file() for name in _NOT_VIRTUAL):
         return None
     try:
         pyproject: Any = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))

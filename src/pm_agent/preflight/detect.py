@@ -113,14 +113,14 @@ def detect_environment(repo: Path, *, path: str | None = None) -> Detection:
 
 def _workspace(repo: Path, path: str, members: list[str]) -> Detection:
     """The members of a uv workspace, each from its folder with the workspace's .venv, after the root's other
-    projects (its package.json, its Makefile: all but Python); with none at the root, the root's project folders
-    as for a root without projects."""
+    projects (its package.json, its go.mod: all but Python); with none at the root, the root's project folders as
+    for a root without projects."""
     note = Rejected(
         "pyproject.toml",
         f"a uv workspace root without [project]: its members ({', '.join(members)}) are the Python projects,"
         " each run from its folder with the workspace's .venv at the root",
     )
-    others = [n for n in (*PROJECT_FILES, *MAKEFILES) if n not in _PYTHON_FILES and (repo / n).is_file()]
+    others = [name for name in PROJECT_FILES if name not in _PYTHON_FILES and (repo / name).is_file()]
     parts = [(".", _detect(Probe(repo=repo, path=path), without=Source.PYTHON))] if others else []
     folders = [f for f in _top_projects(repo) if f not in members] if not others else []
     for folder in sorted([*members, *folders])[:_MAX_PROJECTS]:
