@@ -76,6 +76,12 @@ def managed_interpreter(
             found.rejected.append(Rejected(label, info))
             continue
         return PythonInfo(shlex.quote(exe), label, info.modules), None
+    if probe.workspace is not None:
+        # uv keeps every member's environment in the workspace root's .venv: `uv sync` runs there.
+        return None, (
+            "[tool.uv.workspace] in the root's pyproject.toml: uv keeps its members' environment in the root's .venv,"
+            " which does not exist yet; run `uv sync` at the repository's root"
+        )
     if (probe.repo / "uv.lock").is_file():
         # uv keeps a project's environment in its .venv, which the caller looked for: none yet is a checkout
         # `uv sync` has not run in.

@@ -53,6 +53,8 @@ class Probe:
     repo: Path
     path: str
     timeout_s: float = PROBE_TIMEOUT_S
+    workspace: Path | None = None
+    """The root of the uv workspace the project is a member of, which keeps the members' .venv; None: not one."""
     _runs: dict[str, CommandResult] = field(default_factory=dict)
 
     def which(self, name: str) -> str | None:

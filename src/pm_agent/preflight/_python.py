@@ -21,6 +21,7 @@ from typing import Any
 from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
 from pm_agent.preflight._django import django_project, is_django_test_name, pytest_runs_django
 from pm_agent.preflight._envs import managed_interpreter
+from pm_agent.preflight._lintscript import script_targets
 from pm_agent.preflight._precommit import Hook, read_hooks
 from pm_agent.preflight._probe import Probe, PythonInfo
 
@@ -82,6 +83,7 @@ def detect_python(probe: Probe) -> Finding | None:
     django = django_project(repo)
     tests = _test_files(repo, django=django is not None)
     mypy_config, pyright_config = _typecheck_configs(files)
+    mypy_args, mypy_why = _mypy_args(files)
     configs = [_pytest_config(files), _ruff_config(files), _flake8_config(files), mypy_config, pyright_config]
     hooked = files.hook("ruff-check", "ruff", "flake8", "mypy", "pyright") is not None
     if not any((repo / m).is_file() for m in MARKERS) and not tests and not any(configs) and not hooked:
@@ -95,7 +97,7 @@ def detect_python(probe: Probe) -> Finding | None:
     checks = [
         (Slot.LINT, "ruff", *_ruff(files)),
         (Slot.LINT, "flake8", *_settings(_flake8_config(files), "", files.hook("flake8"))),
-        (Slot.TYPECHECK, "mypy", *_settings(mypy_config, _mypy_args(files), files.hook("mypy"))),
+        (Slot.TYPECHECK, "mypy", *_settings(mypy_config and mypy_config + mypy_why, mypy_args, files.hook("mypy"))),
         (Slot.TYPECHECK, "pyright", *_settings(pyright_config, "", files.hook("pyright"))),
     ]
     for slot, tool, args, config in checks:
@@ -105,18 +107,28 @@ def detect_python(probe: Probe) -> Finding | None:
     return found
 
 
+def tool_config(repo: Path) -> str | None:
+    """Where the project at `repo` configures a Python test, lint or typecheck tool of its own, or None."""
+    files = _load(repo)
+    configs = (_pytest_config(files), _ruff_config(files), _flake8_config(files), *_typecheck_configs(files))
+    return next((c for c in configs if c is not None), None)
+
+
 def _interpreter(probe: Probe, files: _Files, found: Finding) -> tuple[PythonInfo, str | None]:
-    """The first of the repository venv, the environment poetry, pipenv or hatch keeps for it, `python`, `python3`
-    that runs Python 3; else python3 with a problem (also when uv, poetry, pipenv or hatch has not made the project's
-    environment yet)."""
-    for venv in VENVS:
-        exe = probe.repo / venv / "bin" / "python"
-        if exe.exists():
-            info = probe.python(str(exe))
-            label = f"{venv}/bin/python"
-            if isinstance(info, PythonInfo):
-                return PythonInfo(shlex.quote(str(exe)), f"{label} (the repository's own)", info.modules), None
-            found.rejected.append(Rejected(label, info))
+    """The first of the repository venv (a uv workspace member's: the workspace root's), the environment poetry,
+    pipenv or hatch keeps for it, `python`, `python3` that runs Python 3; else python3 with a problem (also when uv,
+    poetry, pipenv or hatch has not made the project's environment yet)."""
+    homes = [(probe.workspace, " of the uv workspace at the repository's root")] if probe.workspace else []
+    for home, where in [*homes, (probe.repo, "")]:
+        for venv in VENVS:
+            exe = home / venv / "bin" / "python"
+            if exe.exists():
+                info = probe.python(str(exe))
+                label = f"{venv}/bin/python{where}"
+                if isinstance(info, PythonInfo):
+                    own = label if where else f"{label} (the repository's own)"
+                    return PythonInfo(shlex.quote(str(exe)), own, info.modules), None
+                found.rejected.append(Rejected(label, info))
     managed, problem = managed_interpreter(probe, files.tool, found)
     if managed is not None:
         return managed, None
@@ -278,11 +290,15 @@ def _typecheck_configs(files: _Files) -> tuple[str | None, str | None]:
     return mypy, pyright
 
 
-def _mypy_args(files: _Files) -> str:
-    """No argument when the config names its files; else `src` for a src layout, else `.`."""
-    if "files" in (files.table("mypy") or {}) or any(files.has_key(n, "files") for n in ("mypy.ini", ".mypy.ini")):
-        return ""
-    return " src" if (files.repo / "src").is_dir() else " ."
+def _mypy_args(files: _Files) -> tuple[str, str]:
+    """(arguments, why) for mypy: none when the config names what to check (`files`, `modules`, `packages`); else
+    the paths the project's lint script gives it (`_lintscript.py`); else `src` for a src layout, else `.`."""
+    table, ini = files.table("mypy") or {}, ("mypy.ini", ".mypy.ini")
+    if any(key in table or any(files.has_key(n, key) for n in ini) for key in ("files", "modules", "packages")):
+        return "", ""
+    if (script := script_targets(files.repo, "mypy")) is not None:
+        return script[0], f"; its targets as {script[1]}"
+    return (" src" if (files.repo / "src").is_dir() else " ."), ""
 
 
 def _load(repo: Path) -> _Files:
@@ -331,4 +347,4 @@ def _read(path: Path) -> str:
         return ""
 
 
-__all__ = ["MARKERS", "VENVS", "detect_python"]
+__all__ = ["MARKERS", "VENVS", "detect_python", "tool_config"]

@@ -28,8 +28,9 @@ from pm_agent.preflight._make import detect_make
 from pm_agent.preflight._native import detect_go, detect_gradle, detect_maven, detect_rust
 from pm_agent.preflight._node import detect_node
 from pm_agent.preflight._probe import MAKEFILES, Probe
-from pm_agent.preflight._python import detect_python
+from pm_agent.preflight._python import detect_python, tool_config
 from pm_agent.preflight._ruby_php import detect_php, detect_ruby
+from pm_agent.preflight._workspace import uv_workspace
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,8 @@ PROJECT_FILES = (
     "Gemfile",
     "composer.json",
 )
+# The Python ones: a uv workspace root that is no Python project holds the root's other projects only.
+_PYTHON_FILES = frozenset({"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile", "manage.py"})
 _MAX_PROJECTS = 8
 
 
@@ -96,13 +99,39 @@ def detect_environment(repo: Path, *, path: str | None = None) -> Detection:
 
     A repository whose projects live in folders of its root (`backend/`, `frontend/`), none at the root itself,
     gets each slot's command of every such project, each run from its folder, all of them even when one fails
-    (`gates.narrow.joined_command`, in folder order)."""
+    (`gates.narrow.joined_command`, in folder order). So does a uv workspace root that is no Python project of its
+    own (`_workspace.py`): its members are the Python projects, joined with the root's other projects (folder `.`)."""
     repo = repo.resolve()
     path = os.environ.get("PATH", os.defpath) if path is None else path
+    if (members := uv_workspace(repo, tool_config)) is not None:
+        return _workspace(repo, path, members)
     folders = _project_folders(repo)
     if not folders:
         return _detect(Probe(repo=repo, path=path))
-    parts = [(folder, _detect(Probe(repo=repo / folder, path=path))) for folder in folders]
+    return _combined([(folder, _detect(Probe(repo=repo / folder, path=path))) for folder in folders])
+
+
+def _workspace(repo: Path, path: str, members: list[str]) -> Detection:
+    """The members of a uv workspace, each from its folder with the workspace's .venv, after the root's other
+    projects (its package.json, its go.mod: all but Python); with none at the root, the root's project folders as
+    for a root without projects."""
+    note = Rejected(
+        "pyproject.toml",
+        f"a uv workspace root without [project]: its members ({', '.join(members)}) are the Python projects,"
+        " each run from its folder with the workspace's .venv at the root",
+    )
+    others = [name for name in PROJECT_FILES if name not in _PYTHON_FILES and (repo / name).is_file()]
+    parts = [(".", _detect(Probe(repo=repo, path=path), without=Source.PYTHON))] if others else []
+    folders = [f for f in _top_projects(repo) if f not in members] if not others else []
+    for folder in sorted([*members, *folders])[:_MAX_PROJECTS]:
+        workspace = repo if folder in members else None
+        parts.append((folder, _detect(Probe(repo=repo / folder, path=path, workspace=workspace))))
+    detection = _combined(parts)
+    return Detection(detection.environment, detection.chosen, (note, *detection.rejected))
+
+
+def _combined(parts: list[tuple[str, Detection]]) -> Detection:
+    """Each slot's commands of the projects, each run from its folder (`_joined`)."""
     chosen: dict[Slot, Candidate] = {}
     rejected: list[Rejected] = []
     for slot in Slot:
@@ -110,12 +139,13 @@ def detect_environment(repo: Path, *, path: str | None = None) -> Detection:
         if mine:
             chosen[slot] = _joined(slot, mine)
     for folder, d in parts:
-        rejected += [Rejected(f"(in {folder}/) {r.command}", r.why, r.slot) for r in d.rejected]
+        rejected += [Rejected(f"(in {_label(folder)}) {r.command}", r.why, r.slot) for r in d.rejected]
     return _detection(chosen, rejected)
 
 
-def _detect(probe: Probe) -> Detection:
-    findings = {source: found for source, detect in _DETECTORS.items() if (found := detect(probe)) is not None}
+def _detect(probe: Probe, *, without: Source | None = None) -> Detection:
+    detectors = [(source, detect) for source, detect in _DETECTORS.items() if source is not without]
+    findings = {source: found for source, detect in detectors if (found := detect(probe)) is not None}
     rejected = [r for found in findings.values() for r in found.rejected]
     chosen: dict[Slot, Candidate] = {}
     for slot in Slot:
@@ -136,17 +166,28 @@ def _project_folders(repo: Path) -> list[str]:
     """The folders of the root that hold a project, when the root itself holds none (and no Makefile)."""
     if any((repo / name).is_file() for name in (*PROJECT_FILES, *MAKEFILES)):
         return []
-    found = [p.name for p in project_folders(repo) if any((p / f).is_file() for f in PROJECT_FILES)]
-    return found[:_MAX_PROJECTS]
+    return _top_projects(repo)[:_MAX_PROJECTS]
+
+
+def _top_projects(repo: Path) -> list[str]:
+    """The folders of the root that hold a project file, sorted."""
+    return [p.name for p in project_folders(repo) if any((p / f).is_file() for f in PROJECT_FILES)]
 
 
 def _joined(slot: Slot, commands: list[tuple[str, Candidate]]) -> Candidate:
     """One command for the slot from each project's, each run from its folder, every one of them even when one
-    before failed (`joined_command`)."""
+    before failed (`joined_command`); the root's alone (a workspace's root project, folder `.`) as it is."""
+    if [folder for folder, _ in commands] == ["."]:
+        return commands[0][1]
     command = joined_command([(folder, c.command) for folder, c in commands])
-    reason = "; ".join(f"{folder}/: {c.reason}" for folder, c in commands)
-    problem = "; ".join(f"{folder}/: {c.problem}" for folder, c in commands if c.problem) or None
+    reason = "; ".join(f"{_label(folder)}: {c.reason}" for folder, c in commands)
+    problem = "; ".join(f"{_label(folder)}: {c.problem}" for folder, c in commands if c.problem) or None
     return Candidate(slot, command, reason, problem)
+
+
+def _label(folder: str) -> str:
+    """How reasons name a project's folder: `backend/`, `the root` for `.`."""
+    return "the root" if folder == "." else f"{folder}/"
 
 
 def _choose(slot: Slot, findings: list[tuple[Source, Finding]]) -> tuple[Candidate | None, list[Rejected]]:
