@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pm_agent.preflight._node import run_script
 from pm_agent.preflight.detect import Slot
 
 from .conftest import Machine, package_json, rejected_for, write
@@ -287,3 +288,34 @@ def test_a_rewriting_lint_script_that_cannot_be_taken_apart_is_marked(
     assert chosen.command == "npm run lint"
     assert chosen.problem is not None
     assert chosen.problem.startswith("the lint script rewrites files (--")
+
+
+@pytest.mark.parametrize(
+    ("manager", "lockfile", "root_script"),
+    [
+        ("bun", "bun.lock", "bun run --filter frontend lint"),
+        ("pnpm", "pnpm-lock.yaml", "pnpm --filter web-app lint"),
+        ("npm", "package-lock.json", "npm run lint --workspace=frontend"),
+        ("yarn", "yarn.lock", "yarn workspace web-app lint"),
+    ],
+)
+def test_a_root_script_handing_lint_to_a_workspace_package_is_judged_by_that_packages_script(
+    repo: Path, machine: Machine, manager: str, lockfile: str, root_script: str
+) -> None:
+    """full-stack-fastapi-template: the root's `bun run --filter frontend lint` runs frontend's `biome check
+    --write --unsafe`, which rewrote a task's files; the package's script, without its fixing flags, from its folder."""
+    node_repo(repo, lockfile, {"lint": root_script}, workspaces=["frontend", "packages/*"])
+    frontend = package_json({"lint": "biome check --write --unsafe ./"}, name="web-app")
+    write(repo, {"frontend/package.json": frontend, "packages/emails/package.json": package_json({}, name="emails")})
+    chosen = machine.script(manager, "exit 0").detect(repo).chosen[Slot.LINT]
+    exec_ = {"bun": "bunx", "pnpm": "pnpm exec", "npm": "npx", "yarn": "yarn"}[manager]
+    assert chosen.command == f"cd frontend && {exec_} biome check ./"
+    assert "which runs frontend/package.json scripts.lint (biome check --write --unsafe ./)" in chosen.reason
+    write(repo, {"frontend/package.json": package_json({"lint": "biome check ./"}, name="web-app")})
+    assert machine.detect(repo).chosen[Slot.LINT].command == run_script(manager, "lint")  # it only checks: as is
+
+
+def test_a_root_script_naming_no_workspace_package_stays_as_written(repo: Path, machine: Machine) -> None:
+    node_repo(repo, "bun.lock", {"lint": "bun run --filter missing lint"}, workspaces=["frontend"])
+    write(repo, {"frontend/package.json": package_json({"lint": "eslint --fix ."}, name="frontend")})
+    assert machine.script("bun", "exit 0").detect(repo).chosen[Slot.LINT].command == "bun run lint"

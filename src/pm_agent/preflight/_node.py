@@ -77,7 +77,14 @@ def detect_node(probe: Probe) -> Finding | None:
         if slot is Slot.TEST:
             command, reason, watching = _once(command, reason, scripts[name], probe.repo)
         elif slot is Slot.LINT:
-            command, reason, watching = _checking(command, reason, scripts[name], manager)
+            delegated = _delegated(probe.repo, scripts[name], data)
+            if delegated is not None:  # `bun run --filter frontend lint`: the package's own script decides
+                folder, script = delegated
+                reason = f"{reason}, which runs {folder}/package.json scripts.{name} ({script})"
+                checked, reason, watching = _checking(command, reason, script, manager)
+                command = command if checked == command else f"cd {folder} && {checked}"
+            else:
+                command, reason, watching = _checking(command, reason, scripts[name], manager)
         found.candidates.append(Candidate(slot, command, reason, problem or watching))
     return found
 
@@ -99,6 +106,35 @@ def _checking(command: str, reason: str, script: str, manager: str) -> tuple[str
         return command, reason, f"the lint script rewrites files ({said}): {why}"
     checking = " ".join(_REWRITES.sub("", script).split())
     return f"{_EXEC[manager]} {checking}", f"{reason}, without {said}: a gate only checks, it rewrites nothing", None
+
+
+# A root script that runs one workspace package's script: `bun run --filter frontend lint`, `pnpm --filter web lint`,
+# `npm run lint --workspace=frontend` (or `-w frontend`), `yarn workspace frontend lint`.
+_DELEGATES = (
+    re.compile(r"^(?:bun|pnpm)(?: run)? --filter[= ](?P<pkg>[\w@./-]+)(?: run)? (?P<script>[\w:.-]+)$"),
+    re.compile(r"^npm run (?P<script>[\w:.-]+) (?:--workspace[= ]|-w )(?P<pkg>[\w@./-]+)$"),
+    re.compile(r"^yarn workspace (?P<pkg>[\w@./-]+)(?: run)? (?P<script>[\w:.-]+)$"),
+)
+
+
+def _delegated(repo: Path, script: str, data: dict[str, Any]) -> tuple[str, str] | None:
+    """(folder, script) of the workspace package a root script hands its work to, when it names exactly one by its
+    name or folder and that package has the script; else None."""
+    found = next((m for pattern in _DELEGATES if (m := pattern.match(script.strip())) is not None), None)
+    if found is None:
+        return None
+    raw = data.get("workspaces")
+    globs = raw.get("packages") if isinstance(raw, dict) else raw
+    for pattern in globs if isinstance(globs, list) else ():
+        for folder in sorted(repo.glob(pattern)) if isinstance(pattern, str) and ".." not in pattern else ():
+            manifest = folder / "package.json"
+            package = read_manifest(manifest, Finding()) if manifest.is_file() else None
+            if package is None or found["pkg"] not in (package.get("name"), folder.name):
+                continue
+            scripts = package.get("scripts")
+            own = scripts.get(found["script"]) if isinstance(scripts, dict) else None
+            return (folder.relative_to(repo).as_posix(), own) if isinstance(own, str) else None
+    return None
 
 
 _NODE_BINARY = re.compile(r"^(?:eslint|biome|prettier|stylelint|xo|standard|tslint|oxlint)\s")
