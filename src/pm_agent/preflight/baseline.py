@@ -93,7 +93,11 @@ def fix_hint(key: str, command: str, reason: str, timeout_s: float) -> str:
 
 # Package managers whose scripts run programs the project's dependencies install (node_modules/.bin).
 _INSTALLS = {
-    "npm": "npm install", "npx": "npm install", "pnpm": "pnpm install", "yarn": "yarn install", "bun": "bun install"
+    "npm": "npm install",
+    "npx": "npm install",
+    "pnpm": "pnpm install",
+    "yarn": "yarn install",
+    "bun": "bun install",
 }
 
 
