@@ -32,6 +32,18 @@ from pm_agent.gates.narrow import command_for_test_files
         ("npm test", ["a.test.js", "b.test.js"], "npm test a.test.js b.test.js"),
         ("pnpm exec vitest run", ["src/a.test.ts"], "pnpm exec vitest run src/a.test.ts"),
         ("python -m unittest -v", ["tests/test_a.py"], "python -m unittest -v tests/test_a.py"),
+        # discover reads words after it as its start folder and pattern ("Start directory is not importable"):
+        # the paths go to unittest itself (mkdocs' hatch script `python -m unittest discover -s mkdocs -p "*tests.py"`).
+        (
+            "python -m unittest discover -s mkdocs -p '*tests.py'",
+            ["mkdocs/tests/new_tests.py"],
+            "python -m unittest mkdocs/tests/new_tests.py",
+        ),
+        (
+            "python -m unittest discover -v -s t -t . -p '*_tests.py'",
+            ["t/a_tests.py"],
+            "python -m unittest -v t/a_tests.py",
+        ),
         ('pytest "unbalanced', ["a.py"], 'pytest "unbalanced a.py'),
         # gradle: each file's project's own test task with a class filter.
         (

@@ -127,3 +127,88 @@ def test_the_gate_escalates_a_command_that_cannot_run_instead_of_comparing_exit_
     verdict = judge(result(YARN_BERRY, 1), baseline, mode="ratchet", timeout_s=30)
     assert not verdict.passed
     assert verdict.rule == "environment"
+
+
+# corepack 0.34.6 (Node.js 20.20.2) running `pnpm test` for a package.json with "packageManager": "pnpm@9.15.0",
+# through a registry mirror whose metadata carries no signatures (recorded on this machine).
+COREPACK_SIGNATURE = """! Corepack is about to download https://registry.npmjs.org/pnpm/-/pnpm-9.15.0.tgz
+/usr/lib/node_modules/corepack/dist/lib/corepack.cjs:21999
+  if (!Array.isArray(signatures) || !signatures.length) throw new Error(`No compatible signature found in package metadata`);
+                                                              ^
+
+Error: No compatible signature found in package metadata
+    at verifySignature (/usr/lib/node_modules/corepack/dist/lib/corepack.cjs:21999:63)
+    at installVersion (/usr/lib/node_modules/corepack/dist/lib/corepack.cjs:22414:7)
+    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)
+    at async Engine.ensurePackageManager (/usr/lib/node_modules/corepack/dist/lib/corepack.cjs:22899:32)
+    at async Engine.executePackageManagerRequest (/usr/lib/node_modules/corepack/dist/lib/corepack.cjs:23010:25)
+    at async Object.runMain (/usr/lib/node_modules/corepack/dist/lib/corepack.cjs:23710:7)
+
+Node.js v20.20.2
+"""  # noqa: E501 (the recorded lines)
+# The same corepack for "packageManager": "yarn@4.5.0" without the network (recorded on this machine, abridged).
+COREPACK_OFFLINE = """/usr/lib/node_modules/corepack/dist/lib/corepack.cjs:22089
+    throw new Error(
+          ^
+
+Error: Error when performing the request to https://repo.yarnpkg.com/4.5.0/packages/yarnpkg-cli/bin/yarn.js; for troubleshooting help, see https://github.com/nodejs/corepack#troubleshooting
+    at fetch (/usr/lib/node_modules/corepack/dist/lib/corepack.cjs:22089:11)
+    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)
+    at async fetchUrlStream (/usr/lib/node_modules/corepack/dist/lib/corepack.cjs:22119:20)
+    ... 4 lines matching cause stack trace ...
+    at async Object.runMain (/usr/lib/node_modules/corepack/dist/lib/corepack.cjs:23710:7) {
+  [cause]: TypeError: fetch failed
+      at node:internal/deps/undici/undici:14976:13
+    [cause]: Error: getaddrinfo ENOTFOUND repo.yarnpkg.com
+        at GetAddrInfoReqWrap.onlookupall [as oncomplete] (node:dns:122:26) {
+      code: 'ENOTFOUND',
+    }
+  }
+}
+
+Node.js v20.20.2
+"""  # noqa: E501 (the recorded lines)
+# Older corepacks (clipanion's report), as nodejs/corepack#253 quotes it.
+COREPACK_INTERNAL = """Preparing yarn@3.5.0 for immediate activation...
+Internal Error: Error when performing the request
+    at ClientRequest.<anonymous> (/home/u/.nvm/versions/node/v18.15.0/lib/node_modules/corepack/dist/corepack.js:16073:20)
+    at ClientRequest.emit (node:events:513:28)
+    at process.processTicksAndRejections (node:internal/process/task_queues:82:21)
+"""  # noqa: E501 (the recorded lines)
+
+
+@pytest.mark.parametrize(
+    ("output", "manager", "said"),
+    [
+        (COREPACK_SIGNATURE, "pnpm", "Error: No compatible signature found in package metadata"),
+        (COREPACK_OFFLINE, "yarn", "Error: Error when performing the request to https://repo.yarnpkg.com/4.5.0/"),
+        (COREPACK_INTERNAL, "yarn", "Internal Error: Error when performing the request"),
+    ],
+)
+def test_a_corepack_shim_that_cannot_fetch_or_verify_the_manager_cannot_run(
+    output: str, manager: str, said: str
+) -> None:
+    """Exit 1 with a stack trace through corepack's own code: not the project's tests already failing."""
+    reason = cannot_run_reason(result(output, 1), 30)
+    assert reason is not None
+    assert reason.startswith(f"corepack could not fetch or verify the package manager: {said}")
+    assert fix_hint("test_command", f"{manager} test", reason, 30) == (
+        "let corepack fetch the package manager where the registry can be reached (`corepack enable`, then"
+        " `corepack install` in the repository; `npm install -g corepack@latest` when its signing keys are out of"
+        f" date), or install {manager} globally (`npm install -g {manager}`) ahead of corepack's shim on PATH, or"
+        " set environment.test_command: null"
+    )
+    entry = baseline_entry("test_command", "tests", result(output, 1), 30)
+    assert entry.cannot_run == reason
+
+
+def test_a_javascript_stack_trace_of_the_project_or_yarn_itself_is_no_corepack_failure() -> None:
+    """A test's own error, and Yarn's (run from corepack's cache, not its code) about the project's lockfile."""
+    jest = "Error: expected 2, got 3\n    at Object.<anonymous> (/repo/src/cart.test.js:4:11)\n"
+    yarn = (
+        "Internal Error: root-workspace-0b6124@workspace:.: This package doesn't seem to be present in your lockfile\n"
+        "    at gQ.getCandidates (/home/u/.cache/node/corepack/yarn/3.2.4/yarn.js:435:5146)\n"
+    )
+    assert cannot_run_reason(result(jest, 1), 30) is None
+    assert cannot_run_reason(result(yarn, 1), 30) is None
+    assert cannot_run_reason(result(COREPACK_SIGNATURE, 0), 30) is None

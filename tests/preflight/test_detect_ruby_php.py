@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from pm_agent.gates.narrow import command_for_test_files
 from pm_agent.preflight.detect import Slot
 
 from .conftest import Machine, rejected_for, write
@@ -55,6 +58,69 @@ def test_rspec_comes_before_the_rails_runner(repo: Path, machine: Machine) -> No
 def test_a_gemfile_without_any_configured_tool_gives_nothing(repo: Path, machine: Machine) -> None:
     write(repo, {"Gemfile": GEMFILE})
     assert machine.script("bundle", "exit 0").detect(repo).chosen == {}
+
+
+# msgpack-ruby's Rakefile (abridged): its C extension is built by rake-compiler into lib/msgpack/msgpack.so, which
+# git ignores, and its spec task compiles first; `bundle exec rspec` in a clean worktree fails with "cannot load
+# such file -- msgpack/msgpack".
+MSGPACK_RAKEFILE = """require 'bundler'
+require 'rspec/core/rake_task'
+
+task :spec => :compile
+
+require 'rake/extensiontask'
+Rake::ExtensionTask.new('msgpack', spec) do |ext|
+  ext.ext_dir = 'ext/msgpack'
+end
+
+spec_config = lambda do |t|
+  t.pattern = 'spec/{,cruby/}*_spec.rb'
+end
+RSpec::Core::RakeTask.new(:spec, &spec_config)
+"""
+RSPEC_TASK = "require 'rspec/core/rake_task'\nRSpec::Core::RakeTask.new(:spec)\n"
+EXTENSION = "require 'rake/extensiontask'\nRake::ExtensionTask.new('demo')\n"
+
+
+def test_a_spec_task_that_compiles_first_runs_through_rake(repo: Path, machine: Machine) -> None:
+    write(repo, {"Gemfile": GEMFILE, "Rakefile": MSGPACK_RAKEFILE, "spec/packer_spec.rb": "", ".gitignore": "*.so\n"})
+    detection = machine.script("bundle", "exit 0").detect(repo)
+    chosen = detection.chosen[Slot.TEST]
+    assert chosen.command == "bundle exec rake spec"
+    assert chosen.reason == (
+        "Rakefile line 4: `task :spec => :compile`: the Rakefile's spec task runs :compile first, which"
+        " `bundle exec rspec` skips; pm-agent cannot narrow a rake task to a task's test files: each test gate runs"
+        " the whole suite"
+    )
+    assert rejected_for(detection, Slot.TEST)["bundle exec rspec"].startswith("bundle exec rake spec is preferred")
+    # As the reason says: a task's gate runs the whole suite (rake would read a path as a task's name).
+    assert command_for_test_files(chosen.command, ["spec/packer_spec.rb"], repo) == "bundle exec rake spec"
+
+
+@pytest.mark.parametrize(
+    ("files", "command"),
+    [
+        # rake-compiler without the spec task depending on compile: compile, then spec.
+        ({"Rakefile": EXTENSION + RSPEC_TASK, "spec/a_spec.rb": ""}, "bundle exec rake compile spec"),
+        (
+            {"Rakefile": EXTENSION + "Rake::TestTask.new do |t|\nend\n", "test/a_test.rb": ""},
+            "bundle exec rake compile test",
+        ),
+        # `task spec: :compile` alone defines a spec task that runs no spec: rspec itself.
+        ({"Rakefile": EXTENSION + "task spec: :compile\n", "spec/a_spec.rb": ""}, "bundle exec rspec"),
+        # Nothing to build first: rspec, which the gates narrow to a task's spec files.
+        ({"Rakefile": RSPEC_TASK, ".rspec": ""}, "bundle exec rspec"),
+        ({"Rakefile": "task spec: [:compile]\n" + RSPEC_TASK, "spec/a_spec.rb": ""}, "bundle exec rake spec"),
+    ],
+)
+def test_what_the_rakefile_builds_before_the_specs(
+    repo: Path, machine: Machine, files: dict[str, str], command: str
+) -> None:
+    write(repo, {"Gemfile": GEMFILE, **files})
+    chosen = machine.script("bundle", "exit 0").detect(repo).chosen[Slot.TEST]
+    assert chosen.command == command
+    if "rake" in command:
+        assert "pm-agent cannot narrow a rake task" in chosen.reason
 
 
 def _composer(**fields: object) -> str:

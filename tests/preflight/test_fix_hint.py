@@ -96,3 +96,16 @@ def test_a_gradle_task_the_build_does_not_have_names_the_plugin() -> None:
         "apply the plugin that adds the task, or set environment.lint_command to the right command, or set "
         "environment.lint_command: null"
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "reason", "hint"),
+    [
+        # msgpack-ruby's preflight without bundler: the package (bundler) is not the program's name.
+        ("bundle exec rake spec", "exit 127: /bin/sh: 1: bundle: not found", "install bundle (`gem install bundler`)"),
+        ("make test", "exit 127 in a make recipe: make: poetry: No such file or directory", "install poetry (`pipx"),
+        ("pytest -q", "exit 127: /bin/sh: 1: pytest: not found", "install pytest, or"),  # nothing to add
+    ],
+)
+def test_a_missing_program_s_fix_names_what_installs_it(command: str, reason: str, hint: str) -> None:
+    assert fix_hint("test_command", command, reason, 60).startswith(hint)

@@ -1,12 +1,12 @@
 """The command that runs only a task's test files: `command_for_test_files`, one way per test runner.
 
-Each runner is told about files in its own words: pytest and the JavaScript runners take the paths, Django's
-`manage.py test` the modules' dotted names, go test the files' packages, cargo test an integration test's target,
-gradle a `--tests` class filter on the test task of the file's project, maven surefire's `-Dtest`; after a `cd
-backend &&`, the paths from backend/. A runner pm-agent cannot point at files (`make test`, `tox`, a script of the
-project's own, a file outside any source root) runs its whole suite, which holds them: a path added to such a
-command would be read as a target, a task or a package (`gradle test a/BTest.java`: "Task 'a/BTest.java' not found";
-`go test ./... a_test.go`: "named files must be .go files").
+Each runner is told about files in its own words: pytest and the JavaScript runners take the paths (`python -m
+unittest discover` too, without `discover`), Django's `manage.py test` the modules' dotted names, go test the files'
+packages, cargo test an integration test's target, gradle a `--tests` class filter on the test task of the file's
+project, maven surefire's `-Dtest`; after a `cd backend &&`, the paths from backend/. A runner pm-agent cannot
+point at files (`make test`, `tox`, a script of the project's own, a file outside any source root) runs its whole
+suite, which holds them: a path added to such a command would be read as a target, a task or a package (`gradle
+test a/BTest.java`: "Task 'a/BTest.java' not found"; `go test ./... a_test.go`: "named files must be .go files").
 """
 
 from __future__ import annotations
@@ -183,10 +183,19 @@ def _looks_like_path(token: str, worktree: Path | str | None) -> bool:
 
 def _appended(tokens: list[str], names: list[str], files: Sequence[str], worktree: Path | str | None) -> str | None:
     """The JavaScript runners, rspec and `python -m unittest`: the paths after the command."""
-    unittest = any(pair == ("-m", "unittest") for pair in pairwise(tokens))
-    if not unittest and not _TAKES_PATHS.intersection(names):
+    unittest = next((i for i, pair in enumerate(pairwise(tokens)) if pair == ("-m", "unittest")), None)
+    if unittest is None and not _TAKES_PATHS.intersection(names):
         return None
+    if unittest is not None and tokens[unittest + 2 : unittest + 3] == ["discover"]:
+        # `unittest discover -s mkdocs -p '*tests.py'` reads paths after it as its start folder and pattern: the
+        # files go to unittest itself, which takes them as paths, with discover's output flags kept.
+        kept = [t for t in tokens[unittest + 3 :] if t in _UNITTEST_FLAGS]
+        tokens = [*tokens[: unittest + 2], *kept]
     return f"{shlex.join(tokens)} {_quoted(files)}"
+
+
+# Flags `unittest discover` and `unittest <paths>` both take (no value).
+_UNITTEST_FLAGS = frozenset({"-v", "--verbose", "-q", "--quiet", "-f", "--failfast", "-b", "--buffer", "-c", "--catch"})
 
 
 def _django(tokens: list[str], names: list[str], files: Sequence[str], worktree: Path | str | None) -> str | None:

@@ -49,6 +49,13 @@ _NOT_INSTALLED = re.compile(
     r"|Local package\.json exists, but node_modules missing[^\n]*)"
 )
 _COLOUR = re.compile(r"\x1b\[[\d;]*m")
+# corepack, the shim Node.js ships for yarn and pnpm, failing to fetch or verify the package manager a project's
+# packageManager names (no registry, "Cannot find matching keyid" after npm rotated its signing keys, "No compatible
+# signature found in package metadata" from a mirror, "Mismatch hashes"): a stack trace through its own code, the
+# error's line before it (`Error: ...`, older corepacks' `Internal Error: ...`).
+_COREPACK_FRAME = re.compile(r"^\s+at .*corepack[/\\]dist[/\\](?:lib[/\\])?corepack\.c?js:\d+", re.MULTILINE)
+_COREPACK_ERROR = re.compile(r"^(?:Internal Error|Error): [^\n]*", re.MULTILINE)
+COREPACK = "corepack could not fetch or verify the package manager"
 # make running a recipe whose program does not exist exits 2, not 127: its own line says 127.
 _MAKE_127 = re.compile(r"^make(?:\[\d+\])?: \*\*\* \[[^\]\n]*\] Error 127$", re.MULTILINE)
 _PROGRAM = r"([\w@+./-]+)"
@@ -89,6 +96,10 @@ def cannot_run_reason(result: CommandResult, timeout_s: float) -> str | None:
     installed = None if result.exit_code == 0 else _NOT_INSTALLED.search(_COLOUR.sub("", text))
     if installed is not None:
         return f"{NOT_INSTALLED}: {_cut(installed.group(1).strip())}"
+    frame = None if result.exit_code == 0 else _COREPACK_FRAME.search(text)
+    if frame is not None:
+        errors = [m.group(0).strip() for m in _COREPACK_ERROR.finditer(text, 0, frame.start())]
+        return f"{COREPACK}: {_cut(errors[-1] if errors else frame.group(0).strip())}"
     if result.exit_code in (126, 127) or _MAKE_127.search(text):
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         # The line naming the program, else the last one (pnpm and npm print more after the shell's).
@@ -143,4 +154,4 @@ def _projects_own(cwd: str, module: str) -> bool:
     return False
 
 
-__all__ = ["NOT_INSTALLED", "SHELL_SAYS", "baseline_cannot_run", "cannot_run_reason", "program_named"]
+__all__ = ["COREPACK", "NOT_INSTALLED", "SHELL_SAYS", "baseline_cannot_run", "cannot_run_reason", "program_named"]

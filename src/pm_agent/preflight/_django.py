@@ -66,9 +66,4 @@ def pytest_runs_django(repo: Path) -> str | None:
     return None
 
 
-def is_django_test_name(name: str) -> bool:
-    """`tests.py`, the module `startapp` makes for an app's tests (Django's runner finds `test*.py`)."""
-    return name == "tests.py"
-
-
-__all__ = ["django_project", "django_settings", "is_django_test_name", "pytest_runs_django"]
+__all__ = ["django_project", "django_settings", "pytest_runs_django"]

@@ -17,9 +17,9 @@ from pm_agent.gates.ward import CommandResult, run_command
 PROBE_TIMEOUT_S = 20.0
 """Longest one probe may run: `make -n` on a large Makefile, a cold interpreter start."""
 
-PYTHON_TOOLS = ("pytest", "ruff", "mypy", "flake8", "pyright", "django")
+PYTHON_TOOLS = ("pytest", "ruff", "mypy", "flake8", "pyright", "django", "coverage", "black", "isort")
 """The modules whose importability decides between `<python> -m tool` and the executable on PATH (and whether a
-Django project's interpreter has Django)."""
+Django project's interpreter has Django; coverage, black and isort: what hatch scripts run)."""
 
 # Prints the major version, then the importable ones among the modules named in argv.
 _PYTHON_SCRIPT = (

@@ -19,11 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
-from pm_agent.preflight._django import django_project, is_django_test_name, pytest_runs_django
+from pm_agent.preflight._django import django_project, pytest_runs_django
 from pm_agent.preflight._envs import managed_interpreter
+from pm_agent.preflight._hatch import hatch_scripts
 from pm_agent.preflight._lintscript import script_targets
 from pm_agent.preflight._precommit import Hook, read_hooks
 from pm_agent.preflight._probe import Probe, PythonInfo
+from pm_agent.preflight._unittest import discover, unittest_blocker
+from pm_agent.preflight._unittest import read as _read
+from pm_agent.preflight._unittest import sample as _sample
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile", "tox.ini", "pytest.ini")
 """Any of these at the root makes a Python project (so do the lint/typecheck configs below and test files)."""
@@ -81,7 +85,7 @@ def detect_python(probe: Probe) -> Finding | None:
     repo = probe.repo
     files = _load(repo)
     django = django_project(repo)
-    tests = _test_files(repo, django=django is not None)
+    tests = _test_files(repo)
     mypy_config, pyright_config = _typecheck_configs(files)
     mypy_args, mypy_why = _mypy_args(files)
     configs = [_pytest_config(files), _ruff_config(files), _flake8_config(files), mypy_config, pyright_config]
@@ -90,8 +94,10 @@ def detect_python(probe: Probe) -> Finding | None:
         return None
     found = Finding(rejected=list(files.notes))
     python, problem = _interpreter(probe, files, found)
+    # The project's own commands first: hatch scripts (`hatch run test`, `hatch run types:check`).
+    hatch_scripts(probe, files.pyproject, python, problem, lambda *tool: _tool(probe, python, *tool), found)
     if django is None or not _django(probe, python, problem, django, tests, found):
-        _test(probe, files, python, problem, tests, found)
+        _test(probe, files, python, problem, tests, found, django=django is not None)
     # --no-fix: with `fix = true` in a project's ruff settings (pallets' projects have it) `ruff check` rewrites the
     # files it checks and exits 0: the lint gate would pass by editing the agent's work behind the checked tree.
     checks = [
@@ -158,14 +164,29 @@ def _tool(probe: Probe, python: PythonInfo, module: str, exe: str, args: str) ->
 
 
 def _test(
-    probe: Probe, files: _Files, python: PythonInfo, problem: str | None, tests: list[str], found: Finding
+    probe: Probe,
+    files: _Files,
+    python: PythonInfo,
+    problem: str | None,
+    tests: list[str],
+    found: Finding,
+    *,
+    django: bool,
 ) -> None:
-    """pytest when configured or importable, unittest for unittest-only suites without pytest, none without tests."""
+    """pytest when configured or importable, unittest for unittest-only suites without pytest, unittest discovery
+    for suites pytest does not collect (mkdocs' `*_tests.py`), none without tests."""
     config = _pytest_config(files)
     prefix, layout = _src_prefix(files)
     pytest = f"{python.command} -m pytest -q"
+    if not django and _python_files(files) is None:
+        # A Django project's tests.py are its runner's or pytest-django's (with python_files set, usually).
+        collected = [t for t in tests if _is_test_name(Path(t).name)]
+        if tests and not collected:
+            discover(probe, python, problem, tests, found, *_src_prefix(files))
+            return
+        tests = collected
     if config is None and not tests:
-        why = "no tests: no test_*.py or *_test.py files and no pytest configuration"
+        why = "no tests: no test_*.py, *_test.py, *_tests.py or tests.py files and no pytest configuration"
         found.rejected.append(Rejected(pytest, why, Slot.TEST))
         return
     where = config or _sample(tests)
@@ -175,7 +196,7 @@ def _test(
         reason = f"pytest: {where}; importable by {python.label}{layout}"
         found.candidates.append(Candidate(Slot.TEST, prefix + pytest, reason, problem))
         return
-    unittest_why = "pytest is configured" if config else _unittest_blocker(probe.repo, tests)
+    unittest_why = "pytest is configured" if config else unittest_blocker(probe.repo, tests)
     if unittest_why is None:
         command = f"{prefix}{python.command} -m unittest"
         reason = f"unittest discovery: {_sample(tests)} use unittest; pytest is not importable by {python.label}"
@@ -209,20 +230,6 @@ def _django(
     return True
 
 
-def _unittest_blocker(repo: Path, tests: list[str]) -> str | None:
-    """Why a bare `python -m unittest` would not run exactly these tests (it must also take file paths)."""
-    for rel in tests:
-        text = _read(repo / rel)
-        if "unittest" not in text and "TestCase" not in text:
-            return f"{rel} is not a unittest test (pytest style)"
-        if not Path(rel).name.startswith("test"):
-            return f"{rel} does not match unittest's default pattern test*.py"
-        for parent in Path(rel).parents:
-            if parent != Path() and not (repo / parent / "__init__.py").is_file():
-                return f"{parent}/ has no __init__.py, so unittest discovery from the root does not enter it"
-    return None
-
-
 def _src_prefix(files: _Files) -> tuple[str, str]:
     """`PYTHONPATH=src ` for a src layout whose pytest config does not set pythonpath, and why."""
     src = files.repo / "src"
@@ -251,6 +258,13 @@ def _pytest_config(files: _Files) -> str | None:
         if (files.repo / conftest).is_file():
             return conftest
     return None
+
+
+def _python_files(files: _Files) -> str | None:
+    """Where pytest's configuration sets python_files (the files it collects), or None."""
+    tables = {"[tool.pytest.ini_options]": files.table("pytest", "ini_options"), "[tool.pytest]": files.table("pytest")}
+    where = next((f"{name} in pyproject.toml" for name, t in tables.items() if t and "python_files" in t), None)
+    return where or next((n for n in ("pytest.ini", "tox.ini", "setup.cfg") if files.has_key(n, "python_files")), None)
 
 
 def _ruff_config(files: _Files) -> str | None:
@@ -314,9 +328,9 @@ def _load(repo: Path) -> _Files:
     return _Files(repo=repo, pyproject=pyproject, hooks=hooks, notes=notes)
 
 
-def _test_files(repo: Path, *, django: bool = False) -> list[str]:
-    """test_*.py and *_test.py files (and a Django project's tests.py), relative and sorted, outside environments,
-    dependencies and dot dirs."""
+def _test_files(repo: Path) -> list[str]:
+    """test_*.py, *_test.py, *_tests.py and tests.py files (Django's `startapp` module, mkdocs' suites), relative
+    and sorted, outside environments, dependencies and dot dirs."""
     found: list[str] = []
     for dirs, (root, subdirs, names) in enumerate(os.walk(repo), start=1):
         subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d not in _SKIP_DIRS)
@@ -324,7 +338,7 @@ def _test_files(repo: Path, *, django: bool = False) -> list[str]:
         found += [
             (rel / n).as_posix()
             for n in names
-            if n.endswith(".py") and (_is_test_name(n) or (django and is_django_test_name(n)))
+            if n.endswith(".py") and (_is_test_name(n) or n == "tests.py" or n.endswith("_tests.py"))
         ]
         if len(found) >= _MAX_TEST_FILES or dirs >= _MAX_DIRS:
             break
@@ -332,19 +346,8 @@ def _test_files(repo: Path, *, django: bool = False) -> list[str]:
 
 
 def _is_test_name(name: str) -> bool:
+    """What pytest collects by default (python_files = test_*.py *_test.py)."""
     return name.startswith("test_") or name.endswith("_test.py")
-
-
-def _sample(tests: list[str]) -> str:
-    more = f" and {len(tests) - 2} more" if len(tests) > 2 else ""
-    return ", ".join(tests[:2]) + more
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 __all__ = ["MARKERS", "VENVS", "detect_python", "tool_config"]

@@ -10,6 +10,7 @@ PHPUnit, `phpstan.neon` for PHPStan ...
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +32,19 @@ def detect_ruby(probe: Probe) -> Finding | None:
     gemfile = (repo / "Gemfile").read_text(encoding="utf-8", errors="replace")
     found = Finding()
     specs = _first(repo, ".rspec", "spec")
+    rakefile = _first(repo, "Rakefile", "rakefile", "Rakefile.rb")
+    rake = (repo / rakefile).read_text(encoding="utf-8", errors="replace") if rakefile else ""
     if specs is not None:
+        compiled = _rake_builds_first(rake, "spec", _RSPEC_TASK, "`bundle exec rspec`")
+        if compiled is not None:
+            found.candidates.append(Candidate(Slot.TEST, f"bundle exec rake {compiled[0]}", compiled[1], missing))
         found.candidates.append(Candidate(Slot.TEST, "bundle exec rspec", f"Gemfile and {specs}: RSpec", missing))
     if (repo / "bin" / "rails").is_file() and (repo / "test").is_dir():
         found.candidates.append(Candidate(Slot.TEST, "bin/rails test", "bin/rails and test/: Rails' test runner"))
-    elif (repo / "test").is_dir() and _first(repo, "Rakefile", "rakefile", "Rakefile.rb"):
-        why = "Rakefile and test/: the rake test task (minitest, test-unit)"
-        found.candidates.append(Candidate(Slot.TEST, "bundle exec rake test", why, missing))
+    elif (repo / "test").is_dir() and rakefile:
+        task, why = _rake_builds_first(rake, "test", _TEST_TASK, "") or ("test", "")
+        why = why or "Rakefile and test/: the rake test task (minitest, test-unit)"
+        found.candidates.append(Candidate(Slot.TEST, f"bundle exec rake {task}", why, missing))
     if (repo / ".rubocop.yml").is_file():
         found.candidates.append(Candidate(Slot.LINT, "bundle exec rubocop", ".rubocop.yml: RuboCop", missing))
     elif "'standard'" in gemfile or '"standard"' in gemfile:
@@ -47,6 +54,41 @@ def detect_ruby(probe: Probe) -> Finding | None:
     elif (repo / "Steepfile").is_file():
         found.candidates.append(Candidate(Slot.TYPECHECK, "bundle exec steep check", "Steepfile: Steep", missing))
     return found
+
+
+# `task :spec => :compile`, `task spec: [:compile]`, `task "spec" => ...`: the task's prerequisites.
+_PREREQUISITES = (
+    r"""^[ \t]*task[ \t(]+(?::{name}[ \t]*=>|["']{name}["'][ \t]*=>|{name}:)[ \t]*([^\n#]*?)(?:[ \t]+do\b.*)?$"""
+)
+# The rake task that runs the specs or tests: RSpec's (named :spec by default), Rake::TestTask's (:test).
+_RSPEC_TASK = re.compile(r"RSpec::Core::RakeTask\.new(?![ \t]*\([ \t]*:(?!spec\b))")
+_TEST_TASK = re.compile(r"Rake::TestTask\.new(?![ \t]*\([ \t]*:(?!test\b))")
+# rake-compiler: the C (or Java) extension is built by `rake compile`, into a file git ignores.
+_EXTENSION = re.compile(r"Rake::((?:Java)?ExtensionTask)\.new")
+_NOT_NARROWED = "; pm-agent cannot narrow a rake task to a task's test files: each test gate runs the whole suite"
+
+
+def _rake_builds_first(rakefile: str, name: str, runner: re.Pattern[str], bare: str) -> tuple[str, str] | None:
+    """(rake's arguments, why) when the Rakefile's `name` task builds something first (msgpack-ruby's `task :spec =>
+    :compile`: a clean checkout has no compiled extension, which `bundle exec rspec` cannot load), or the project
+    compiles an extension with rake-compiler (`rake compile <name>`); None otherwise. `bare`: the command the reason
+    says would skip the prerequisites ("": none)."""
+    defined = runner.search(rakefile) is not None
+    prerequisites = re.search(_PREREQUISITES.format(name=name), rakefile, re.MULTILINE)
+    extension = _EXTENSION.search(rakefile)
+    # A spec task with prerequisites and no runner (`task :spec => :compile` alone) would compile and test nothing.
+    if prerequisites is not None and defined:
+        line = rakefile.count("\n", 0, prerequisites.start()) + 1
+        first = prerequisites.group(1).strip()
+        why = f"Rakefile line {line}: `{prerequisites.group(0).strip()}`: the Rakefile's {name} task runs {first} first"
+        return name, why + (f", which {bare} skips" if bare else "") + _NOT_NARROWED
+    if defined and extension is not None:
+        why = f"Rakefile: rake-compiler's {extension.group(1)} builds the extension the {name}s load"
+        return (
+            f"compile {name}",
+            f"{why}, which `rake {name}` alone does not (a clean worktree has none){_NOT_NARROWED}",
+        )
+    return None
 
 
 # PHP's tools by their configuration files: (slot, files, program, its arguments, the package that ships it, name).

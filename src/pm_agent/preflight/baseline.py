@@ -23,7 +23,7 @@ from pm_agent.gates.environment import (
     BaselineCommand,
     baseline_entry,
 )
-from pm_agent.gates.unrunnable import NOT_INSTALLED, program_named
+from pm_agent.gates.unrunnable import COREPACK, NOT_INSTALLED, program_named
 from pm_agent.gates.ward import run_command
 from pm_agent.listing import few
 from pm_agent.vcs import Git, GitCommandError
@@ -79,6 +79,15 @@ def fix_hint(key: str, command: str, reason: str, timeout_s: float) -> str:
         return f"set environment.setup_command: {install} (it runs in every new worktree before the gates), or {unset}"
     if reason.startswith("the gradle build has no task"):
         return f"apply the plugin that adds the task, or set environment.{key} to the right command, or {unset}"
+    if reason.startswith(COREPACK):
+        word = _tool_word(command)
+        manager = word if word in ("yarn", "pnpm") else "the one package.json's packageManager names"
+        install = f"npm install -g {word}" if word in ("yarn", "pnpm") else "npm install -g <name>"
+        return (
+            "let corepack fetch the package manager where the registry can be reached (`corepack enable`, then"
+            " `corepack install` in the repository; `npm install -g corepack@latest` when its signing keys are out of"
+            f" date), or install {manager} globally (`{install}`) ahead of corepack's shim on PATH, or {unset}"
+        )
     module = re.search(r"No module named ([\w.]+)", reason)
     program = program_named(reason)
     tool = module.group(1) if module else program or _tool_word(command)
@@ -88,12 +97,30 @@ def fix_hint(key: str, command: str, reason: str, timeout_s: float) -> str:
     if program is not None and program != _tool_word(command) and installs is not None:
         # `npm test` runs `xo && ava`: the script's programs come with the project's dependencies, not with npm.
         return f"install the project's dependencies (`{installs}`: the script runs {program}), or {unset}"
-    return f"install {tool}, or {unset}"
+    install = f" (`{_INSTALL_PROGRAM[tool]}`)" if tool in _INSTALL_PROGRAM else ""
+    return f"install {tool}{install}, or {unset}"
+
+
+# What installs a program whose name is not its package's, or that no system package manager ships.
+_INSTALL_PROGRAM = {
+    "bundle": "gem install bundler",
+    "rake": "gem install rake",
+    "yarn": "npm install -g yarn",
+    "pnpm": "npm install -g pnpm",
+    "poetry": "pipx install poetry",
+    "pipenv": "pipx install pipenv",
+    "hatch": "pipx install hatch",
+    "uv": "pipx install uv",
+}
 
 
 # Package managers whose scripts run programs the project's dependencies install (node_modules/.bin).
 _INSTALLS = {
-    "npm": "npm install", "npx": "npm install", "pnpm": "pnpm install", "yarn": "yarn install", "bun": "bun install"
+    "npm": "npm install",
+    "npx": "npm install",
+    "pnpm": "pnpm install",
+    "yarn": "yarn install",
+    "bun": "bun install",
 }
 
 
