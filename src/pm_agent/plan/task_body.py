@@ -14,6 +14,7 @@ from pm_agent.plan import fields
 from pm_agent.plan.contract import is_contract_block, read_contract
 from pm_agent.plan.draft import TASK_LISTS, Blocked, Draft
 from pm_agent.plan.fasttask import ItemLines
+from pm_agent.plan.file_prose import read_file_prose
 from pm_agent.plan.markdown import Line, Node, first_line, inline_of, item_paragraph, lines_of
 from pm_agent.plan.nested_fences import fence_lines, suspect
 from pm_agent.plan.refs import Ref, all_earlier, consumed_refs, names_tasks, phase_ref, read_refs
@@ -228,7 +229,7 @@ class TaskBody:
             draft.in_steps = True
         elif draft.pending == "files":
             if not fields.add_file_entry(draft.files, text.replace("：", ":"), first.code):
-                self.bullet_field(draft, lines, text, line)  # `- **Depends on:** Task 1` ending the list; else unread
+                self.file_prose(draft, where, lines, text, line)
         elif draft.pending == "depends_on":
             self.add_refs(draft, text, line, unread)
         elif draft.pending in SOFT_FIELDS:
@@ -237,6 +238,20 @@ class TaskBody:
         elif draft.pending is not None:
             draft.add(draft.pending, text)
         elif not self.bullet_field(draft, lines, text, line) and not draft.in_steps:
+            draft.description.append(self.raw_map(where))
+
+    def file_prose(
+        self, draft: Draft, where: tuple[int, int] | None, lines: list[Line], text: str, plan_line: int
+    ) -> None:
+        """A Files-list item that is no plain entry: a field ending the list (`- **Depends on:** Task 1`), else
+        what file_prose.py makes of it (`Possibly create:`, `Read:`, ...); what it keeps goes to the description."""
+        warned = len(self.warnings)
+        if self.bullet_field(draft, lines, text, plan_line):
+            return
+        prose = read_file_prose(draft.files, text.replace("：", ":"), lines[0].code)
+        if prose.warning is not None and len(self.warnings) == warned:  # not when bullet_field said it already
+            self.warn(prose.warning, plan_line)
+        if prose.keep or len(self.warnings) > warned:
             draft.description.append(self.raw_map(where))
 
     def bullet_field(self, draft: Draft, lines: list[Line], text: str, plan_line: int) -> bool:
