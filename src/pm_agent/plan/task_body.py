@@ -17,7 +17,7 @@ from pm_agent.plan.fasttask import ItemLines
 from pm_agent.plan.file_prose import read_file_prose
 from pm_agent.plan.markdown import Line, Node, first_line, inline_of, item_paragraph, lines_of
 from pm_agent.plan.nested_fences import fence_lines, suspect
-from pm_agent.plan.refs import Ref, all_earlier, consumed_refs, names_tasks, phase_ref, read_refs
+from pm_agent.plan.refs import Ref, all_earlier, consumed_refs, names_tasks, phase_ref, read_refs, title_deps
 
 __all__ = ["SOFT_FIELDS", "TaskBody"]
 
@@ -48,6 +48,19 @@ class TaskBody:
     def raw_map(self, where: tuple[int, int] | None) -> str:
         start, end = where if where else (0, 0)
         return "\n".join(self.lines[start:end]).rstrip()
+
+    def open_task(self, parsed: tuple[str, str], text: str, line: int, level: int) -> Draft:
+        """The draft a task heading (`text`, read as `parsed`) opens, with what its title says about when it runs:
+        `(after Task 2)` is a dependency; `(only if Task 2 fails)` a warning, as pm-agent runs every task."""
+        draft = Draft(task_id=parsed[0], title=parsed[1], line=line, level=level)
+        draft.done = fields.heading_checked(text)
+        # The bracket came before the title (`Task 4 (depends on 1, 2): Title`) when the heading does not end with it.
+        refs, condition = title_deps(parsed[1], bare=not text.rstrip().endswith((")", "）")))
+        draft.add_refs(refs)
+        if condition is not None and not draft.done:
+            said = f"Task {draft.task_id}'s title makes it conditional ({condition!r})"
+            self.warn(f"{said}: pm-agent runs every task, this one too; no dependency is read from it", line)
+        return draft
 
     def paragraph(self, draft: Draft, node: Node) -> None:
         inline = inline_of(node)
