@@ -31,7 +31,8 @@ def test_plan_shows_inferred_edges_notes_and_warnings(tmp_path: Path) -> None:
         "depends on (inferred): task-1, task-2, task-3, task-4, task-5: verification task ('Final verification') "
         "runs after every earlier task"
     ) in out
-    assert "Warnings (2):" in out
+    assert "Warnings (4):" in out
+    assert f"{plan}:86: 'Modify: any file the review turns up (expected: none)' in the Files list" in out
     assert f"{plan}:35: 'Depends on' read as Task 1" in out
 
 

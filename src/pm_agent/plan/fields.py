@@ -29,10 +29,16 @@ _HEADING_BOX = r"(?:[-*+]\s+)?\[[ xX~-]\]\s*"
 # must hold a digit or be one capital letter, so a heading such as `Task ownership: who does what` is not a task.
 # A range of tasks in one section, `Task 3-6: Title`, is one task `3-6`; written with an en or em dash, a wave
 # dash or ` to ` it is the same task (no spaces around a dash: `Task 3 – 6 files` is task 3, as it always was).
+# Words that open a bracket saying when a task runs, at the end of its title or before it (`Task 3 (after Task 2):
+# Title`): refs.title_deps reads them.
+TITLE_PAREN_WORDS = (
+    r"after|depends?\s+on|requires?|blocked\s+by|needs|waits?\s+for|only\s+(?:if|when)|unless|if|optional"
+)
 _TASK_HEADING = re.compile(
     rf"^(?:{_HEADING_BOX})?(?:{_TASK_WORD})"
     r"(?P<id>(?-i:[A-Z])(?=\s*[:：]|\s+[-–—]+\s|\.\s)|(?=[A-Za-z0-9._-]*\d)[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)"
     r"(?:(?:[–—]|\s*[〜～]\s*|\s+to\s+)(?P<high>\d+(?:\.\d+)*[a-z]?))?"
+    rf"(?:\s*[(（](?P<when>(?:{TITLE_PAREN_WORDS})\b[^()（）]*)[)）])?"
     r"(?:\s*[:：]\s*|\s+[-–—]+\s+|\.\s+)(?P<title>\S.*)$",
     re.IGNORECASE,
 )
@@ -100,13 +106,16 @@ def step_title(text: str) -> str | None:
 
 @lru_cache(maxsize=4096)  # each task heading is read twice: by the section split and by the reader
 def task_heading(text: str) -> tuple[str, str] | None:
-    """`Task 3a: Title` (also `：`, ` — `, ` - ` or `.`) -> ("3a", "Title"); None otherwise."""
+    """`Task 3a: Title` (also `：`, ` — `, ` - ` or `.`) -> ("3a", "Title"); `Task 3 (after Task 2): Title` ->
+    ("3", "Title (after Task 2)"); None otherwise."""
     match = _TASK_HEADING.match(text.strip())
     if match is None:
         return None
     high = match.group("high")
     task_id = f"{match.group('id')}-{high}" if high else match.group("id")  # `3–6` is read as `3-6`
-    return normalize_task_id(task_id), match.group("title").strip()
+    title, when = match.group("title").strip(), match.group("when")
+    # `Task 3 (after Task 2): Title`: the bracket goes to the end of the title, where refs.title_deps reads it.
+    return normalize_task_id(task_id), f"{title} ({when.strip()})" if when else title
 
 
 def heading_checked(text: str) -> bool:

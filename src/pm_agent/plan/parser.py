@@ -186,8 +186,7 @@ class _Reader(TaskBody):
             self.close(node.map[0] if node.map else len(self.lines))
             draft = None
         if parsed is not None:
-            self.draft = Draft(task_id=parsed[0], title=parsed[1], line=first_line(node), level=level)
-            self.draft.done = fields.heading_checked(text)
+            self.draft = self.open_task(parsed, text, first_line(node), level)
             return
         if draft is None:
             self.last_heading = text

@@ -6,9 +6,19 @@ import re
 from dataclasses import dataclass
 
 from pm_agent.plan import fastpath
-from pm_agent.plan.fields import FULL_WIDTH, normalize_task_id
+from pm_agent.plan.fields import FULL_WIDTH, TITLE_PAREN_WORDS, normalize_task_id
 
-__all__ = ["Ref", "all_earlier", "consumed_refs", "names_tasks", "parse_refs", "phase_number", "phase_ref", "read_refs"]
+__all__ = [
+    "Ref",
+    "all_earlier",
+    "consumed_refs",
+    "names_tasks",
+    "parse_refs",
+    "phase_number",
+    "phase_ref",
+    "read_refs",
+    "title_deps",
+]
 
 # A reference at the start of a piece: `Task 2`, `task-2`, `Tasks 2`, `#2`, `2`, `T-3a`; the rest is prose.
 _REF_HEAD = re.compile(
@@ -220,6 +230,34 @@ def _note(text: str) -> str:
                 note = f"{note[1:index].strip()} {note[index + 1 :].strip()}"
                 break
     return note.strip().lstrip(":：-–—").strip().rstrip(".").strip()
+
+
+# A bracket closing a task's title that says when the task runs: `(after Task 2)`, `(only if Task 2 fails)`.
+_TITLE_WHEN = re.compile(rf"[(（](?P<word>{TITLE_PAREN_WORDS})\b\s*(?P<rest>[^()（）]*)[)）]$", re.IGNORECASE)
+_CONDITIONAL = ("only", "unless", "if", "optional")
+_NAMED = re.compile(r"(?:tasks?\b|任务|#)", re.IGNORECASE)  # a reference with the word Task (or `#`) before it
+
+
+def title_deps(title: str, *, bare: bool = False) -> tuple[list[Ref], str | None]:
+    """The tasks a bracket at the end of a task's title makes it wait for (`Deploy (requires Task 2 and Task 3)`),
+    each noted as from the title; or that bracket's text when it makes the task conditional (`(only if Task 2 is
+    not approved)`, `(optional)`), else None. Ids without the word Task count only when `bare` (`Task 4 (depends on
+    1, 2): Title`, where nothing else can follow `depends on`; `(requires 3.11)` at a title's end is no task)."""
+    if not title.endswith((")", "）")):
+        return [], None  # most titles
+    match = _TITLE_WHEN.search(title.rstrip())
+    if match is None:
+        return [], None
+    if match.group("word").lower().startswith(_CONDITIONAL):
+        return [], match.group(0)[1:-1].strip()
+    rest = match.group("rest").strip()
+    try:
+        refs = read_refs(rest)
+    except ValueError:
+        return [], None  # `(after the SEO sweep)`: no task, and the title says it as it is
+    if not names_tasks(refs) or not (_NAMED.match(rest) or (bare and not any(ref.note for ref in refs))):
+        return [], None
+    return [Ref(ref.task_id, f"from the title: {ref.note}" if ref.note else "from the title") for ref in refs], None
 
 
 def _join(first: str, second: str) -> str:

@@ -14,9 +14,10 @@ from pm_agent.plan import fields
 from pm_agent.plan.contract import is_contract_block, read_contract
 from pm_agent.plan.draft import TASK_LISTS, Blocked, Draft
 from pm_agent.plan.fasttask import ItemLines
+from pm_agent.plan.file_prose import read_file_prose
 from pm_agent.plan.markdown import Line, Node, first_line, inline_of, item_paragraph, lines_of
 from pm_agent.plan.nested_fences import fence_lines, suspect
-from pm_agent.plan.refs import Ref, all_earlier, consumed_refs, names_tasks, phase_ref, read_refs
+from pm_agent.plan.refs import Ref, all_earlier, consumed_refs, names_tasks, phase_ref, read_refs, title_deps
 
 __all__ = ["SOFT_FIELDS", "TaskBody"]
 
@@ -47,6 +48,19 @@ class TaskBody:
     def raw_map(self, where: tuple[int, int] | None) -> str:
         start, end = where if where else (0, 0)
         return "\n".join(self.lines[start:end]).rstrip()
+
+    def open_task(self, parsed: tuple[str, str], text: str, line: int, level: int) -> Draft:
+        """The draft a task heading (`text`, read as `parsed`) opens, with what its title says about when it runs:
+        `(after Task 2)` is a dependency; `(only if Task 2 fails)` a warning, as pm-agent runs every task."""
+        draft = Draft(task_id=parsed[0], title=parsed[1], line=line, level=level)
+        draft.done = fields.heading_checked(text)
+        # The bracket came before the title (`Task 4 (depends on 1, 2): Title`) when the heading does not end with it.
+        refs, condition = title_deps(parsed[1], bare=not text.rstrip().endswith((")", "）")))
+        draft.add_refs(refs)
+        if condition is not None and not draft.done:
+            said = f"Task {draft.task_id}'s title makes it conditional ({condition!r})"
+            self.warn(f"{said}: pm-agent runs every task, this one too; no dependency is read from it", line)
+        return draft
 
     def paragraph(self, draft: Draft, node: Node) -> None:
         inline = inline_of(node)
@@ -228,7 +242,7 @@ class TaskBody:
             draft.in_steps = True
         elif draft.pending == "files":
             if not fields.add_file_entry(draft.files, text.replace("：", ":"), first.code):
-                self.bullet_field(draft, lines, text, line)  # `- **Depends on:** Task 1` ending the list; else unread
+                self.file_prose(draft, where, lines, text, line)
         elif draft.pending == "depends_on":
             self.add_refs(draft, text, line, unread)
         elif draft.pending in SOFT_FIELDS:
@@ -237,6 +251,20 @@ class TaskBody:
         elif draft.pending is not None:
             draft.add(draft.pending, text)
         elif not self.bullet_field(draft, lines, text, line) and not draft.in_steps:
+            draft.description.append(self.raw_map(where))
+
+    def file_prose(
+        self, draft: Draft, where: tuple[int, int] | None, lines: list[Line], text: str, plan_line: int
+    ) -> None:
+        """A Files-list item that is no plain entry: a field ending the list (`- **Depends on:** Task 1`), else
+        what file_prose.py makes of it (`Possibly create:`, `Read:`, ...); what it keeps goes to the description."""
+        warned = len(self.warnings)
+        if self.bullet_field(draft, lines, text, plan_line):
+            return
+        prose = read_file_prose(draft.files, text.replace("：", ":"), lines[0].code)
+        if prose.warning is not None and len(self.warnings) == warned:  # not when bullet_field said it already
+            self.warn(prose.warning, plan_line)
+        if prose.keep or len(self.warnings) > warned:
             draft.description.append(self.raw_map(where))
 
     def bullet_field(self, draft: Draft, lines: list[Line], text: str, plan_line: int) -> bool:
