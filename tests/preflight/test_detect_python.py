@@ -327,3 +327,19 @@ def test_broken_pyproject_is_reported_with_its_line(repo: Path, machine: Machine
     detection = machine.add("python", tooled_python).detect(repo)
     assert "line 2" in rejected_for(detection, None)["pyproject.toml"]
     assert detection.environment.test_command == "python -m pytest -q"
+
+
+def test_only_a_makefile_target_gives_way_to_a_later_working_command(
+    repo: Path, machine: Machine, bare_python: Path
+) -> None:
+    """A Python project whose ruff is not installed keeps its ruff command, marked, even where a Node project of the
+    same repository lints fine: eslint is no stand-in for ruff, and the user is told what to install."""
+    pkg = '{"name": "x", "scripts": {"lint": "eslint ."}}'
+    write(repo, {"pyproject.toml": "[tool.ruff]\n", "package.json": pkg, "node_modules/.keep": ""})
+    detection = machine.add("python", bare_python).script("npm", "exit 0").detect(repo)
+    chosen = detection.chosen[Slot.LINT]
+    assert chosen.command == "python -m ruff check --no-fix ."
+    assert chosen.problem is not None
+    assert chosen.problem.startswith("not installed: ruff")
+    write(repo, {"Makefile": "lint:\n\tpm-agent-missing-linter src\n"})  # broken make, broken ruff: make stays first
+    assert machine.real("make").detect(repo).chosen[Slot.LINT].command == "make lint"

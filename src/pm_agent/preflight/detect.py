@@ -191,9 +191,9 @@ def _label(folder: str) -> str:
 
 
 def _choose(slot: Slot, findings: list[tuple[Source, Finding]]) -> tuple[Candidate | None, list[Rejected]]:
-    """The winner for `slot` across sources in order (a source's broken candidate gives way to a later source's
-    working one: a Makefile target whose recipe runs a program not on PATH, where the virtualenv has it), and every
-    other candidate with why it lost."""
+    """The winner for `slot` across sources in order (a Makefile target that cannot run gives way to a later source's
+    working command: its recipe runs a program not on PATH, which the virtualenv has), and every other candidate
+    with why it lost."""
     picks: list[tuple[Source, Candidate, list[Candidate]]] = []
     for source, found in findings:
         own = [c for c in found.candidates if c.slot == slot]
@@ -201,7 +201,13 @@ def _choose(slot: Slot, findings: list[tuple[Source, Finding]]) -> tuple[Candida
             picks.append((source, next((c for c in own if c.problem is None), own[0]), own))
     if not picks:
         return None, []
-    chosen = next((i for i, (_, pick, _) in enumerate(picks) if pick.problem is None), 0)
+    # Only a Makefile target gives way: it wraps a tool a later source runs itself. A broken Python or Node command
+    # stays the choice, marked, for the user to set up (npm's tests are no stand-in for pytest's).
+    chosen = 0
+    for i, (source, pick, _) in enumerate(picks):
+        if pick.problem is None or source is not Source.MAKE:
+            chosen = i if pick.problem is None else 0
+            break
     winner = picks[chosen][:2]
     dropped: list[Rejected] = []
     for i, (source, pick, own) in enumerate(picks):
