@@ -37,7 +37,8 @@ def test_ruff_hook_runs_ruff_check_with_its_flags_and_no_fix(
     write(repo, {".pre-commit-config.yaml": RUFF_HOOK.format(id=hook_id), "app.py": "import os\n"})
     chosen = machine.add("python", tooled_python).detect(repo).chosen[Slot.LINT]
     assert chosen.command == "python -m ruff check --no-fix --line-length=100 ."
-    assert chosen.reason == f"ruff: hook {hook_id} in .pre-commit-config.yaml line 10; importable by python"
+    # The hook pins ruff 0.13.0: the note on another version is test_detect_python's to check.
+    assert chosen.reason.startswith(f"ruff: hook {hook_id} in .pre-commit-config.yaml line 10; importable by python")
     result = machine.run(chosen.command, repo)
     assert result.exit_code == 1
     assert "F401" in result.output_tail  # the unused import: found, not fixed
@@ -47,10 +48,8 @@ def test_ruff_hook_runs_ruff_check_with_its_flags_and_no_fix(
 def test_a_ruff_settings_file_wins_over_the_hook(repo: Path, machine: Machine, tooled_python: Path) -> None:
     write(repo, {".pre-commit-config.yaml": RUFF_HOOK.format(id="ruff"), "ruff.toml": "line-length = 90\n"})
     chosen = machine.add("python", tooled_python).detect(repo).chosen[Slot.LINT]
-    assert (chosen.command, chosen.reason) == (
-        "python -m ruff check --no-fix .",
-        "ruff: ruff.toml; importable by python",
-    )
+    assert chosen.command == "python -m ruff check --no-fix ."
+    assert chosen.reason.startswith("ruff: ruff.toml; importable by python")
 
 
 @pytest.mark.parametrize(
@@ -73,7 +72,7 @@ def test_mypy_hook_is_the_typecheck(
     write(repo, {".pre-commit-config.yaml": config, "src/app.py": "x: int = 1\n", "tests/t.py": "y: int = 2\n"})
     chosen = machine.add("python", tooled_python).detect(repo).chosen[Slot.TYPECHECK]
     assert chosen.command == command
-    assert chosen.reason == f"mypy: hook mypy in .pre-commit-config.yaml line {line}; importable by python"
+    assert chosen.reason.startswith(f"mypy: hook mypy in .pre-commit-config.yaml line {line}; importable by python")
     assert machine.run(chosen.command, repo).ok
 
 

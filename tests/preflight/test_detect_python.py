@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import subprocess
 import sysconfig
 from pathlib import Path
 
@@ -343,3 +344,20 @@ def test_only_a_makefile_target_gives_way_to_a_later_working_command(
     assert chosen.problem.startswith("not installed: ruff")
     write(repo, {"Makefile": "lint:\n\tpm-agent-missing-linter src\n"})  # broken make, broken ruff: make stays first
     assert machine.real("make").detect(repo).chosen[Slot.LINT].command == "make lint"
+
+
+def test_a_ruff_other_than_the_pre_commit_pin_is_said(repo: Path, machine: Machine, tooled_python: Path) -> None:
+    """structlog pins ruff v0.15.16 in its hooks; ruff 0.17 here reports a copyright finding on every new file, which
+    the ratchet would fail each task for. init says so in the command's reason."""
+    said = subprocess.run([str(tooled_python), "-m", "ruff", "--version"], capture_output=True, text=True, check=True)
+    here = said.stdout.split()[-1]
+    hooks = (
+        "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: {rev}\n"
+        "    hooks:\n      - id: ruff\n"
+    )
+    write(repo, {"pyproject.toml": "[tool.ruff]\n", ".pre-commit-config.yaml": hooks.format(rev="v0.0.1")})
+    reason = machine.add("python", tooled_python).detect(repo).chosen[Slot.LINT].reason
+    assert reason.endswith(f"ruff {here} here, but .pre-commit-config.yaml pins 0.0.1: its findings may differ "
+                           "(install ruff==0.0.1)")  # fmt: skip
+    write(repo, {".pre-commit-config.yaml": hooks.format(rev=f"v{here}")})
+    assert "pins" not in machine.detect(repo).chosen[Slot.LINT].reason

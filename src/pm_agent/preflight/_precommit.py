@@ -103,6 +103,32 @@ def _hook(hook: Any, entry: dict[str, Any], text: str) -> Hook | None:
     )
 
 
+# The hook repositories that pin a Python tool's version by their `rev` (the tool's own release tags).
+_PINNING = {
+    "astral-sh/ruff-pre-commit": "ruff",
+    "charliermarsh/ruff-pre-commit": "ruff",
+    "pre-commit/mirrors-mypy": "mypy",
+    "pycqa/flake8": "flake8",
+}
+_VERSION = re.compile(r"v?(\d+\.\d+(?:\.\d+)?)")
+
+
+def pinned_versions(repo: Path) -> dict[str, str]:
+    """tool -> the version the config's hooks pin (`rev: v0.15.16` of ruff-pre-commit -> "0.15.16"); {} without one."""
+    try:
+        data: Any = yaml.safe_load((repo / CONFIG).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, yaml.YAMLError):
+        return {}
+    pins: dict[str, str] = {}
+    for entry in data.get("repos", []) if isinstance(data, dict) and isinstance(data.get("repos"), list) else []:
+        url, rev = (str(entry.get(k, "")) for k in ("repo", "rev")) if isinstance(entry, dict) else ("", "")
+        tool = _PINNING.get("/".join(url.lower().removesuffix(".git").rstrip("/").split("/")[-2:]))
+        version = _VERSION.fullmatch(rev.strip())
+        if tool is not None and version is not None:
+            pins.setdefault(tool, version.group(1))
+    return pins
+
+
 def _line_of(text: str, hook_id: str) -> int:
     found = re.search(rf"^[ \t-]*id:[ \t]*['\"]?{re.escape(hook_id)}['\"]?[ \t]*(?:#.*)?$", text, re.MULTILINE)
     return text.count("\n", 0, found.start()) + 1 if found else 1
@@ -112,4 +138,4 @@ def _first_line(exc: yaml.YAMLError) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
-__all__ = ["CONFIG", "Hook", "read_hooks"]
+__all__ = ["CONFIG", "Hook", "pinned_versions", "read_hooks"]

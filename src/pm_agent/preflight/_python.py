@@ -23,7 +23,7 @@ from pm_agent.preflight._django import django_project, pytest_runs_django
 from pm_agent.preflight._envs import managed_interpreter
 from pm_agent.preflight._hatch import hatch_scripts
 from pm_agent.preflight._lintscript import script_targets
-from pm_agent.preflight._precommit import Hook, read_hooks
+from pm_agent.preflight._precommit import CONFIG, Hook, pinned_versions, read_hooks
 from pm_agent.preflight._probe import Probe, PythonInfo
 from pm_agent.preflight._unittest import discover, unittest_blocker
 from pm_agent.preflight._unittest import read as _read
@@ -106,11 +106,25 @@ def detect_python(probe: Probe) -> Finding | None:
         (Slot.TYPECHECK, "mypy", *_settings(mypy_config and mypy_config + mypy_why, mypy_args, files.hook("mypy"))),
         (Slot.TYPECHECK, "pyright", *_settings(pyright_config, "", files.hook("pyright"))),
     ]
+    pins = pinned_versions(probe.repo)
     for slot, tool, args, config in checks:
         if config is not None:
             command, how, missing = _tool(probe, python, tool, tool, args)
+            if tool in pins and missing is None:
+                how += _drift(probe, command.removesuffix(args), tool, pins[tool])
             found.candidates.append(Candidate(slot, command, f"{tool}: {config}; {how}", problem or missing))
     return found
+
+
+def _drift(probe: Probe, runs: str, tool: str, pinned: str) -> str:
+    """A note when the tool that runs is not the version the project's pre-commit hooks pin: a newer ruff reports
+    rules the project never saw (structlog's ruff 0.15 pin against 0.17: a copyright finding on every new file)."""
+    said = probe.run([*shlex.split(runs), "--version"]).output_tail
+    found = re.search(r"(\d+\.\d+(?:\.\d+)?)", said)
+    if found is None or found.group(1) == pinned:
+        return ""
+    here = found.group(1)
+    return f"; {tool} {here} here, but {CONFIG} pins {pinned}: its findings may differ (install {tool}=={pinned})"
 
 
 def tool_config(repo: Path) -> str | None:
