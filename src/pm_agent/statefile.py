@@ -20,6 +20,25 @@ MIRRORED_EVENTS = frozenset({"task.transition", "session.created", "signal.recor
 HISTORY_RANK = {"transition": 0, "session": 1, "signal": 2, "gate": 3, "event": 4}
 
 
+# ESLint's legacy configuration (`.eslintrc*`) merges every config up the folders until one says `root: true`, so a
+# worktree under `.pm-agent/` inside the repository also merges the main checkout's config, and with an install of
+# its own (Yarn 2+, a pnpm workspace) two copies of a plugin clash ("ESLint couldn't determine the plugin ...
+# uniquely": redux-thunk's lint in a worktree). An empty config that says `root` ends the search at pm-agent's
+# folder and adds no rule; the worktree's own config, found first, is the one that counts.
+_ESLINT_STOP = ".eslintrc.json"
+
+
+def mark_state_dir(state_dir: Path) -> Path | None:
+    """Create `state_dir` with what keeps tools run in worktrees under it from reading the main checkout's settings;
+    the file made, None when it was there."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    stop = state_dir / _ESLINT_STOP
+    if stop.exists():
+        return None
+    stop.write_text('{"root": true}\n', encoding="utf-8")
+    return stop
+
+
 def default_store_path(repo: Path) -> Path:
     """Where a repository's state lives: `<repo>/.pm-agent/state.db`."""
     return repo / STATE_DIR / STATE_FILE

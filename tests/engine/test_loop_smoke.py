@@ -92,3 +92,6 @@ def test_two_tasks_run_gate_commit(target: Callable[[str], Target]) -> None:
         .endswith("Refs: task-2\nReview: docs/reviews/task-2-review.md")
     )
     assert git(t.repo, "rev-parse", "main") == git(t.repo, "rev-parse", rc.run.baseline_sha)
+    # The run keeps its folder's marker that ends ESLint's search for settings there (statefile.mark_state_dir).
+    assert (t.repo / ".pm-agent" / ".eslintrc.json").read_text(encoding="utf-8") == '{"root": true}\n'
+    assert git(t.repo, "status", "--porcelain").strip() == ""

@@ -33,6 +33,7 @@ from pm_agent.errors import NotFoundError
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import default_workflow
 from pm_agent.preflight.baseline import remove_stale_preflight
+from pm_agent.statefile import STATE_DIR, mark_state_dir
 from pm_agent.store import RunStatus, Store, default_store_path, open_store
 from pm_agent.vcs import Git
 from pm_agent.vcs.checkout_guard import CheckoutGuard
@@ -154,6 +155,7 @@ def resume_run(
 
 def _exclude_state_dir(git: Git) -> None:
     """Keep `.pm-agent/` out of `git status` without touching the user's .gitignore."""
+    mark_state_dir(git.path / STATE_DIR)
     exclude = Path(git.git_path("info/exclude"))
     text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
     if ".pm-agent/" not in text.splitlines():

@@ -51,6 +51,7 @@ from pm_agent.intake.docs import IntakePaths
 from pm_agent.intake.drift import note_drift
 from pm_agent.intake.flow import drive_intake
 from pm_agent.plan.models import Dependency, Plan, Task, Tier
+from pm_agent.statefile import STATE_DIR, mark_state_dir
 from pm_agent.store import RunRecord, RunStatus, Store, default_store_path, open_store
 from pm_agent.vcs import Git, working_branch
 from pm_agent.vcs.checkout_guard import CheckoutGuard
@@ -143,6 +144,7 @@ def _check_new(
 
 def _exclude_state_dir(git: Git) -> None:
     """Keep `.pm-agent/` out of `git status` (as `pm-agent run` does) without touching .gitignore."""
+    mark_state_dir(git.path / STATE_DIR)
     exclude = Path(git.git_path("info/exclude"))
     text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
     if ".pm-agent/" not in text.splitlines():

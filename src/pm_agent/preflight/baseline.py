@@ -26,6 +26,7 @@ from pm_agent.gates.environment import (
 from pm_agent.gates.unrunnable import COREPACK, NOT_INSTALLED, program_named
 from pm_agent.gates.ward import run_command
 from pm_agent.listing import few
+from pm_agent.statefile import mark_state_dir
 from pm_agent.vcs import Git, GitCommandError
 
 PREFLIGHT_DIR = "preflight"
@@ -156,10 +157,13 @@ def scratch_worktree(git: Git, state_dir: Path, sha: str) -> Iterator[Path]:
             f"cannot check out {sha[:12]} to run the environment commands on it: git says {said!r}"
             " (missing objects? `git fsck` names them; fetch them or clone again)"
         ) from None
+    made = mark_state_dir(state_dir)  # `pm-agent init` leaves nothing behind: what it made here goes with the worktree
     try:
         yield path
     finally:
         remove_stale_preflight(git, state_dir)
+        if made is not None:
+            made.unlink(missing_ok=True)
 
 
 def remove_stale_preflight(git: Git, state_dir: Path) -> None:
