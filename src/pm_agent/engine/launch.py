@@ -27,13 +27,13 @@ from pm_agent.engine.startup import (
     check_login,
     check_start,
     done_on_branch,
+    exclude_state_dir,
     record_takeover,
 )
 from pm_agent.errors import NotFoundError
 from pm_agent.human.channels import EscalationChannel
 from pm_agent.lifecycle import default_workflow
 from pm_agent.preflight.baseline import remove_stale_preflight
-from pm_agent.statefile import STATE_DIR, mark_state_dir
 from pm_agent.store import RunStatus, Store, default_store_path, open_store
 from pm_agent.vcs import Git
 from pm_agent.vcs.checkout_guard import CheckoutGuard
@@ -101,7 +101,7 @@ def start_run(
         listener.emit("run.branch_forward", moved)
     if not git.branch_exists(branch):
         git.create_branch(branch, baseline)
-    _exclude_state_dir(git)
+    exclude_state_dir(git)
     store = open_store(default_store_path(repo))
     run = store.create_run(
         plan,
@@ -151,13 +151,3 @@ def resume_run(
     rc.env_baseline = load_baseline(store, run.id)
     refresh_baseline(rc)
     return rc
-
-
-def _exclude_state_dir(git: Git) -> None:
-    """Keep `.pm-agent/` out of `git status` without touching the user's .gitignore."""
-    mark_state_dir(git.path / STATE_DIR)
-    exclude = Path(git.git_path("info/exclude"))
-    text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-    if ".pm-agent/" not in text.splitlines():
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + ".pm-agent/\n", encoding="utf-8")

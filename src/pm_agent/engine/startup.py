@@ -22,6 +22,7 @@ from pm_agent.errors import AgentError, ConfigError, InputError, VcsError
 from pm_agent.listing import few
 from pm_agent.plan import load_plan
 from pm_agent.plan.models import Plan, Presence, Task
+from pm_agent.statefile import STATE_DIR, mark_state_dir
 from pm_agent.store import Store, default_store_path
 from pm_agent.vcs import Git, is_protected_branch, working_branch
 
@@ -32,6 +33,7 @@ __all__ = [
     "check_login",
     "check_start",
     "done_on_branch",
+    "exclude_state_dir",
     "login_fix",
     "record_takeover",
     "repo_root",
@@ -342,3 +344,14 @@ def base_branch(git: Git, working: str) -> str:
         if git.branch_exists(name):
             return name
     return "your main branch"
+
+
+def exclude_state_dir(git: Git) -> None:
+    """Keep `.pm-agent/` out of `git status` without touching the user's .gitignore (a run's and a request's start),
+    and mark it (`statefile.mark_state_dir`)."""
+    mark_state_dir(git.path / STATE_DIR)
+    exclude = Path(git.git_path("info/exclude"))
+    text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    if ".pm-agent/" not in text.splitlines():
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + ".pm-agent/\n", encoding="utf-8")

@@ -38,6 +38,7 @@ from pm_agent.engine.startup import (
     check_agent,
     check_branch,
     check_login,
+    exclude_state_dir,
     repo_root,
     store_exists,
     uncommitted_files,
@@ -51,7 +52,6 @@ from pm_agent.intake.docs import IntakePaths
 from pm_agent.intake.drift import note_drift
 from pm_agent.intake.flow import drive_intake
 from pm_agent.plan.models import Dependency, Plan, Task, Tier
-from pm_agent.statefile import STATE_DIR, mark_state_dir
 from pm_agent.store import RunRecord, RunStatus, Store, default_store_path, open_store
 from pm_agent.vcs import Git, working_branch
 from pm_agent.vcs.checkout_guard import CheckoutGuard
@@ -142,16 +142,6 @@ def _check_new(
     return branch, runner
 
 
-def _exclude_state_dir(git: Git) -> None:
-    """Keep `.pm-agent/` out of `git status` (as `pm-agent run` does) without touching .gitignore."""
-    mark_state_dir(git.path / STATE_DIR)
-    exclude = Path(git.git_path("info/exclude"))
-    text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-    if ".pm-agent/" not in text.splitlines():
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + ".pm-agent/\n", encoding="utf-8")
-
-
 def new_request(
     repo: Path,
     request: str,
@@ -184,7 +174,7 @@ def new_request(
     opts = _Options(listener, channel, runner, slots, agent, poll_s, allow_dirty)
     with run_lock(root, "new"):
         git = Git(root)
-        _exclude_state_dir(git)
+        exclude_state_dir(git)
         run_id = secrets.token_hex(4)
         state_dir = default_store_path(root).parent
         worktree = state_dir / "worktrees" / run_id / "intake"
