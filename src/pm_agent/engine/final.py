@@ -95,6 +95,7 @@ def _checks(rc: RunContext, git: Git) -> list[Check]:
         ("full test suite", env.test_command),
         ("lint", env.lint_command),
         ("typecheck", env.typecheck_command),
+        ("format", env.format_command),
         ("build", env.build_command),
         ("migration dry-run", env.migration_dry_run_command),
         ("migration rollback", env.migration_rollback_command),

@@ -80,6 +80,7 @@ def task_contract(task: Task, config: PmConfig, *, shared_context: str, task_del
         "environment": {
             "lint_command": task.environment.lint_command or env.lint_command,
             "typecheck_command": task.environment.typecheck_command or env.typecheck_command,
+            "format_command": task.environment.format_command or env.format_command,
             "test_command": task.environment.test_command or env.test_command,
             "build_command": task.environment.build_command or env.build_command,
         },

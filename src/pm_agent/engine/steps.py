@@ -103,6 +103,7 @@ def environment(rc: RunContext, rec: TaskRecord) -> EnvironmentContract:
     return EnvironmentContract(
         lint_command=own.lint_command or conf.lint_command,
         typecheck_command=own.typecheck_command or conf.typecheck_command,
+        format_command=own.format_command or conf.format_command,
         test_command=own.test_command or conf.test_command,
         build_command=own.build_command or conf.build_command,
     )

@@ -2,7 +2,8 @@
 
 Gate 2 (tests added): every `tests_to_add` file exists, is part of the change, and passes when
 pm-agent runs the test runner on those files. Gate 3 (tests run): the environment's `test_command`
-and the contract's `tests_to_run` pass. Gate 4: `lint_command` and `typecheck_command` exit 0.
+and the contract's `tests_to_run` pass. Gate 4: `lint_command`, `typecheck_command` and
+`format_command` exit 0.
 With a baseline (the environment commands run on the run's baseline commit) and `environment.baseline:
 ratchet`, the environment's own commands in gates 3 and 4 fail only on what the task made worse (see
 environment.py); the evidence says which rule decided. A command that cannot run at all is an
@@ -187,11 +188,11 @@ def gate_lint_typecheck(
     env: Mapping[str, str] | None = None,
     baseline: Baseline | None = None,
 ) -> GateResult:
-    """Gate 4: the contract's lint and typecheck commands exit 0, or under the ratchet add no finding to the
-    baseline's (each skipped when not configured)."""
+    """Gate 4: the contract's lint, typecheck and format-check commands exit 0, or under the ratchet add no finding
+    to the baseline's (each skipped when not configured)."""
     root = Path(worktree)
     contract = environment or task.environment
-    named = [("lint", contract.lint_command), ("typecheck", contract.typecheck_command)]
+    named = [("lint", contract.lint_command), ("typecheck", contract.typecheck_command), ("format", contract.format_command)]
     configured = [(name, cmd) for name, cmd in named if cmd]
     if not configured:
         return GateResult(
@@ -202,7 +203,8 @@ def gate_lint_typecheck(
         )
     results = [_run(cmd, root, timeout_s, env) for _, cmd in configured]
     verdicts = _judged(results, baseline, timeout_s, {cmd for _, cmd in configured})
-    lines = [f"{name}: not configured" for name, cmd in named if not cmd]
+    # A format check is optional (many projects have none): its absence is not worth a line on every gate run.
+    lines = [f"{name}: not configured" for name, cmd in named[:2] if not cmd]
     lines += _verdict_evidence(results, verdicts, baseline)
     return GateResult(
         gate=GateId.LINT_TYPECHECK,

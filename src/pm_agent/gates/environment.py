@@ -21,6 +21,7 @@ ENVIRONMENT_COMMANDS: tuple[tuple[str, str], ...] = (
     ("test_command", "tests"),
     ("lint_command", "lint"),
     ("typecheck_command", "typecheck"),
+    ("format_command", "format"),
     ("build_command", "build"),
     ("migration_dry_run_command", "migration dry-run"),
     ("migration_rollback_command", "migration rollback"),

@@ -74,9 +74,9 @@ class GateContext:
         return parse_pytest_summary(entry.output or entry.output_tail) if entry is not None else None
 
     def lint_commands(self) -> list[str]:
-        """The configured lint and typecheck commands."""
+        """The configured lint, typecheck and format-check commands."""
         contract = self.contract()
-        return [c for c in (contract.lint_command, contract.typecheck_command) if c]
+        return [c for c in (contract.lint_command, contract.typecheck_command, contract.format_command) if c]
 
 
 GATES: dict[GateId, Callable[[GateContext], GateResult]] = {

@@ -67,6 +67,7 @@ class EnvironmentContract(_Model):
 
     lint_command: str | None = None
     typecheck_command: str | None = None
+    format_command: str | None = None
     test_command: str | None = None
     build_command: str | None = None
 

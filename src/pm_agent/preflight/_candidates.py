@@ -26,6 +26,7 @@ class Slot(StrEnum):
     SETUP = "setup_command"
     LINT = "lint_command"
     TYPECHECK = "typecheck_command"
+    FORMAT = "format_command"
     TEST = "test_command"
     BUILD = "build_command"
 

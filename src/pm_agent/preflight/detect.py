@@ -54,6 +54,7 @@ ORDER: dict[Slot, tuple[Source, ...]] = {
     Slot.SETUP: _LANGUAGES,
     Slot.LINT: _FIRST_MAKE,
     Slot.TYPECHECK: _FIRST_MAKE,
+    Slot.FORMAT: _FIRST_MAKE,
     Slot.TEST: _LAST_MAKE,
     Slot.BUILD: _LAST_MAKE,
 }
