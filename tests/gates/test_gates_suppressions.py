@@ -57,6 +57,12 @@ def calc(make_work: MakeWork) -> Work:
         ("a.go", "x := f() //nolint:errcheck", "//nolint", ("errcheck",)),
         ("a.rs", "#[allow(dead_code)]", "#[allow]", ("dead_code",)),
         ("a.rs", "#![allow(clippy::all)]", "#[allow]", ("clippy::all",)),
+        # Formatters' own switches: the format check passes a region it was told to leave alone.
+        ("a.py", "x = [1,2]  # fmt: skip", "# fmt: off", ()),
+        ("a.py", "# fmt: off", "# fmt: off", ()),
+        ("a.ts", "// prettier-ignore", "prettier-ignore", ()),
+        ("a.vue", "<!-- prettier-ignore-start -->", "prettier-ignore", ()),
+        ("a.rs", "#[rustfmt::skip]", "#[rustfmt::skip]", ()),
     ],
 )
 def test_each_marker_is_found_with_its_codes(path: str, line: str, marker: str, codes: tuple[str, ...]) -> None:
@@ -242,6 +248,26 @@ def test_ruff_per_file_ignores_justified_by_code_and_glob(calc: Work) -> None:
             '[package]\nname = "x"\n\n[lints.clippy]\nunwrap_used = "allow"\n',
             "cargo lints.clippy.unwrap_used = allow",
         ),
+        (
+            "pyproject.toml",
+            "[tool.ruff]\nline-length = 100\n",
+            '[tool.ruff]\nline-length = 100\n\n[tool.ruff.format]\nexclude = ["calc.py"]\n',
+            "ruff format.exclude += calc.py",
+        ),
+        (
+            "pyproject.toml",
+            "[tool.black]\nline-length = 100\n",
+            "[tool.black]\nline-length = 100\nextend-exclude = 'calc\\.py'\n",
+            "black extend-exclude += calc\\.py",
+        ),
+        (".prettierignore", "dist\n", "dist\n# new\nsrc/calc.js\n", "prettier ignore += src/calc.js"),
+        (
+            "rustfmt.toml",
+            'edition = "2021"\n',
+            'edition = "2021"\nignore = ["src/calc.rs"]\n',
+            "rustfmt ignore += src/calc.rs",
+        ),
+        ("rustfmt.toml", "", "disable_all_formatting = true\n", "rustfmt disable_all_formatting = true"),
     ],
 )
 def test_configuration_weakenings_per_tool(make_work: MakeWork, path: str, before: str, after: str, what: str) -> None:

@@ -192,7 +192,11 @@ def gate_lint_typecheck(
     to the baseline's (each skipped when not configured)."""
     root = Path(worktree)
     contract = environment or task.environment
-    named = [("lint", contract.lint_command), ("typecheck", contract.typecheck_command), ("format", contract.format_command)]
+    named = [
+        ("lint", contract.lint_command),
+        ("typecheck", contract.typecheck_command),
+        ("format", contract.format_command),
+    ]
     configured = [(name, cmd) for name, cmd in named if cmd]
     if not configured:
         return GateResult(

@@ -64,6 +64,11 @@ RULES: tuple[Rule, ...] = (
     *_rules("ruff", "ignore|extend-ignore|exclude|extend-exclude", "added"),
     *_rules("ruff", "per-file-ignores/*|extend-per-file-ignores/*", "added"),
     *_rules("ruff", "select|extend-select", "removed"),
+    *_rules("ruff", "format/exclude", "added"),  # the formatter's own excludes (the root's apply to it too)
+    *_rules("black", "exclude|extend-exclude|force-exclude", "added"),
+    *_rules("prettier", "ignore", "added"),
+    *_rules("rustfmt", "ignore", "added"),
+    *_rules("rustfmt", "disable-all-formatting", "true"),
     *_rules("flake8", "ignore|extend-ignore|exclude|extend-exclude", "added"),
     *_rules("flake8", "per-file-ignores|extend-per-file-ignores", "added", split="perfile"),
     *_rules("flake8", "per-file-ignores/*|extend-per-file-ignores/*", "added"),

@@ -45,6 +45,9 @@ _FORMATS: tuple[tuple[str, str], ...] = (
     (".eslintrc.yml", "eslint"),
     (".eslintrc.yaml", "eslint"),
     (".eslintignore", "eslintignore"),
+    (".prettierignore", "prettierignore"),
+    ("rustfmt.toml", "rustfmt"),
+    (".rustfmt.toml", "rustfmt"),
     ("package.json", "package"),
     (".golangci.yml", "golangci"),
     (".golangci.yaml", "golangci"),
@@ -135,7 +138,7 @@ def _pyproject(data: Mapping[str, Any]) -> dict[str, Any]:
         trees["mypy"] = mypy
     if isinstance(tool.get("pylint"), Mapping):
         trees["pylint"] = _collapse_sections(tool["pylint"])
-    for name in ("pyright", "flake8"):
+    for name in ("pyright", "flake8", "black"):
         if isinstance(tool.get(name), Mapping):
             trees[name] = tool[name]
     pytest = tool.get("pytest")
@@ -199,9 +202,13 @@ def _trees(kind: str, text: str) -> dict[str, Any]:
     if kind == "eslint":
         data = json.loads(_strip_jsonc(text) or "{}") if text.lstrip().startswith("{") else yaml.safe_load(text)
         return {"eslint": data or {}}
-    if kind == "eslintignore":
+    if kind in ("eslintignore", "prettierignore"):
         patterns = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
-        return {"eslint": {"ignorePatterns": patterns}}
+        return (
+            {"eslint": {"ignorePatterns": patterns}} if kind == "eslintignore" else {"prettier": {"ignore": patterns}}
+        )
+    if kind == "rustfmt":
+        return {"rustfmt": tomllib.loads(text)}
     if kind == "package":
         data = json.loads(text or "{}")
         return {"eslint": data.get("eslintConfig") or {}} if isinstance(data, Mapping) else {}

@@ -36,6 +36,7 @@ PYTHON_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("# mypy: ignore-errors", re.compile(r"#\s*mypy:\s*(?:ignore-errors|disable-error-code\s*=?\s*" + _CODES + ")")),
     ("# pylint: disable", re.compile(r"#\s*pylint:\s*disable(?:-next)?\s*=\s*(?P<codes>[\w\-, ]+)")),
     ("# nosec", re.compile(r"#\s*nosec\b(?:\s+(?P<codes>B\d+(?:[\s,]+B\d+)*))?")),
+    ("# fmt: off", re.compile(r"#\s*fmt:\s*(?:off|skip)\b")),  # ruff format and black leave the code as written
 )
 JS_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("eslint-disable", re.compile(r"eslint-disable(?:-next-line|-line)?\b(?P<codes>[^*\n]*)")),
@@ -43,6 +44,7 @@ JS_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("@ts-expect-error", re.compile(r"@ts-expect-error\b")),
     ("@ts-nocheck", re.compile(r"@ts-nocheck\b")),
     ("biome-ignore", re.compile(r"biome-ignore(?:-all)?\s+(?P<codes>[\w/]+)")),
+    ("prettier-ignore", re.compile(r"prettier-ignore(?:-start)?\b")),
     ("tslint:disable", re.compile(r"tslint:disable(?:-next-line|-line)?\b(?P<codes>[^*\n]*)")),
 )
 GO_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -51,6 +53,7 @@ GO_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 RUST_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("#[allow]", re.compile(r"#!?\[\s*(?:allow|expect)\s*\((?P<codes>[^)]*)\)")),
+    ("#[rustfmt::skip]", re.compile(r"#!?\[\s*rustfmt::skip\b")),
     ("#[cfg_attr(..., allow)]", re.compile(r"#!?\[\s*cfg_attr\s*\(.*\ballow\s*\((?P<codes>[^)]*)\)")),
 )
 

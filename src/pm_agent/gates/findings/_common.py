@@ -19,7 +19,8 @@ MAX_LINE_CHARS = 4000
 HARD_CAP = 100_000
 """A parser stops collecting past this many findings; the set is then too large to compare."""
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+# CSI (colours), OSC (links) and charset selection (`ESC ( B`, which rustfmt's terminal library prints after colours).
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]")
 
 
 class Raw(NamedTuple):

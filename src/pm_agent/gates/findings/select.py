@@ -58,6 +58,9 @@ parse_tsc, parse_eslint = _on_use("js_tools", "parse_tsc"), _on_use("js_tools", 
 parse_gradle, parse_maven = _on_use("jvm", "parse_gradle"), _on_use("jvm", "parse_maven")
 parse_rspec, parse_rubocop = _on_use("ruby_php", "parse_rspec"), _on_use("ruby_php", "parse_rubocop")
 parse_phpunit, parse_phpstan = _on_use("ruby_php", "parse_phpunit"), _on_use("ruby_php", "parse_phpstan")
+parse_ruff_format, parse_black = _on_use("formatters", "parse_ruff_format"), _on_use("formatters", "parse_black")
+parse_prettier, parse_gofmt = _on_use("formatters", "parse_prettier"), _on_use("formatters", "parse_gofmt")
+parse_rustfmt = _on_use("formatters", "parse_rustfmt")
 
 
 # Order matters in shape mode: earlier parsers claim their lines first.
@@ -85,6 +88,16 @@ PARSERS: dict[str, Parser] = {
             parse_eslint,
             _shape(r"^✖ \d+ problems? \(|\[(?:Error|Warning)/[\w@/-]+\]$|, (?:Error|Warning) - "),
         ),
+        # Before ruff: its full output's `unformatted: ...` header and arrow are the formatter's, not a lint finding.
+        Parser(
+            "ruff-format",
+            parse_ruff_format,
+            _shape(r"^Would reformat: |^unformatted: File would be reformatted$|:\d+:\d+: unformatted: "),
+        ),
+        Parser("black", parse_black, _shape(r"^would reformat \S|^Oh no! ")),
+        Parser("prettier", parse_prettier, _shape(r"^\[warn\] Code style issues ")),
+        Parser("gofmt", parse_gofmt, _shape(r"(?!)")),  # bare file names: read only for a command naming gofmt
+        Parser("rustfmt", parse_rustfmt, _shape(r"^Diff in \S.*(?::\d+:| at line \d+:)$")),
         Parser("pylint", parse_pylint, _shape(r"^\*{13} Module |^\S.*:\d+:\d+: [CRWEF]\d{4}: ")),
         Parser(
             "ruff", parse_ruff, _shape(r"^\S.*:\d+:\d+: [A-Z]+\d+ \[\*\] |^Found \d+ errors?\.$|^\s*--> \S+:\d+:\d+$")
@@ -121,6 +134,10 @@ _TOOL_WORDS: dict[str, tuple[str, ...]] = {
     "standardrb": ("rubocop",),
     "phpunit": ("phpunit",),
     "phpstan": ("phpstan",),
+    "black": ("black",),
+    "prettier": ("prettier",),
+    "gofmt": ("gofmt",),
+    "rustfmt": ("rustfmt",),
 }
 _SUBCOMMANDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("go", "vet"): ("go-vet",),
@@ -135,6 +152,8 @@ _SUBCOMMANDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("cargo", "t"): ("cargo", "cargo-test"),
     ("cargo", "nextest"): ("cargo", "cargo-test"),
     ("manage.py", "test"): ("unittest",),
+    ("ruff", "format"): ("ruff-format",),
+    ("cargo", "fmt"): ("rustfmt",),
 }
 
 
@@ -156,10 +175,8 @@ def parsers_for_command(command: str) -> list[str]:
     words = _words(command)
     names: list[str] = []
     for i, word in enumerate(words):
-        after = _next_word(words, i)
-        if word == "ruff" and after == "format":
-            continue  # `ruff format --check` lists files to reformat, not findings: left to the exit status
-        found = _TOOL_WORDS.get(word) or _SUBCOMMANDS.get((word, after), ())
+        # The subcommand first: `ruff format` is the formatter, `ruff check` (not listed) the linter.
+        found = _SUBCOMMANDS.get((word, _next_word(words, i))) or _TOOL_WORDS.get(word, ())
         names.extend(n for n in found if n not in names)
     return names
 

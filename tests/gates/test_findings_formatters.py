@@ -1,0 +1,119 @@
+"""Format checks on real outputs (tests/gates/fixtures/findings/{ruff-format,black,prettier,gofmt,rustfmt}-*):
+a finding per file the formatter would rewrite, one per file it cannot parse, and the ratchet between them."""
+
+from __future__ import annotations
+
+import pytest
+
+from pm_agent.gates.findings import parse_findings, ratchet
+
+from .test_findings_parsers import load, parse, where
+
+OLD_PY, NEW_PY = ("pkg/old.py", None, "format"), ("pkg/new.py", None, "format")
+CASES = {
+    "ruff-format-base": ("ruff-format", [OLD_PY]),
+    "ruff-format-new": ("ruff-format", [NEW_PY, OLD_PY]),
+    "ruff-format-syntax": ("ruff-format", [("pkg/broken.py", 1, "syntax"), OLD_PY]),
+    "ruff-format-concise-new": ("ruff-format", [NEW_PY, OLD_PY]),
+    "ruff-format-concise-syntax": ("ruff-format", [("pkg/broken.py", 1, "syntax"), OLD_PY]),
+    "ruff06-format-new": ("ruff-format", [NEW_PY, OLD_PY]),
+    "ruff06-format-syntax": ("ruff-format", [("pkg/broken.py", 1, "syntax"), OLD_PY]),
+    "black-new": ("black", [NEW_PY, OLD_PY]),
+    "black-syntax": ("black", [("pkg/broken.py", 1, "syntax"), OLD_PY]),
+    "prettier-new": ("prettier", [("src/new.js", None, "format"), ("src/old.js", None, "format")]),
+    "prettier-syntax": ("prettier", [("src/broken.js", 1, "syntax"), ("src/old.js", None, "format")]),
+    "gofmt-new": ("gofmt", [("main.go", None, "format"), ("sub/new.go", None, "format")]),
+    "gofmt-syntax": ("gofmt", [("main.go", None, "format"), ("sub/broken.go", 2, "syntax")]),
+    "rustfmt-new": ("rustfmt", [("src/main.rs", None, "format"), ("src/util.rs", None, "format")]),
+    "rustfmt-syntax": ("rustfmt", [("src/util.rs", 2, "syntax")]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_unformatted_file_and_each_file_it_cannot_parse(name: str) -> None:
+    fs = parse(name)
+    parser, expected = CASES[name]
+    assert (fs.parser, fs.note) == (parser, "")
+    assert where(fs) == expected
+    # black and rustfmt print absolute paths: made relative to the folder the check ran in.
+    assert all(f.path is not None and not f.path.startswith("/") for f in fs.findings)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "parser", "added"),
+    [
+        ("ruff-format-", "ruff-format", "pkg/new.py"),
+        ("ruff-format-concise-", "ruff-format", "pkg/new.py"),
+        ("ruff06-format-", "ruff-format", "pkg/new.py"),
+        ("black-", "black", "pkg/new.py"),
+        ("prettier-", "prettier", "src/new.js"),
+        ("gofmt-", "gofmt", "sub/new.go"),
+        ("rustfmt-", "rustfmt", "src/util.rs"),
+    ],
+)
+def test_a_file_left_unformatted_is_the_one_new_finding(prefix: str, parser: str, added: str) -> None:
+    base, new = load(prefix + "base"), load(prefix + "new")
+    worse = ratchet(
+        new.command, base.output, base.exit_code, new.output, new.exit_code, root=new.root, baseline_root=base.root
+    )
+    assert (worse.passed, worse.rule, worse.parser) == (False, "findings", parser)
+    assert [(f.path, f.code) for f in worse.new] == [(added, "format")]
+    assert worse.preexisting_count == 1
+    same = ratchet(base.command, base.output, base.exit_code, base.output, base.exit_code, root=base.root)
+    assert (same.passed, same.rule, same.new_count, same.preexisting_count) == (True, "findings", 0, 1)
+
+
+@pytest.mark.parametrize("prefix", ["ruff-format-", "ruff06-format-", "black-", "prettier-", "rustfmt-"])
+def test_a_command_naming_no_formatter_reads_its_output_by_shape(prefix: str) -> None:
+    run = load(prefix + "new")
+    by_shape = parse_findings(
+        "make format-check", run.output + "\nmake: *** [Makefile:9: format-check] Error 1\n", 2, root=run.root
+    )
+    assert where(by_shape) == where(parse(prefix + "new"))
+
+
+def test_gofmt_is_never_guessed_from_bare_file_names() -> None:
+    run = load("gofmt-new")
+    assert not parse_findings("make format-check", run.output, 1, root=run.root).parsed
+
+
+def test_a_line_gofmt_does_not_print_makes_its_list_unreadable() -> None:
+    run = load("gofmt-new")
+    broken = run.output + "\nopen sub/secret.go: permission denied\n"
+    fs = parse_findings(run.command, broken, 1, root=run.root)
+    assert not fs.parsed
+    assert "permission denied" in fs.note
+
+
+def test_a_summary_counting_more_files_than_listed_means_not_parsed() -> None:
+    run = load("ruff06-format-new")
+    cut = run.output.replace("Would reformat: pkg/new.py\n", "")  # "2 files would be reformatted" kept
+    fs = parse_findings(run.command, cut, run.exit_code, root=run.root)
+    assert not fs.parsed
+    assert "reports 2 but 1" in fs.note
+    prettier = load("prettier-new")
+    fs = parse_findings(prettier.command, prettier.output.replace("[warn] src/new.js\n", ""), 1, root=prettier.root)
+    assert "reports 2 but 1" in fs.note
+
+
+def test_a_rustfmt_error_without_a_file_is_still_a_finding() -> None:
+    fs = parse_findings("cargo fmt --check", "error: couldn't read src/gone.rs: No such file or directory\n", 1)
+    assert [(f.path, f.code, f.message) for f in fs.findings] == [
+        (None, "error", "couldn't read src/gone.rs: No such file or directory")
+    ]
+    then_diff = "error: something odd\nDiff in /r/src/a.rs:1:\n-x\n+y\n"
+    assert where(parse_findings("cargo fmt --check", then_diff, 1, root="/r")) == [
+        (None, None, "error"),
+        ("src/a.rs", None, "format"),
+    ]
+
+
+def test_rustfmt_colours_and_charset_escapes_are_stripped() -> None:
+    # rustfmt ends each coloured diff line with ESC ( B ESC [ m: a line must still read as `Diff in ...`.
+    text = "\x1b(B\x1b[mDiff in /r/src/a.rs:3:\n\x1b[31m-x\n\x1b(B\x1b[m\x1b[32m+y\n"
+    assert where(parse_findings("cargo fmt --check", text, 1, root="/r")) == [("src/a.rs", None, "format")]
+
+
+def test_each_file_is_one_finding_however_many_hunks_it_has() -> None:
+    text = "Diff in /r/src/a.rs:1:\n-x\n+y\nDiff in /r/src/a.rs at line 9:\n-x\n+y\n"
+    assert where(parse_findings("cargo fmt --check", text, 1, root="/r")) == [("src/a.rs", None, "format")]
