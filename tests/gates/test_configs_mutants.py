@@ -107,6 +107,7 @@ x = 1
                 ("pylint", "disable"): ["C0114"],
                 ("pyright", "strict"): ["src"],
                 ("flake8", "ignore"): "E1",
+                ("black", "line-length"): 1,  # read for its excludes (a format check's weakening)
                 ("pytest", "minversion"): "6",
                 ("pytest", "addopts"): "-q",
             },

@@ -15,7 +15,7 @@ from pm_agent.gates.findings.select import ParseResult, _shape
         ('"ruff" check .', ["ruff"]),
         (".venv/bin/ruff check .;mypy src", ["ruff", "mypy"]),
         ("/opt/tools/bin/flake8 src", ["flake8"]),
-        ("ruff format --check . && mypy .", ["mypy"]),
+        ("ruff format --check . && mypy .", ["ruff-format", "mypy"]),
         ("cargo -q clippy", ["clippy"]),
         ("cargo +nightly clippy", ["clippy"]),
         ("cargo -q -v --locked clippy", []),  # the subcommand is looked for in the next three words only
