@@ -39,13 +39,14 @@ def test_the_wrapper_comes_first_and_must_be_executable(repo: Path, machine: Mac
     (repo / "gradlew").chmod(0o755)
     detection = machine.script("gradle", "exit 0").detect(repo)
     env = detection.environment
-    assert (env.test_command, env.lint_command) == (f"./gradlew {FLAGS} test", f"./gradlew {FLAGS} spotlessCheck")
+    assert (env.test_command, env.format_command) == (f"./gradlew {FLAGS} test", f"./gradlew {FLAGS} spotlessCheck")
+    assert env.lint_command is None  # spotless checks formatting: the format check, not the lint
     wrapper = "the project's gradle wrapper (gradlew)"
-    assert detection.chosen[Slot.LINT].reason == f"{wrapper}: the com.diffplug.spotless plugin"
+    assert detection.chosen[Slot.FORMAT].reason == f"{wrapper}: the com.diffplug.spotless plugin"
     assert detection.problems == {}
     (repo / "gradlew").chmod(0o644)
     problems = machine.detect(repo).problems
-    assert set(problems) == {Slot.TEST, Slot.BUILD, Slot.LINT}
+    assert set(problems) == {Slot.TEST, Slot.BUILD, Slot.FORMAT}
     assert set(problems.values()) == {"gradlew is not executable: chmod +x gradlew"}
 
 
@@ -110,7 +111,7 @@ def test_convention_plugins_of_build_logic_buildsrc_and_script_plugins(repo: Pat
     )
     assert machine.detect(repo).environment.lint_command == f"gradle {FLAGS} checkstyleMain checkstyleTest"
     write(repo, {"buildSrc/src/main/groovy/shop.java-conventions.gradle": "plugins { id 'com.diffplug.spotless' }\n"})
-    assert machine.detect(repo).environment.lint_command == f"gradle {FLAGS} spotlessCheck"
+    assert machine.detect(repo).environment.format_command == f"gradle {FLAGS} spotlessCheck"
 
 
 def test_a_plugin_named_only_in_a_comment_or_its_settings_block_is_not_applied(repo: Path, machine: Machine) -> None:

@@ -69,7 +69,7 @@ def test_gnumakefile_and_missing_make(repo: Path, machine: Machine) -> None:
 
 def test_go_module(repo: Path, machine: Machine) -> None:
     write(repo, {"go.mod": "module example.com/demo\n\ngo 1.22\n"})
-    detection = machine.real("go").detect(repo)
+    detection = machine.real("go", "gofmt").detect(repo)
     env = detection.environment
     assert (env.test_command, env.lint_command, env.build_command) == (
         "go test ./...",
@@ -83,8 +83,9 @@ def test_go_module(repo: Path, machine: Machine) -> None:
 def test_go_without_go_on_path_is_marked(repo: Path, machine: Machine) -> None:
     write(repo, {"go.mod": "module example.com/demo\n"})
     problems = machine.detect(repo).problems
-    assert set(problems) == {Slot.TEST, Slot.LINT, Slot.BUILD}
+    assert set(problems) == {Slot.TEST, Slot.LINT, Slot.BUILD, Slot.FORMAT}
     assert problems[Slot.TEST] == "not installed: go is not on PATH"
+    assert problems[Slot.FORMAT] == "not installed: gofmt is not on PATH (it comes with go)"
 
 
 def test_golangci_config_without_golangci_lint_keeps_go_vet(repo: Path, machine: Machine) -> None:
@@ -101,7 +102,7 @@ def test_golangci_config_without_golangci_lint_keeps_go_vet(repo: Path, machine:
 
 def test_rust_crate_with_clippy_that_does_not_fail_on_old_warnings(repo: Path, machine: Machine) -> None:
     write(repo, {"Cargo.toml": '[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n'})
-    detection = machine.real("cargo", "cargo-clippy").detect(repo)
+    detection = machine.real("cargo", "cargo-clippy", "cargo-fmt", "rustfmt").detect(repo)
     env = detection.environment
     assert (env.test_command, env.lint_command, env.build_command) == ("cargo test", "cargo clippy", "cargo build")
     assert "without -D warnings" in detection.chosen[Slot.LINT].reason
@@ -114,7 +115,10 @@ def test_rust_workspace_and_missing_clippy(repo: Path, machine: Machine) -> None
     detection = machine.real("cargo").detect(repo)
     env = detection.environment
     assert (env.test_command, env.lint_command) == ("cargo test --workspace", "cargo clippy --workspace")
-    assert detection.problems == {Slot.LINT: "not installed: rustup component add clippy"}
+    assert detection.problems == {
+        Slot.LINT: "not installed: rustup component add clippy",
+        Slot.FORMAT: "not installed: rustup component add rustfmt",
+    }
 
 
 # ---------------------------------------------------------------- Maven
@@ -164,9 +168,13 @@ def test_maven_wrapper_comes_first_and_no_lint_the_pom_does_not_configure(repo: 
 def test_maven_without_mvn_says_so(repo: Path, machine: Machine) -> None:
     write(repo, {"pom.xml": POM.format(plugins="<plugin><artifactId>spotless-maven-plugin</artifactId></plugin>")})
     detection = machine.detect(repo)
-    assert detection.environment.lint_command == f"mvn {MVN} spotless:check"
+    # Spotless checks formatting: the format check, not the lint.
+    assert (detection.environment.lint_command, detection.environment.format_command) == (
+        None,
+        f"mvn {MVN} spotless:check",
+    )
     assert set(detection.problems.values()) == {"not installed: mvn is not on PATH"}
-    assert set(detection.problems) == {Slot.TEST, Slot.BUILD, Slot.LINT}
+    assert set(detection.problems) == {Slot.TEST, Slot.BUILD, Slot.FORMAT}
 
 
 # ---------------------------------------------------------------- several ecosystems, none

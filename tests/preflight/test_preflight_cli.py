@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import pm_agent
+
 PY = sys.executable
 
 PLAN = textwrap.dedent(
@@ -225,4 +227,40 @@ def test_a_clone_missing_objects_is_said_so_by_init_and_refused_by_run(tmp_path:
     assert init.returncode == 0, init.stderr
     assert f"  NOT READY: {said}" in init.stdout
     assert "Traceback" not in init.stderr
+    assert not (repo / ".pm-agent").exists()
+
+
+def test_init_prints_the_format_check_and_its_preflight_runs_it_on_the_baseline(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, "")
+    pyproject = "[project]\nname = 'tiny'\n\n[tool.ruff.format]\n\n[tool.black]\n"
+    (repo / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+    (repo / "tiny.py").write_text("x = {  'a':1 }\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "unformatted")
+    exe = shutil.which("pm-agent", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    # The code under test, not whichever checkout the venv's pm-agent was installed from.
+    code = str(Path(pm_agent.__file__).resolve().parents[1])
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": code}
+    env |= LOGGED_IN
+    result = subprocess.run(
+        [exe, "init", "--force"], cwd=repo, capture_output=True, text=True, timeout=120, check=False, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert "  format_command: python -m ruff format --check .\n" in result.stdout
+    assert "      why: ruff: [tool.ruff.format] in pyproject.toml; importable by python\n" in result.stdout
+    assert "  python -m black --check .: [tool.black] in pyproject.toml, but ruff format comes first" in result.stdout
+    assert "format_command: python -m ruff format --check ." in (repo / "pm-agent.yaml").read_text(encoding="utf-8")
+    assert "  format: exit 1" in result.stdout, result.stdout  # runs on the baseline, where tiny.py is unformatted
+    # A formatter that is not installed cannot run: said so, with the fix, as for the other tools.
+    (repo / "pyproject.toml").write_text("[project]\nname = 'tiny'\n\n[tool.black]\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "black")
+    result = subprocess.run(
+        [exe, "init", "--force"], cwd=repo, capture_output=True, text=True, timeout=120, check=False, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert "  format_command: python -m black --check .\n" in result.stdout
+    assert "      NOT READY: not installed: black is not importable by python" in result.stdout
+    assert "  format: CANNOT RUN: No module named black" in result.stdout, result.stdout
+    assert "install black, or set environment.format_command: null" in result.stdout
     assert not (repo / ".pm-agent").exists()

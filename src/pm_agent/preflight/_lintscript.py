@@ -1,4 +1,4 @@
-"""What a project's own lint script checks: the paths `scripts/lint.sh` gives mypy.
+"""What a project's own lint script checks: the paths `scripts/lint.sh` gives mypy (and `ruff format --check`).
 
 Projects in the style of tiangolo's (fastapi, typer, sqlmodel, full-stack-fastapi-template's backend/) keep their
 checks in `scripts/lint.sh`: `mypy app`, `ruff check app`. mypy with no target configured checks what it is told,
@@ -19,10 +19,10 @@ _RUNNERS = (("uv", "run"), ("poetry", "run"), ("pdm", "run"), ("python", "-m"), 
 _SHELL = frozenset("$`|&;<>(){}*?")
 
 
-def script_targets(repo: Path, tool: str) -> tuple[str, str] | None:
-    """(` app`, where) when the project's lint script runs `tool` on paths only, each an existing file or folder of
-    the project (a flag, a variable, a glob, a path outside: not read, pm-agent adds nothing it cannot vouch for);
-    else None."""
+def script_targets(repo: Path, tool: str, *, check: str = "") -> tuple[str, str] | None:
+    """(` app`, where) when the project's lint script runs `tool` (`mypy`, `ruff format`) on paths only, each an
+    existing file or folder of the project (a flag, a variable, a glob, a path outside: not read, pm-agent adds nothing
+    it cannot vouch for), the flag `check` (`--check`) aside: a formatter's line in a lint script checks; else None."""
     for name in LINT_SCRIPTS:
         path = repo / name
         try:
@@ -30,14 +30,14 @@ def script_targets(repo: Path, tool: str) -> tuple[str, str] | None:
         except (OSError, UnicodeDecodeError):
             continue
         for number, line in enumerate(lines, start=1):
-            targets = _targets(repo, line, tool)
+            targets = _targets(repo, line, tool.split(), check)
             if targets:
                 return " " + shlex.join(targets), f"{name} line {number} (`{line.strip()}`)"
     return None
 
 
-def _targets(repo: Path, line: str, tool: str) -> list[str] | None:
-    """The paths of a `tool <paths>` line, or None for any other line."""
+def _targets(repo: Path, line: str, tool: list[str], check: str) -> list[str] | None:
+    """The paths of a `tool <paths>` line (with `check` among them, when given), or None for any other line."""
     if _SHELL.intersection(line.split("#", 1)[0]):
         return None
     try:
@@ -48,9 +48,11 @@ def _targets(repo: Path, line: str, tool: str) -> list[str] | None:
         if tuple(words[:2]) == runner:
             words = words[2:]
             break
-    if words[:1] != [tool] or len(words) < 2:
+    if words[: len(tool)] != tool or (check and check not in words):
         return None
-    paths = words[1:]
+    paths = [w for w in words[len(tool) :] if not check or w != check]
+    if not paths:
+        return None
     for target in paths:
         if target.startswith("-") or Path(target).is_absolute() or ".." in Path(target).parts:
             return None

@@ -10,8 +10,12 @@ TARGETS: dict[Slot, tuple[str, ...]] = {
     Slot.TYPECHECK: ("typecheck", "type-check", "mypy"),
     Slot.TEST: ("test",),
     Slot.BUILD: ("build",),
+    # Checks only: a `format` or `fmt` target rewrites the files (`black .`, `ruff format`), which a gate must not.
+    Slot.FORMAT: ("format-check", "check-format", "fmt-check", "check-fmt", "lint-format"),
 }
 """Target names per slot, in order of preference."""
+_QUIET = frozenset({Slot.FORMAT})
+"""Slots whose targets most Makefiles lack: none of them there is no news worth a rejected line."""
 
 
 def detect_make(probe: Probe) -> Finding | None:
@@ -34,6 +38,8 @@ def detect_make(probe: Probe) -> Finding | None:
                 break
             whys.append(why)
         else:
+            if slot in _QUIET and all(f"{makefile} has no " in why for why in whys):
+                continue
             found.rejected.append(Rejected(f"make {'/'.join(targets)}", _why_none(makefile, targets, whys), slot))
     return found
 

@@ -1,5 +1,5 @@
 """Go (go.mod), Rust (Cargo.toml), Java by Maven (pom.xml) and by Gradle (build.gradle[.kts], settings.gradle[.kts]):
-their toolchains' own test, lint and build commands."""
+their toolchains' own test, lint, format check and build commands."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ def detect_go(probe: Probe) -> Finding | None:
     if not (probe.repo / "go.mod").is_file():
         return None
     missing = None if probe.which("go") else "not installed: go is not on PATH"
+    gofmt = None if probe.which("gofmt") else "not installed: gofmt is not on PATH (it comes with go)"
     found = Finding()
     config = next((name for name in GOLANGCI_CONFIGS if (probe.repo / name).is_file()), None)
     if config is not None:
@@ -29,8 +30,15 @@ def detect_go(probe: Probe) -> Finding | None:
         Candidate(Slot.TEST, "go test ./...", "go.mod: every package of the module", missing),
         Candidate(Slot.LINT, "go vet ./...", "go.mod: go vet ships with the go toolchain", missing),
         Candidate(Slot.BUILD, "go build ./...", "go.mod: compiles every package (the typecheck of go)", missing),
+        Candidate(Slot.FORMAT, GOFMT, _GOFMT_WHY, gofmt),
     ]
     return found
+
+
+# gofmt has no check mode: `-l` lists the files it would change and exits 0 all the same, so the list itself (and
+# its `file:line:col: msg` syntax errors, the findings parser reads both) is the verdict. Nothing is rewritten.
+GOFMT = 'out=$(gofmt -l . 2>&1); printf \'%s\' "$out"; test -z "$out"'
+_GOFMT_WHY = "go.mod: gofmt, go's own formatter, which go's CI checks (lists the files it would change; rewrites none)"
 
 
 def detect_rust(probe: Probe) -> Finding | None:
@@ -48,6 +56,9 @@ def detect_rust(probe: Probe) -> Finding | None:
     scope = "every workspace member ([workspace] in Cargo.toml)" if flag else "Cargo.toml"
     missing = None if probe.which("cargo") else "not installed: cargo is not on PATH"
     clippy = missing or (None if probe.which("cargo-clippy") else "not installed: rustup component add clippy")
+    # rustfmt is a rustup component of its own, like clippy: a toolchain may lack it.
+    has_fmt = probe.which("cargo-fmt") and probe.which("rustfmt")
+    rustfmt = missing or (None if has_fmt else "not installed: rustup component add rustfmt")
     found.candidates += [
         Candidate(Slot.TEST, f"cargo test{flag}", f"{scope}: cargo's test runner", missing),
         Candidate(
@@ -58,6 +69,7 @@ def detect_rust(probe: Probe) -> Finding | None:
             clippy,
         ),
         Candidate(Slot.BUILD, f"cargo build{flag}", f"{scope}: compiles the crates (the typecheck of rust)", missing),
+        Candidate(Slot.FORMAT, f"cargo fmt{' --all' if flag else ''} --check", _rustfmt_why(probe, scope), rustfmt),
     ]
     found.rejected.append(
         Rejected(
@@ -67,6 +79,13 @@ def detect_rust(probe: Probe) -> Finding | None:
         )
     )
     return found
+
+
+def _rustfmt_why(probe: Probe, scope: str) -> str:
+    """Why `cargo fmt --check`: rust's own formatter, with the project's rustfmt.toml when it has one."""
+    config = next((name for name in ("rustfmt.toml", ".rustfmt.toml") if (probe.repo / name).is_file()), None)
+    settings = f", settings in {config}" if config else ""
+    return f"{scope}: rustfmt, rust's own formatter{settings} (--check lists the changes it would make; rewrites none)"
 
 
 def _wrapped(probe: Probe, tool: str, name: str, marker: str) -> tuple[str, str, str | None]:
@@ -80,7 +99,9 @@ def _wrapped(probe: Probe, tool: str, name: str, marker: str) -> tuple[str, str,
 
 
 # Maven plugins whose check goal is the project's own lint, when its pom.xml configures them.
-MAVEN_LINTS = (("maven-checkstyle-plugin", "checkstyle:check"), ("spotless-maven-plugin", "spotless:check"))
+MAVEN_LINTS = (("maven-checkstyle-plugin", "checkstyle:check"),)
+# Spotless checks formatting (google-java-format, ktlint's formatting, prettier): the format check, not a lint.
+MAVEN_FORMAT = ("spotless-maven-plugin", "spotless:check")
 MAVEN_FLAGS = "-B -q"  # batch mode (no prompts, no progress bars), quiet: errors and test failures only
 
 
@@ -93,11 +114,10 @@ def detect_maven(probe: Probe) -> Finding | None:
     mvn, via, missing = _wrapped(probe, "mvn", "maven", "pom.xml")
     found = Finding()
     text = pom.read_text(encoding="utf-8", errors="replace")
-    for plugin, goal in MAVEN_LINTS:
+    for slot, (plugin, goal) in [*((Slot.LINT, lint) for lint in MAVEN_LINTS), (Slot.FORMAT, MAVEN_FORMAT)]:
         if f"<artifactId>{plugin}</artifactId>" in text:
-            found.candidates.append(
-                Candidate(Slot.LINT, f"{mvn} {MAVEN_FLAGS} {goal}", f"{via}: {plugin} in pom.xml", missing)
-            )
+            command = f"{mvn} {MAVEN_FLAGS} {goal}"
+            found.candidates.append(Candidate(slot, command, f"{via}: {plugin} in pom.xml", missing))
     found.candidates += [
         Candidate(Slot.TEST, f"{mvn} {MAVEN_FLAGS} test", f"{via}: the test phase (surefire)", missing),
         Candidate(
@@ -116,12 +136,13 @@ GRADLE_FLAGS = "--console=plain"  # no progress bar or colours; failed tests sti
 # Lint plugins in pm-agent's order of preference: (plugin id, its check tasks). A core plugin (checkstyle, pmd) is
 # applied by its bare id, a community one by its dotted id, in a build file or the version catalog.
 GRADLE_LINTS = (
-    ("com.diffplug.spotless", "spotlessCheck"),
+    ("com.diffplug.spotless", "spotlessCheck"),  # the format check (GRADLE_FORMATS), not a lint
     ("checkstyle", "checkstyleMain checkstyleTest"),
     ("org.jlleitschuh.gradle.ktlint", "ktlintCheck"),
     ("io.gitlab.arturbosch.detekt", "detekt"),
     ("pmd", "pmdMain pmdTest"),
 )
+GRADLE_FORMATS = frozenset({"com.diffplug.spotless"})
 # `id 'x'`, `id("x")`, `apply plugin: 'x'`, `apply(plugin = "x")`, or a Kotlin DSL plugins block's bare `x` line.
 _GRADLE_PLUGIN = (
     r"(?:\bid\s*\(?\s*|\bapply\s*\(?\s*plugin\s*[:=]\s*)[\"']{id}[\"']"
@@ -170,8 +191,9 @@ def detect_gradle(probe: Probe) -> Finding | None:
     for plugin, tasks in GRADLE_LINTS:
         applied = "." in plugin and (f'"{plugin}"' in scripts or f"'{plugin}'" in scripts)
         if applied or re.search(_GRADLE_PLUGIN.format(id=re.escape(plugin)), scripts, re.MULTILINE):
+            slot = Slot.FORMAT if plugin in GRADLE_FORMATS else Slot.LINT
             found.candidates.append(
-                Candidate(Slot.LINT, f"{gradle} {GRADLE_FLAGS} {tasks}", f"{via}: the {plugin} plugin", missing)
+                Candidate(slot, f"{gradle} {GRADLE_FLAGS} {tasks}", f"{via}: the {plugin} plugin", missing)
             )
     found.candidates.append(Candidate(Slot.TEST, f"{gradle} {GRADLE_FLAGS} test", f"{via}: the test task", missing))
     if _ANDROID.search(scripts):

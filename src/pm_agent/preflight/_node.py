@@ -29,6 +29,17 @@ SCRIPTS: dict[Slot, tuple[str, ...]] = {
     Slot.LINT: ("lint",),
     Slot.TYPECHECK: ("typecheck", "type-check", "tsc"),
     Slot.BUILD: ("build",),
+    # A check only: `format` scripts write (`prettier --write .`); these names are the projects' check scripts.
+    Slot.FORMAT: (
+        "format:check",
+        "check:format",
+        "format-check",
+        "check-format",
+        "prettier:check",
+        "prettier-check",
+        "fmt:check",
+        "lint:format",
+    ),
 }
 """package.json script names per slot, in order of preference."""
 # How each manager runs a binary of node_modules/.bin.
@@ -62,6 +73,8 @@ def detect_node(probe: Probe) -> Finding | None:
     scripts = {k: v for k, v in raw_scripts.items() if isinstance(v, str)} if isinstance(raw_scripts, dict) else {}
     for slot, names in SCRIPTS.items():
         name = next((n for n in names if n in scripts), None)
+        if slot is Slot.FORMAT:
+            name = _format_script(probe.repo, manager, names, scripts, data, found)
         if name is None:
             for tool in (t for t in _BINARIES if t.slot is slot):
                 _binary(tool, probe.repo, data, manager, how, problem, pnp, found)
@@ -76,6 +89,10 @@ def detect_node(probe: Probe) -> Finding | None:
         watching = None
         if slot is Slot.TEST:
             command, reason, watching = _once(command, reason, scripts[name], probe.repo)
+        elif slot is Slot.FORMAT:
+            delegated = _delegated(probe.repo, scripts[name], data)
+            if delegated is not None:
+                reason = f"{reason}, which runs {delegated[0]}/package.json scripts.{name} ({delegated[1]})"
         elif slot is Slot.LINT:
             delegated = _delegated(probe.repo, scripts[name], data)
             if delegated is not None:  # `bun run --filter frontend lint`: the package's own script decides
@@ -106,6 +123,22 @@ def _checking(command: str, reason: str, script: str, manager: str) -> tuple[str
         return command, reason, f"the lint script rewrites files ({said}): {why}"
     checking = " ".join(_REWRITES.sub("", script).split())
     return f"{_EXEC[manager]} {checking}", f"{reason}, without {said}: a gate only checks, it rewrites nothing", None
+
+
+def _format_script(
+    repo: Path, manager: str, names: tuple[str, ...], scripts: dict[str, str], data: dict[str, Any], found: Finding
+) -> str | None:
+    """The first format-check script that rewrites nothing (nor does the workspace package's script it runs); the
+    ones that do are rejected: a gate that formats would take the formatter's edits for the task's change."""
+    for name in (n for n in names if n in scripts):
+        delegated = _delegated(repo, scripts[name], data)
+        text = delegated[1] if delegated is not None else scripts[name]
+        flags = _REWRITES.findall(text)
+        if not flags:
+            return name
+        why = f"scripts.{name} ({text}) rewrites files ({', '.join(dict.fromkeys(flags))}): a format check only checks"
+        found.rejected.append(Rejected(run_script(manager, name), why, Slot.FORMAT))
+    return None
 
 
 # A root script that runs one workspace package's script: `bun run --filter frontend lint`, `pnpm --filter web lint`,
@@ -256,6 +289,18 @@ _BINARIES = (
             *(f".eslintrc.{ext}" for ext in ("js", "cjs", "json", "yaml", "yml")),
         ),
         manifest_key="eslintConfig",
+    ),
+    # Without a format-check script, a prettier configuration: prettier's own check, as CI runs it.
+    _Binary(
+        Slot.FORMAT,
+        "prettier",
+        "prettier --check .",
+        (
+            ".prettierrc",
+            *(f".prettierrc.{ext}" for ext in ("json", "json5", "yml", "yaml", "toml", "js", "cjs", "mjs")),
+            *(f"prettier.config.{ext}" for ext in ("js", "cjs", "mjs", "ts")),
+        ),
+        manifest_key="prettier",
     ),
 )
 

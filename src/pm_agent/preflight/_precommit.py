@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from pm_agent.preflight._candidates import Rejected
+from pm_agent.preflight._probe import Probe
 
 CONFIG = ".pre-commit-config.yaml"
 # Flags that make a hook fix files or only fix them: left out of the check pm-agent runs.
@@ -42,11 +43,12 @@ class Hook:
         """`hook ruff-check in .pre-commit-config.yaml line 7`."""
         return f"hook {self.id} in {CONFIG} line {self.line}"
 
-    def check_args(self, subcommand: str = "") -> str:
+    def check_args(self, subcommand: str = "", *, added: str = "") -> str:
         """The hook's flags less those that fix files (and a local hook's leading `subcommand`), as a command-line
-        suffix: ` --strict`, or ""."""
+        suffix: ` --strict`, or ""; `added` the flag the caller puts before them (`--check`), not repeated."""
         args = self.args[1:] if subcommand and self.args[:1] == (subcommand,) else self.args
-        return "".join(f" {shlex.quote(a)}" for a in args if a.split("=", 1)[0] not in _FIXING)
+        dropped = _FIXING | {added}
+        return "".join(f" {shlex.quote(a)}" for a in args if a.split("=", 1)[0] not in dropped)
 
     def targets(self, default: str) -> str:
         """The folders the hook is limited to, else `default`, as a command-line suffix."""
@@ -109,6 +111,8 @@ _PINNING = {
     "charliermarsh/ruff-pre-commit": "ruff",
     "pre-commit/mirrors-mypy": "mypy",
     "pycqa/flake8": "flake8",
+    "psf/black": "black",
+    "psf/black-pre-commit-mirror": "black",
 }
 _VERSION = re.compile(r"v?(\d+\.\d+(?:\.\d+)?)")
 
@@ -129,6 +133,18 @@ def pinned_versions(repo: Path) -> dict[str, str]:
     return pins
 
 
+def drift(probe: Probe, runs: str, tool: str, pinned: str) -> str:
+    """A note when the tool that runs is not the version the project's pre-commit hooks pin: a newer ruff reports
+    rules the project never saw (structlog's ruff 0.15 pin against 0.17: a copyright finding on every new file), a
+    formatter of another version formats differently."""
+    said = probe.run([*shlex.split(runs), "--version"]).output_tail
+    found = re.search(r"(\d+\.\d+(?:\.\d+)?)", said)
+    if found is None or found.group(1) == pinned:
+        return ""
+    here = found.group(1)
+    return f"; {tool} {here} here, but {CONFIG} pins {pinned}: its findings may differ (install {tool}=={pinned})"
+
+
 def _line_of(text: str, hook_id: str) -> int:
     found = re.search(rf"^[ \t-]*id:[ \t]*['\"]?{re.escape(hook_id)}['\"]?[ \t]*(?:#.*)?$", text, re.MULTILINE)
     return text.count("\n", 0, found.start()) + 1 if found else 1
@@ -138,4 +154,4 @@ def _first_line(exc: yaml.YAMLError) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
-__all__ = ["CONFIG", "Hook", "pinned_versions", "read_hooks"]
+__all__ = ["CONFIG", "Hook", "drift", "pinned_versions", "read_hooks"]

@@ -1,4 +1,5 @@
-"""Python: the interpreter to use, pytest, Django's runner or unittest, ruff or flake8, mypy or pyright.
+"""Python: the interpreter to use, pytest, Django's runner or unittest, ruff or flake8, mypy or pyright, ruff's
+formatter or black (`_format.py`).
 
 The interpreter: the repository's own `.venv/bin/python` (by absolute path: task worktrees are fresh
 checkouts without the untracked venv), else the environment poetry, pipenv or hatch keeps for the project (asked
@@ -21,9 +22,10 @@ from typing import Any
 from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
 from pm_agent.preflight._django import django_project, pytest_runs_django
 from pm_agent.preflight._envs import managed_interpreter
+from pm_agent.preflight._format import FORMAT_HOOKS, python_format
 from pm_agent.preflight._hatch import hatch_scripts
 from pm_agent.preflight._lintscript import script_targets
-from pm_agent.preflight._precommit import CONFIG, Hook, pinned_versions, read_hooks
+from pm_agent.preflight._precommit import Hook, drift, pinned_versions, read_hooks
 from pm_agent.preflight._probe import Probe, PythonInfo
 from pm_agent.preflight._unittest import discover, unittest_blocker
 from pm_agent.preflight._unittest import read as _read
@@ -89,7 +91,7 @@ def detect_python(probe: Probe) -> Finding | None:
     mypy_config, pyright_config = _typecheck_configs(files)
     mypy_args, mypy_why = _mypy_args(files)
     configs = [_pytest_config(files), _ruff_config(files), _flake8_config(files), mypy_config, pyright_config]
-    hooked = files.hook("ruff-check", "ruff", "flake8", "mypy", "pyright") is not None
+    hooked = files.hook("ruff-check", "ruff", "flake8", "mypy", "pyright", *FORMAT_HOOKS) is not None
     if not any((repo / m).is_file() for m in MARKERS) and not tests and not any(configs) and not hooked:
         return None
     found = Finding(rejected=list(files.notes))
@@ -111,20 +113,10 @@ def detect_python(probe: Probe) -> Finding | None:
         if config is not None:
             command, how, missing = _tool(probe, python, tool, tool, args)
             if tool in pins and missing is None:
-                how += _drift(probe, command.removesuffix(args), tool, pins[tool])
+                how += drift(probe, command.removesuffix(args), tool, pins[tool])
             found.candidates.append(Candidate(slot, command, f"{tool}: {config}; {how}", problem or missing))
+    python_format(probe, files.pyproject, files.hooks, lambda *tool: _tool(probe, python, *tool), problem, found)
     return found
-
-
-def _drift(probe: Probe, runs: str, tool: str, pinned: str) -> str:
-    """A note when the tool that runs is not the version the project's pre-commit hooks pin: a newer ruff reports
-    rules the project never saw (structlog's ruff 0.15 pin against 0.17: a copyright finding on every new file)."""
-    said = probe.run([*shlex.split(runs), "--version"]).output_tail
-    found = re.search(r"(\d+\.\d+(?:\.\d+)?)", said)
-    if found is None or found.group(1) == pinned:
-        return ""
-    here = found.group(1)
-    return f"; {tool} {here} here, but {CONFIG} pins {pinned}: its findings may differ (install {tool}=={pinned})"
 
 
 def tool_config(repo: Path) -> str | None:

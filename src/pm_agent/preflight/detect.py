@@ -6,8 +6,10 @@ chosen and for every candidate it dropped why not. A command whose tool is missi
 when the repository configures it, with a `problem` the preflight turns into a fix message.
 
 Sources per slot, first source with a candidate wins:
-- lint, typecheck: Makefile target, Python, Node, Go, Rust, Maven, Gradle, Ruby, PHP. A `make lint` that
-  dry-runs is the project's own entry point with its own flags and paths.
+- lint, typecheck, format: Makefile target, Python, Node, Go, Rust, Maven, Gradle, Ruby, PHP. A `make lint` that
+  dry-runs is the project's own entry point with its own flags and paths. The format command only checks (`ruff format
+  --check`, `prettier --check`, `gofmt -l`, `cargo fmt --check`): a formatter that rewrote files would pass its gate
+  by editing the agent's work.
 - test, build: Python, Node, Go, Rust, Maven, Gradle, Ruby, PHP, Makefile. pm-agent narrows a test command to
   the changed test files where its runner allows (gates/narrow.py); `make test` cannot be narrowed, so it is
   the fallback of Makefile-only repositories.
