@@ -45,14 +45,15 @@ def test_the_ruff_format_hook_checks_its_folders_and_fails_on_unformatted_code(
     write(repo, {".pre-commit-config.yaml": RUFF_FORMAT_HOOK, "src/app.py": UNFORMATTED, "tests/t.py": FORMATTED})
     chosen = machine.add("python", tooled_python).detect(repo).chosen[Slot.FORMAT]
     # The hook's own `--check` is not repeated; its `files:` folders are what it formats.
-    assert chosen.command == "python -m ruff format --check --line-length=100 src tests"
+    assert chosen.command == "python -m ruff format --check --extend-exclude '*.md' --line-length=100 src tests"
     assert chosen.reason.startswith("ruff: hook ruff-format in .pre-commit-config.yaml line 7; importable by python")
     assert chosen.problem is None
     result = machine.run(chosen.command, repo)
     assert result.exit_code == 1, result.output_tail
     assert "src/app.py" in result.output_tail
     assert (repo / "src/app.py").read_text(encoding="utf-8") == UNFORMATTED, "a check rewrites nothing"
-    write(repo, {"src/app.py": FORMATTED})
+    # ruff 0.16+ formats Python blocks in Markdown too; the hook is given Python files only, so are the gates.
+    write(repo, {"src/app.py": FORMATTED, "src/notes.md": "# notes\n\n```python\nx = [1,2]\n```\n"})
     assert machine.run(chosen.command, repo).ok
 
 
@@ -69,7 +70,7 @@ def test_ruff_format_settings_give_ruff_format_check(
 ) -> None:
     write(repo, {**files, "app.py": FORMATTED})
     chosen = machine.add("python", tooled_python).detect(repo).chosen[Slot.FORMAT]
-    assert chosen.command == "python -m ruff format --check ."
+    assert chosen.command == "python -m ruff format --check --extend-exclude '*.md' ."
     assert chosen.reason == f"ruff: {where}; importable by python"
 
 
@@ -105,7 +106,7 @@ def test_the_black_hook_keeps_its_flags_and_notes_the_pinned_version(
 def test_ruff_format_wins_over_black(repo: Path, machine: Machine, tooled_python: Path) -> None:
     write(repo, {"pyproject.toml": "[tool.black]\n\n[tool.ruff.format]\n", "app.py": FORMATTED})
     detection = machine.add("python", tooled_python).script("black", FAKE_BLACK).detect(repo)
-    assert detection.environment.format_command == "python -m ruff format --check ."
+    assert detection.environment.format_command == "python -m ruff format --check --extend-exclude '*.md' ."
     why = rejected_for(detection, Slot.FORMAT)["black --check ."]
     assert why.startswith("[tool.black] in pyproject.toml, but ruff format comes first ([tool.ruff.format] in")
     assert "two formatters disagree" in why
@@ -114,7 +115,7 @@ def test_ruff_format_wins_over_black(repo: Path, machine: Machine, tooled_python
 def test_a_formatter_not_installed_is_still_the_check_marked(repo: Path, machine: Machine, bare_python: Path) -> None:
     write(repo, {"pyproject.toml": "[tool.ruff.format]\n", "app.py": FORMATTED})
     chosen = machine.add("python", bare_python).detect(repo).chosen[Slot.FORMAT]
-    assert chosen.command == "python -m ruff format --check ."
+    assert chosen.command == "python -m ruff format --check --extend-exclude '*.md' ."
     assert chosen.problem == "not installed: ruff is not importable by python and ruff does not run from PATH"
 
 
@@ -145,7 +146,7 @@ def test_a_makefile_check_target_comes_first_and_format_is_never_used(
     detection = machine.real("make").add("python", tooled_python).detect(repo)
     assert detection.environment.format_command == "make fmt-check"
     assert detection.chosen[Slot.FORMAT].reason == "Makefile: make -n fmt-check succeeds"
-    why = rejected_for(detection, Slot.FORMAT)["python -m ruff format --check ."]
+    why = rejected_for(detection, Slot.FORMAT)["python -m ruff format --check --extend-exclude '*.md' ."]
     assert why.startswith("make fmt-check comes first")
 
 

@@ -24,6 +24,7 @@ from pm_agent.preflight._probe import Probe
 FORMAT_HOOKS = ("ruff-format", "black")
 """The pre-commit hooks that make a repository a Python project formatted by ruff or black."""
 _CHECK = "--check"  # both formatters' flag: report the files it would change, exit 1, write nothing
+_NOT_MARKDOWN = "--extend-exclude '*.md'"
 
 
 def python_format(
@@ -53,12 +54,16 @@ def _ruff(probe: Probe, pyproject: dict[str, Any], hook: Hook | None) -> tuple[s
     """`ruff format --check`'s arguments and where its use shows: its settings, else its hook (the hook's flags and
     folders), else the lint script's line (its paths); None where none does."""
     script = script_targets(probe.repo, "ruff format", check=_CHECK)
-    targets = script[0] if script else " ."
     config = _ruff_settings(probe, pyproject)
+    if script is not None and config is None and hook is None:
+        return f" format {_CHECK}{script[0]}", f"`ruff format {_CHECK}` in {script[1]}"
+    # ruff 0.16 and later also format Python blocks in Markdown files; a hook is given Python files only and a
+    # project's pinned ruff may predate it: an agent's README is not judged on what the project's CI never checks.
+    check = f" format {_CHECK} {_NOT_MARKDOWN}"
+    targets = script[0] if script else " ."
     if config is None and hook is not None:
-        return f" format {_CHECK}{hook.check_args('format', added=_CHECK)}{hook.targets(targets)}", hook.where
-    where = config or (f"`ruff format {_CHECK}` in {script[1]}" if script else None)
-    return (f" format {_CHECK}{targets}", where) if where else None
+        return f"{check}{hook.check_args('format', added=_CHECK)}{hook.targets(targets)}", hook.where
+    return (f"{check}{targets}", config) if config else None
 
 
 def _ruff_settings(probe: Probe, pyproject: dict[str, Any]) -> str | None:
