@@ -250,7 +250,8 @@ def test_init_prints_the_format_check_and_its_preflight_runs_it_on_the_baseline(
     assert "  format_command: python -m ruff format --check --extend-exclude '*.md' .\n" in result.stdout
     assert "      why: ruff: [tool.ruff.format] in pyproject.toml; importable by python\n" in result.stdout
     assert "  python -m black --check .: [tool.black] in pyproject.toml, but ruff format comes first" in result.stdout
-    assert "format_command: python -m ruff format --check --extend-exclude '*.md' ." in (repo / "pm-agent.yaml").read_text(encoding="utf-8")
+    written = (repo / "pm-agent.yaml").read_text(encoding="utf-8")
+    assert "format_command: python -m ruff format --check --extend-exclude '*.md' ." in written
     assert "  format: exit 1" in result.stdout, result.stdout  # runs on the baseline, where tiny.py is unformatted
     # A formatter that is not installed cannot run: said so, with the fix, as for the other tools.
     (repo / "pyproject.toml").write_text("[project]\nname = 'tiny'\n\n[tool.black]\n", encoding="utf-8")
