@@ -212,3 +212,63 @@ def test_a_javascript_stack_trace_of_the_project_or_yarn_itself_is_no_corepack_f
     assert cannot_run_reason(result(jest, 1), 30) is None
     assert cannot_run_reason(result(yarn, 1), 30) is None
     assert cannot_run_reason(result(COREPACK_SIGNATURE, 0), 30) is None
+
+
+GOFMT_CHECK = 'out=$(gofmt -l . 2>&1); printf \'%s\' "$out"; test -z "$out"'
+
+
+def test_init_s_gofmt_check_without_gofmt_cannot_run(tmp_path: Path) -> None:
+    """The command substitution swallows the shell's 127: exit 1 and one line, which is no list of files."""
+    (tmp_path / "main.go").write_text("package main\n", encoding="utf-8")
+    ran = run_command(GOFMT_CHECK, tmp_path, 30, {"PATH": "/nonexistent"})
+    assert ran.exit_code == 1
+    reason = cannot_run_reason(ran, 30)
+    assert reason is not None
+    assert reason.startswith("exit 127 inside the command: ")
+    assert "gofmt" in reason
+    assert (
+        fix_hint("format_command", GOFMT_CHECK, reason, 30) == "install gofmt, or set environment.format_command: null"
+    )
+    assert baseline_entry("format_command", "format", ran, 30).cannot_run == reason
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "main.go\n",  # a file gofmt lists
+        "sh: 1: gofmt: not found\nmain.go\n",  # more than the shell's complaint: it ran something
+        "FAILED tests/test_x.py::test_y - sh: 1: missing-tool: not found\n1 failed in 0.1s\n",
+    ],
+)
+def test_more_than_the_shells_one_line_is_a_command_that_ran(output: str) -> None:
+    assert cannot_run_reason(result(output, 1), 30) is None
+
+
+def test_a_rustup_component_the_toolchain_lacks_cannot_run_and_says_what_installs_it() -> None:
+    said = (
+        "error: 'cargo-fmt' is not installed for the toolchain '1.84.1-x86_64-unknown-linux-gnu'.\n"
+        "To install, run `rustup component add --toolchain 1.84.1-x86_64-unknown-linux-gnu rustfmt`\n"
+    )  # rustup's proxy, as CI logs show it (topgrade-rs/topgrade#1164)
+    reason = cannot_run_reason(result(said, 1), 30)
+    assert reason == (
+        "a rustup component is missing: cargo-fmt is not installed for the toolchain 1.84.1-x86_64-unknown-linux-gnu"
+        " (`rustup component add --toolchain 1.84.1-x86_64-unknown-linux-gnu rustfmt`)"
+    )
+    assert fix_hint("format_command", "cargo fmt --check", reason, 30) == (
+        "run `rustup component add --toolchain 1.84.1-x86_64-unknown-linux-gnu rustfmt`, or set"
+        " environment.format_command: null"
+    )
+    older = "error: 'cargo-clippy' is not installed for the toolchain 'stable-x86_64-unknown-linux-gnu'\n"
+    assert cannot_run_reason(result(older, 1), 30) == (
+        "a rustup component is missing: cargo-clippy is not installed for the toolchain stable-x86_64-unknown-linux-gnu"
+        " (`rustup component add clippy`)"
+    )
+
+
+def test_npx_asked_to_fetch_a_tool_is_a_missing_install() -> None:
+    said = 'npm error npx canceled due to missing packages and no YES option: ["prettier@3.10.1"]\n'
+    reason = cannot_run_reason(result(said, 1), 30)
+    assert reason == f'{NOT_INSTALLED}: npx canceled due to missing packages and no YES option: ["prettier@3.10.1"]'
+    assert fix_hint("format_command", "npx prettier --check .", reason, 30).startswith(
+        "set environment.setup_command: npm ci --prefer-offline"
+    )

@@ -46,8 +46,14 @@ _NO_FETCH_COMPOSER = re.compile(
 # own): Yarn 2+ without its install state, pnpm's warning before the script's program is not found.
 _NOT_INSTALLED = re.compile(
     r"(Couldn't find the node_modules state file[^\n]*"
-    r"|Local package\.json exists, but node_modules missing[^\n]*)"
+    r"|Local package\.json exists, but node_modules missing[^\n]*"
+    r"|npx canceled due to missing packages[^\n]*)"  # npx asked to fetch a tool node_modules/ should hold
 )
+# rustup's proxy for a component the toolchain lacks (`cargo fmt` without rustfmt, `cargo clippy` without clippy).
+_RUSTUP = re.compile(
+    r"error: '([\w-]+)' is not installed for the toolchain '([^']+)'\.?(?:\s*To install, run `([^`]+)`)?"
+)
+RUSTUP_MISSING = "a rustup component is missing"
 _COLOUR = re.compile(r"\x1b\[[\d;]*m")
 # corepack, the shim Node.js ships for yarn and pnpm, failing to fetch or verify the package manager a project's
 # packageManager names (no registry, "Cannot find matching keyid" after npm rotated its signing keys, "No compatible
@@ -100,6 +106,10 @@ def cannot_run_reason(result: CommandResult, timeout_s: float) -> str | None:
     if frame is not None:
         errors = [m.group(0).strip() for m in _COREPACK_ERROR.finditer(text, 0, frame.start())]
         return f"{COREPACK}: {_cut(errors[-1] if errors else frame.group(0).strip())}"
+    rustup = None if result.exit_code == 0 else _RUSTUP.search(text)
+    if rustup is not None:
+        install = rustup.group(3) or f"rustup component add {rustup.group(1).removeprefix('cargo-')}"
+        return f"{RUSTUP_MISSING}: {rustup.group(1)} is not installed for the toolchain {rustup.group(2)} (`{install}`)"
     if result.exit_code in (126, 127) or _MAKE_127.search(text):
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         # The line naming the program, else the last one (pnpm and npm print more after the shell's).
@@ -107,6 +117,11 @@ def cannot_run_reason(result: CommandResult, timeout_s: float) -> str | None:
         where = "" if result.exit_code in (126, 127) else " in a make recipe"
         code = result.exit_code if result.exit_code in (126, 127) else 127
         return f"exit {code}{where}: {_cut(said)}"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if result.exit_code != 0 and len(lines) == 1 and program_named(lines[0]):
+        # All it printed is the shell's complaint: a program in a command substitution (init's gofmt check,
+        # `out=$(gofmt -l .)`) whose 127 the outer command does not pass on. A test run never prints one line.
+        return f"exit 127 inside the command: {_cut(lines[0])}"
     for pattern, what in (
         (_NO_MODULE, "No module named {}"),
         (_NPM_SCRIPT, 'package.json has no script "{}"'),

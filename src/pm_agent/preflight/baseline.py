@@ -23,7 +23,7 @@ from pm_agent.gates.environment import (
     BaselineCommand,
     baseline_entry,
 )
-from pm_agent.gates.unrunnable import COREPACK, NOT_INSTALLED, program_named
+from pm_agent.gates.unrunnable import COREPACK, NOT_INSTALLED, RUSTUP_MISSING, program_named
 from pm_agent.gates.ward import run_command
 from pm_agent.listing import few
 from pm_agent.statefile import mark_state_dir
@@ -78,6 +78,9 @@ def fix_hint(key: str, command: str, reason: str, timeout_s: float) -> str:
     if reason.startswith(NOT_INSTALLED):
         install = _SETUPS.get(_tool_word(command), "the package manager's install")
         return f"set environment.setup_command: {install} (it runs in every new worktree before the gates), or {unset}"
+    if reason.startswith(RUSTUP_MISSING):
+        component = re.search(r"\(`([^`]+)`\)$", reason)
+        return f"run `{component.group(1) if component else 'rustup component add <component>'}`, or {unset}"
     if reason.startswith("the gradle build has no task"):
         return f"apply the plugin that adds the task, or set environment.{key} to the right command, or {unset}"
     if reason.startswith(COREPACK):
