@@ -255,6 +255,23 @@ def test_makefile_target_whose_recipe_runs_a_program_not_on_path_gives_way(
     assert detection.environment.typecheck_command == "make typecheck"  # `cd` and `true`: no program missing
 
 
+def test_makes_own_warning_and_info_lines_are_no_recipe_programs(
+    repo: Path, machine: Machine, tooled_python: Path
+) -> None:
+    """cobra's Makefile: `$(warning ...)` (printed as `Makefile:5: ...`) and `$(info *** ... ***)` come before the
+    recipe in `make -n`'s output; the missing program is the recipe's, not `Makefile:5:` or `****`."""
+    makefile = (
+        "ifeq (, $(shell which pm-agent-absent-linter))\n$(warning could not find pm-agent-absent-linter)\nendif\n"
+        "lint:\n\t$(info ******** running lint tools ********)\n\tpm-agent-absent-linter run -v\n"
+    )
+    write(repo, {"pyproject.toml": "[tool.ruff]\n", "Makefile": makefile})
+    detection = machine.add("python", tooled_python).real("make").detect(repo)
+    assert rejected_for(detection, Slot.LINT)["make lint"] == (
+        "not installed: its recipe runs pm-agent-absent-linter, which is not on PATH;"
+        " python -m ruff check --no-fix . works"
+    )
+
+
 def test_makefile_without_lint_target_leaves_ruff(repo: Path, machine: Machine, tooled_python: Path) -> None:
     write(repo, {"pyproject.toml": "[tool.ruff]\n", "Makefile": "build:\n\techo build\n"})
     detection = machine.add("python", tooled_python).real("make").detect(repo)
@@ -352,8 +369,7 @@ def test_a_ruff_other_than_the_pre_commit_pin_is_said(repo: Path, machine: Machi
     said = subprocess.run([str(tooled_python), "-m", "ruff", "--version"], capture_output=True, text=True, check=True)
     here = said.stdout.split()[-1]
     hooks = (
-        "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: {rev}\n"
-        "    hooks:\n      - id: ruff\n"
+        "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: {rev}\n    hooks:\n      - id: ruff\n"
     )
     write(repo, {"pyproject.toml": "[tool.ruff]\n", ".pre-commit-config.yaml": hooks.format(rev="v0.0.1")})
     reason = machine.add("python", tooled_python).detect(repo).chosen[Slot.LINT].reason

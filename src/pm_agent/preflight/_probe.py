@@ -29,7 +29,10 @@ _PYTHON_SCRIPT = (
 )
 
 # make's own messages ("make: 'test' is up to date."), as opposed to the recipe lines `make -n` prints.
-_MAKE_MESSAGE = re.compile(r"^\S*make(\[\d+\])?: ")
+# make's own lines in `make -n` output: `make[1]: ...`, and $(warning)'s `Makefile:5: ...`.
+_MAKE_MESSAGE = re.compile(r"^(?:\S*make(\[\d+\])?|[^\s:]+:\d+): ")
+# A program's name; $(info) prints free text (`**** checking ****`) among the recipe lines.
+_PROGRAM_NAME = re.compile(r"[\w.+-]+")
 
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
 """The names GNU make reads, in its order."""
@@ -122,7 +125,7 @@ class Probe:
                 continue
             words = [w for w in _words(line) if "=" not in w]  # past `VAR=value` assignments
             program = words[0] if words else ""
-            if program and "/" not in program and program not in _SHELL_WORDS and self.which(program) is None:
+            if _PROGRAM_NAME.fullmatch(program) and program not in _SHELL_WORDS and self.which(program) is None:
                 return program
         return None
 
