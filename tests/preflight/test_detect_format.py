@@ -218,10 +218,59 @@ def test_a_root_script_delegating_to_a_workspace_package_is_judged_by_the_packag
 
 
 def test_a_node_project_without_formatter_has_no_format_line(repo: Path, machine: Machine) -> None:
-    node(repo, {"lint": "eslint .", "format": "prettier --write ."})
+    node(repo, {"lint": "eslint .", "format": "eslint --fix . && prettier --write ."})  # no formatter alone
     detection = machine.script("npm", "exit 0").detect(repo)
     assert Slot.FORMAT not in detection.chosen
     assert rejected_for(detection, Slot.FORMAT) == {}
+
+
+@pytest.mark.parametrize(
+    ("script", "package", "lockfile", "command"),
+    [
+        # vite-plugin-react: `"format": "oxfmt"`, which its CI runs as `pnpm format --check`.
+        ("oxfmt", "oxfmt", "pnpm-lock.yaml", "pnpm exec oxfmt --check"),
+        ("prettier --write .", "prettier", "package-lock.json", "npx prettier --check ."),
+        (
+            "prettier -w 'src/**/*.ts' --log-level warn",
+            "prettier",
+            "yarn.lock",
+            "yarn prettier --check 'src/**/*.ts' --log-level warn",
+        ),
+        ("biome format --write ./src", "@biomejs/biome", "package-lock.json", "npx biome format ./src"),
+        ("dprint fmt", "dprint", "bun.lock", "bunx dprint check"),
+    ],
+)
+def test_a_format_script_that_runs_one_formatter_gives_its_check(
+    repo: Path, machine: Machine, script: str, package: str, lockfile: str, command: str
+) -> None:
+    binary = command.split()[2] if command.startswith("pnpm exec") else command.split()[1]
+    write(repo, {"package.json": package_json({"format": script}, devDependencies={package: "1"}), lockfile: ""})
+    write(repo, {f"node_modules/.bin/{binary}": ""})
+    manager = {"pnpm-lock.yaml": "pnpm", "yarn.lock": "yarn", "bun.lock": "bun"}.get(lockfile, "npm")
+    detection = machine.script(manager, "exit 0").detect(repo)
+    chosen = detection.chosen[Slot.FORMAT]
+    assert chosen.command == command
+    assert chosen.reason.startswith(f"package.json scripts.format ({script}) formats in place: its check; {package} in")
+    assert chosen.problem is None
+    assert rejected_for(detection, Slot.FORMAT) == {}, "the prettier configuration's check is not offered twice"
+
+
+def test_a_format_scripts_formatter_must_be_a_dependency_and_installed(repo: Path, machine: Machine) -> None:
+    node(repo, {"format": "prettier --write ."})
+    detection = machine.script("npm", "exit 0").detect(repo)
+    assert Slot.FORMAT not in detection.chosen
+    assert rejected_for(detection, Slot.FORMAT) == {
+        "npx prettier --check .": (
+            "scripts.format runs prettier, but prettier is not in devDependencies (npx would fetch it)"
+        )
+    }
+    node(repo, {"format": "prettier --write ."}, devDependencies={"prettier": "^3"})
+    chosen = machine.detect(repo).chosen[Slot.FORMAT]
+    assert chosen.problem == "not installed: node_modules/.bin/prettier is missing (run `npm install`)"
+    node(
+        repo, {"format": "prettier --write .", "format:check": "prettier --check ."}, devDependencies={"prettier": "^3"}
+    )
+    assert machine.detect(repo).chosen[Slot.FORMAT].command == "npm run format:check", "the project's check first"
 
 
 # ---------------------------------------------------------------- Go, Rust: always their standard formatter

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot, read_manifest
+from pm_agent.preflight._node_format import format_script
+from pm_agent.preflight._node_scripts import EXEC, REWRITES, delegated_script, run_script
 from pm_agent.preflight._probe import Probe
 
 LOCKFILES = (
@@ -42,17 +44,6 @@ SCRIPTS: dict[Slot, tuple[str, ...]] = {
     ),
 }
 """package.json script names per slot, in order of preference."""
-# How each manager runs a binary of node_modules/.bin.
-_EXEC = {"npm": "npx", "pnpm": "pnpm exec", "yarn": "yarn", "bun": "bunx"}
-
-
-def run_script(manager: str, script: str) -> str:
-    """The manager's own way to run `script`: `npm test`, `npm run lint`, `pnpm test`, `yarn lint`, `bun run test`."""
-    if manager == "bun":
-        return f"bun run {script}"  # `bun test` is bun's own test runner, not the script
-    if script == "test":
-        return f"{manager} test"
-    return f"yarn {script}" if manager == "yarn" else f"{manager} run {script}"
 
 
 def detect_node(probe: Probe) -> Finding | None:
@@ -74,7 +65,7 @@ def detect_node(probe: Probe) -> Finding | None:
     for slot, names in SCRIPTS.items():
         name = next((n for n in names if n in scripts), None)
         if slot is Slot.FORMAT:
-            name = _format_script(probe.repo, manager, names, scripts, data, found)
+            name = format_script(probe.repo, (manager, how), names, scripts, data, (problem, pnp), found)
         if name is None:
             for tool in (t for t in _BINARIES if t.slot is slot):
                 _binary(tool, probe.repo, data, manager, how, problem, pnp, found)
@@ -90,11 +81,11 @@ def detect_node(probe: Probe) -> Finding | None:
         if slot is Slot.TEST:
             command, reason, watching = _once(command, reason, scripts[name], probe.repo)
         elif slot is Slot.FORMAT:
-            delegated = _delegated(probe.repo, scripts[name], data)
+            delegated = delegated_script(probe.repo, scripts[name], data)
             if delegated is not None:
                 reason = f"{reason}, which runs {delegated[0]}/package.json scripts.{name} ({delegated[1]})"
         elif slot is Slot.LINT:
-            delegated = _delegated(probe.repo, scripts[name], data)
+            delegated = delegated_script(probe.repo, scripts[name], data)
             if delegated is not None:  # `bun run --filter frontend lint`: the package's own script decides
                 folder, script = delegated
                 reason = f"{reason}, which runs {folder}/package.json scripts.{name} ({script})"
@@ -106,68 +97,18 @@ def detect_node(probe: Probe) -> Finding | None:
     return found
 
 
-# Flags with which a linter or formatter rewrites the files it checks (eslint, stylelint, xo, standard `--fix`;
-# biome `--write`, `--apply`, `--apply-unsafe`, `--unsafe`; prettier `--write`, `-w`).
-_REWRITES = re.compile(r"(?<![\w-])(?:--fix|--write|--apply(?:-unsafe)?|--unsafe|-w)(?![\w=-])")
-
-
 def _checking(command: str, reason: str, script: str, manager: str) -> tuple[str, str, str | None]:
     """A lint script that rewrites files, as a gate must not (pm-agent would take its fixes for the task's change):
     one command with the flags dropped, run by the manager's exec; else the problem to fix."""
-    flags = _REWRITES.findall(script)
+    flags = REWRITES.findall(script)
     if not flags:
         return command, reason, None
     said = ", ".join(dict.fromkeys(flags))
     if re.search(r"&&|\|\||[;|&<>`$]|--fix-type", script) or not _NODE_BINARY.match(script):
         why = "it would change the files it checks; set environment.lint_command to a command that only checks"
         return command, reason, f"the lint script rewrites files ({said}): {why}"
-    checking = " ".join(_REWRITES.sub("", script).split())
-    return f"{_EXEC[manager]} {checking}", f"{reason}, without {said}: a gate only checks, it rewrites nothing", None
-
-
-def _format_script(
-    repo: Path, manager: str, names: tuple[str, ...], scripts: dict[str, str], data: dict[str, Any], found: Finding
-) -> str | None:
-    """The first format-check script that rewrites nothing (nor does the workspace package's script it runs); the
-    ones that do are rejected: a gate that formats would take the formatter's edits for the task's change."""
-    for name in (n for n in names if n in scripts):
-        delegated = _delegated(repo, scripts[name], data)
-        text = delegated[1] if delegated is not None else scripts[name]
-        flags = _REWRITES.findall(text)
-        if not flags:
-            return name
-        why = f"scripts.{name} ({text}) rewrites files ({', '.join(dict.fromkeys(flags))}): a format check only checks"
-        found.rejected.append(Rejected(run_script(manager, name), why, Slot.FORMAT))
-    return None
-
-
-# A root script that runs one workspace package's script: `bun run --filter frontend lint`, `pnpm --filter web lint`,
-# `npm run lint --workspace=frontend` (or `-w frontend`), `yarn workspace frontend lint`.
-_DELEGATES = (
-    re.compile(r"^(?:bun|pnpm)(?: run)? --filter[= ](?P<pkg>[\w@./-]+)(?: run)? (?P<script>[\w:.-]+)$"),
-    re.compile(r"^npm run (?P<script>[\w:.-]+) (?:--workspace[= ]|-w )(?P<pkg>[\w@./-]+)$"),
-    re.compile(r"^yarn workspace (?P<pkg>[\w@./-]+)(?: run)? (?P<script>[\w:.-]+)$"),
-)
-
-
-def _delegated(repo: Path, script: str, data: dict[str, Any]) -> tuple[str, str] | None:
-    """(folder, script) of the workspace package a root script hands its work to, when it names exactly one by its
-    name or folder and that package has the script; else None."""
-    found = next((m for pattern in _DELEGATES if (m := pattern.match(script.strip())) is not None), None)
-    if found is None:
-        return None
-    raw = data.get("workspaces")
-    globs = raw.get("packages") if isinstance(raw, dict) else raw
-    for pattern in globs if isinstance(globs, list) else ():
-        for folder in sorted(repo.glob(pattern)) if isinstance(pattern, str) and ".." not in pattern else ():
-            manifest = folder / "package.json"
-            package = read_manifest(manifest, Finding()) if manifest.is_file() else None
-            if package is None or found["pkg"] not in (package.get("name"), folder.name):
-                continue
-            scripts = package.get("scripts")
-            own = scripts.get(found["script"]) if isinstance(scripts, dict) else None
-            return (folder.relative_to(repo).as_posix(), own) if isinstance(own, str) else None
-    return None
+    checking = " ".join(REWRITES.sub("", script).split())
+    return f"{EXEC[manager]} {checking}", f"{reason}, without {said}: a gate only checks, it rewrites nothing", None
 
 
 _NODE_BINARY = re.compile(r"^(?:eslint|biome|prettier|stylelint|xo|standard|tslint|oxlint)\s")
@@ -206,7 +147,7 @@ def _manager(repo: Path, data: dict[str, Any], found: Finding) -> tuple[str, str
     """The package manager and why: the packageManager field, else the lockfile, else npm."""
     locks = [(name, manager) for name, manager in LOCKFILES if (repo / name).is_file()]
     field = data.get("packageManager")
-    if isinstance(field, str) and field.split("@", 1)[0] in _EXEC:
+    if isinstance(field, str) and field.split("@", 1)[0] in EXEC:
         manager = field.split("@", 1)[0]
         for name, other in locks:
             if other != manager:
@@ -317,12 +258,14 @@ def _binary(
 ) -> None:
     """`tool` for a configured project without a script for its slot, when its package is a dependency (otherwise
     `npx` would fetch whatever package has that name)."""
+    if any(c.slot is tool.slot for c in found.candidates):
+        return  # the project's own script for the slot came first (a `format` script's formatter)
     config = next((name for name in tool.configs if (repo / name).is_file()), None)
     if config is None and tool.manifest_key is not None and tool.manifest_key in data:
         config = f"package.json {tool.manifest_key}"
     if config is None:
         return
-    command = f"{_EXEC[manager]} {tool.args}"
+    command = f"{EXEC[manager]} {tool.args}"
     deps = {key: data.get(key) for key in ("devDependencies", "dependencies")}
     where = next((key for key, table in deps.items() if isinstance(table, dict) and tool.package in table), None)
     if where is None:
