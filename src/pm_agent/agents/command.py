@@ -97,7 +97,9 @@ class CommandRunner:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(json.dumps(request.mcp_config))
             extra[MCP_CONFIG_ENV] = str(config_path)
-        env = agent_env(self.agent_home, scratch, {**extra, **request.env}, self.max_retries, inherit=self.inherit_env)
+        env = agent_env(
+            self.agent_home, scratch, {**extra, **request.env}, self.max_retries, inherit=self.inherit_env
+        )
         stdin = request.prompt.encode("utf-8") if self.prompt_via == "stdin" else None
         return await spawn(
             self.argv(request, config_path),

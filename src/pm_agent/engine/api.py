@@ -163,7 +163,9 @@ def resume(
         with run_lock(repo, "resume"):
             remove_stale_preflight(Git(repo), state_dir)
     if not store_exists(repo):  # checked before the lock, which would create .pm-agent/
-        raise NotFoundError(f"no pm-agent state in {repo}: nothing to resume; start with `pm-agent run PLAN.md`")
+        raise NotFoundError(
+            f"no pm-agent state in {repo}: nothing to resume; start with `pm-agent run PLAN.md`"
+        )
     with run_lock(repo, "resume"):
         rc = resume_run(repo, run_id, listener=listener, channel=channel, runner=runner, reread_config=reread_config)
         try:

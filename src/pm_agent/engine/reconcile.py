@@ -63,6 +63,7 @@ PLAN_REASON = "plan edited during the run"  # the reason of `run.tasks_added` fo
 CANCEL_REASON = "removed from the plan"
 
 
+
 class Host(Protocol):
     """What reconciling needs from a run: `RunContext` in the loop, `OfflineHost` for the CLI."""
 

@@ -29,6 +29,7 @@ ENVIRONMENT_COMMANDS: tuple[tuple[str, str], ...] = (
 KEEP_OUTPUT_BYTES = 512 * 1024  # enough for the findings of any sane lint run; more falls back to exit status
 
 
+
 class BaselineCommand(BaseModel):
     """One environment command as it ran on the baseline commit."""
 

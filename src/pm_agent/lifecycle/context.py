@@ -61,7 +61,9 @@ class WorkflowContext(BaseModel):
             self.current_agent = self.workflow.owner(self.current_state)
 
     @classmethod
-    def start(cls, task_id: str, *, workflow: Workflow | None = None, state: IssueState = IssueState.RECEIVED) -> Self:
+    def start(
+        cls, task_id: str, *, workflow: Workflow | None = None, state: IssueState = IssueState.RECEIVED
+    ) -> Self:
         """A fresh context for `task_id` in `state` (RECEIVED), bound to `workflow` (the default)."""
         ctx = cls.model_validate({"task_id": task_id, "current_state": state}, context={"workflow": workflow})
         if workflow is not None:
@@ -91,11 +93,14 @@ class WorkflowContext(BaseModel):
             raise TransitionError(f"invalid transition {current.value} -> {new_state!r}: {exc}") from None
         wf = self.workflow
         if wf.is_terminal(current):
-            raise TransitionError(f"invalid transition {current.value} -> {target.value}: {current.value} is terminal")
+            raise TransitionError(
+                f"invalid transition {current.value} -> {target.value}: {current.value} is terminal"
+            )
         if not wf.is_valid(current, target):
             allowed = ", ".join(s.value for s in wf.next_states(current)) or "nothing"
             raise TransitionError(
-                f"invalid transition {current.value} -> {target.value} (allowed from {current.value}: {allowed})"
+                f"invalid transition {current.value} -> {target.value}"
+                f" (allowed from {current.value}: {allowed})"
             )
         change = StateChange(
             from_state=current,

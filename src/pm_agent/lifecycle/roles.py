@@ -88,7 +88,9 @@ ROLES: Mapping[Role, RoleInfo] = MappingProxyType(
                 Role.TESTER,
                 "agent",
                 ("siegemaster",),
-                frozenset({SignalKind.COMPLETE, SignalKind.PARTIALLY_COMPLETE, SignalKind.NEEDS_ROLE_FOLLOWUP}),
+                frozenset(
+                    {SignalKind.COMPLETE, SignalKind.PARTIALLY_COMPLETE, SignalKind.NEEDS_ROLE_FOLLOWUP}
+                ),
                 "writes tests, edge cases and stress tests, validates the solution",
             ),
             RoleInfo(
@@ -135,7 +137,9 @@ AGENT_ROLES: frozenset[Role] = frozenset(role for role, info in ROLES.items() if
 PM_AGENT_ROLES: frozenset[Role] = frozenset(role for role, info in ROLES.items() if not info.is_agent)
 """Roles pm-agent performs itself (pm, ward)."""
 
-FOLLOWUP_TARGETS: frozenset[Role] = frozenset({Role.PLANNER, Role.DEVELOPER, Role.TESTER, Role.REVIEWER, Role.FIXER})
+FOLLOWUP_TARGETS: frozenset[Role] = frozenset(
+    {Role.PLANNER, Role.DEVELOPER, Role.TESTER, Role.REVIEWER, Role.FIXER}
+)
 """Roles a needs-role-followup signal may name (seed 004's `targetRole`)."""
 
 _NAMES: Mapping[str, Role] = MappingProxyType(

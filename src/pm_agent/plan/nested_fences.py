@@ -129,8 +129,6 @@ Step = tuple[bool, str, int]  # (a checkbox, `**` or the hashes, the number)
 def _step(text: str) -> Step | None:
     match = _STEP.match(text)
     return (match.group(1) is not None, match.group(2), int(match.group(3))) if match is not None else None
-
-
 _RULE = re.compile(r"^ {0,3}(?:-{3,}|\*{3,}|_{3,})\s*$")
 
 

@@ -32,7 +32,9 @@ class Escalation(BaseModel):
 def render_escalation(escalation: Escalation, escalation_id: int | None = None) -> str:
     """The escalation as seed 001's text template."""
     head = "ESCALATION" if escalation_id is None else f"ESCALATION #{escalation_id}"
-    options = "\n".join(f"{'Options:' if i == 0 else '':<13}{i + 1}) {opt}" for i, opt in enumerate(escalation.options))
+    options = "\n".join(
+        f"{'Options:' if i == 0 else '':<13}{i + 1}) {opt}" for i, opt in enumerate(escalation.options)
+    )
     return "\n".join(
         [
             head,

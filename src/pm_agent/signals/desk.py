@@ -50,7 +50,6 @@ log = logging.getLogger(__name__)
 LIVE_STATUSES: Final[frozenset[SessionStatus]] = frozenset({SessionStatus.STARTING, SessionStatus.RUNNING})
 STOP: Final = "Stop now: end your turn without further tool calls."
 
-
 class SignalStore(Protocol):
     """What the server needs from the store (`store.signal_store.PlainSignalStore` and `SqliteStore` provide it)."""
 
@@ -237,7 +236,9 @@ class SignalDesk:
         )
         if not record.accepted or record.payload != payload:
             # The store is idempotent on (session, seq): another call took this seq first.
-            return Reply(False, f"Another signal_back call of this session took seq {record.seq} first; call again.")
+            return Reply(
+                False, f"Another signal_back call of this session took seq {record.seq} first; call again."
+            )
         text = f"Signal {signal.signal} recorded for task {session.task_id}. {_next_step(signal)} {STOP}"
         return Reply(True, text, record)
 
@@ -309,7 +310,9 @@ class SignalDesk:
                 log.warning("could not record a refused signal under %s/%s: %s", run_id, task_id, exc)
         if record is None:
             log.warning("signal refused without a session (%s): %r", reason, _kind_text(arguments))
-        return Reply(False, f"Signal refused: {reason}. Nothing was accepted; tell the user and stop.", record)
+        return Reply(
+            False, f"Signal refused: {reason}. Nothing was accepted; tell the user and stop.", record
+        )
 
 
 def _kind_text(arguments: dict[str, Any]) -> str:

@@ -24,7 +24,9 @@ _WHEN: Final[dict[str, str]] = {
     "partially-complete": (
         "you are running out of context before finishing; a fresh session continues from continuationPoint"
     ),
-    "needs-user-input": ("you are blocked in a way only a human can resolve; your session is resumed with the answer"),
+    "needs-user-input": (
+        "you are blocked in a way only a human can resolve; your session is resumed with the answer"
+    ),
     "needs-role-followup": (
         "another role must act first (e.g. the planner to split the step, the fixer for lint errors); "
         "resume=true brings you back afterwards"
@@ -155,7 +157,9 @@ def _evidence_lines(role: Role) -> list[str]:
     return lines
 
 
-def signal_instructions(role: str | Role, task_id: str, *, criteria: Sequence[str] = (), tool: str = TOOL_NAME) -> str:
+def signal_instructions(
+    role: str | Role, task_id: str, *, criteria: Sequence[str] = (), tool: str = TOOL_NAME
+) -> str:
     """The prompt section for an agent of `role` working on task `task_id`.
 
     Lists only the signals `role` may send, with the fields each one needs and a valid example.

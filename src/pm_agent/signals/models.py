@@ -115,7 +115,9 @@ class _Evidence(_Wire):
         default_factory=list, description="Key output lines of the test run (command and pass/fail summary)."
     )
     lint_evidence: TextList = Field(default_factory=list, description="Key output lines of the lint command.")
-    typecheck_evidence: TextList = Field(default_factory=list, description="Key output lines of the typecheck command.")
+    typecheck_evidence: TextList = Field(
+        default_factory=list, description="Key output lines of the typecheck command."
+    )
     blockers: TextList = Field(default_factory=list, description="Blockers or ambiguities you hit.")
     risks: TextList = Field(default_factory=list, description="Risks you see in what you changed.")
 
@@ -179,7 +181,9 @@ class NeedsRoleFollowupSignal(_Wire):
         try:
             role = resolve_role(value).value
         except ValueError as exc:
-            raise ValueError(f"unknown role {show(value)}; use one of {', '.join(target_role_names())}") from exc
+            raise ValueError(
+                f"unknown role {show(value)}; use one of {', '.join(target_role_names())}"
+            ) from exc
         if role not in _agent_roles():
             raise ValueError(
                 f"{show(value)} is not a role an agent can play; use one of {', '.join(target_role_names())}"

@@ -58,7 +58,9 @@ def read_signal(data: Any) -> SignalReading:
     if not isinstance(kind, str) or kind not in SIGNAL_MODELS:
         close = difflib.get_close_matches(str(kind), SIGNAL_KINDS, n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise SignalPayloadError([f"signal: must be one of {', '.join(SIGNAL_KINDS)} (got {show(kind)}){hint}"])
+        raise SignalPayloadError(
+            [f"signal: must be one of {', '.join(SIGNAL_KINDS)} (got {show(kind)}){hint}"]
+        )
     model = SIGNAL_MODELS[kind]
     tidy, notes = normalise(model, {**data, "signal": kind}, _foreign_fields(kind))
     if kind_note:

@@ -123,7 +123,9 @@ def kind_fields(kind: str) -> KindFields:
     return deepcopy(written[kind]) if written is not None else model_kind_fields(kind)
 
 
-def input_schema(kinds: list[str] | None = None, fields: Callable[[str], KindFields] = kind_fields) -> dict[str, Any]:
+def input_schema(
+    kinds: list[str] | None = None, fields: Callable[[str], KindFields] = kind_fields
+) -> dict[str, Any]:
     """The flat JSON schema the model sees: `signal` (an enum) plus every field any signal takes.
 
     Validation proper happens in `parse_signal`; this schema only shows the model what exists and
@@ -146,7 +148,9 @@ def input_schema(kinds: list[str] | None = None, fields: Callable[[str], KindFie
         properties["targetRole"] = {**properties["targetRole"], "enum": target_role_names()}
     for name, prop in properties.items():
         if name != "signal":
-            prop["description"] = f"{prop.get('description', '').strip()} Used by: {', '.join(used_by[name])}."
+            prop["description"] = (
+                f"{prop.get('description', '').strip()} Used by: {', '.join(used_by[name])}."
+            )
     ordered = {name: properties[name] for name in WIRE_FIELD_ORDER if name in properties}
     return {
         "type": "object",

@@ -64,8 +64,6 @@ def _alive(pid: int) -> bool:
     except OSError:  # another user's process: alive
         return True
     return True
-
-
 _HELLO_LIMIT = 4096
 
 

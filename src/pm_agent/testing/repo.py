@@ -1,7 +1,7 @@
 """Temporary git repositories for tests and the demo: init, a fixed identity, a first commit.
 
-repo = init_repo(tmp_path / "repo", files={"README.md": "# demo\\n"})
-git(repo, "log", "--oneline")
+    repo = init_repo(tmp_path / "repo", files={"README.md": "# demo\\n"})
+    git(repo, "log", "--oneline")
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ GIT_ENV: dict[str, str] = {
 def git(repo: Path, *args: str, check: bool = True) -> str:
     """Run git in `repo`; its stdout, stripped. Raises CalledProcessError (with output) on failure."""
     env = {**os.environ, **GIT_ENV}
-    done = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=False, timeout=60)
+    done = subprocess.run(
+        ["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=False, timeout=60
+    )
     if check and done.returncode != 0:
         raise subprocess.CalledProcessError(done.returncode, ["git", *args], done.stdout, done.stderr)
     return done.stdout.strip()

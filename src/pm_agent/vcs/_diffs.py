@@ -195,7 +195,9 @@ class KeptSnapshot:
     One left open (a task that stopped between its gates and its delivery) is removed when it is collected
     or at exit, silently: keeping it was only an optimisation."""
 
-    def __init__(self, tree: str, env: dict[str, str], stamp: tuple[int, ...] | None, since_ns: int, tmp: Path) -> None:
+    def __init__(
+        self, tree: str, env: dict[str, str], stamp: tuple[int, ...] | None, since_ns: int, tmp: Path
+    ) -> None:
         self.tree = tree
         self.env = env
         self.stamp = stamp  # the worktree's real index when copied (None: it cannot be told unchanged)

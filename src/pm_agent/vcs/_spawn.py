@@ -212,7 +212,9 @@ def _spawned(
                 pass
 
 
-def _communicate(out_r: int, err_r: int, in_w: int, data: bytes, deadline: float) -> tuple[bytes | None, bytes | None]:
+def _communicate(
+    out_r: int, err_r: int, in_w: int, data: bytes, deadline: float
+) -> tuple[bytes | None, bytes | None]:
     """Read stdout and stderr to their ends while writing `data` to stdin; (None, None) at the deadline.
     Every descriptor given is closed on return."""
     chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
