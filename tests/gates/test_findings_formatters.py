@@ -117,3 +117,94 @@ def test_rustfmt_colours_and_charset_escapes_are_stripped() -> None:
 def test_each_file_is_one_finding_however_many_hunks_it_has() -> None:
     text = "Diff in /r/src/a.rs:1:\n-x\n+y\nDiff in /r/src/a.rs at line 9:\n-x\n+y\n"
     assert where(parse_findings("cargo fmt --check", text, 1, root="/r")) == [("src/a.rs", None, "format")]
+
+
+@pytest.mark.parametrize("lint_run", ["ruff-concise-base", "ruff-full-base"])
+@pytest.mark.parametrize(
+    ("name", "check"),
+    [
+        ("ruff-format-new", "ruff format --check ."),
+        ("ruff-format-concise-new", "ruff format --check ."),
+        ("ruff06-format-syntax", "ruff format --check ."),
+        ("black-syntax", "black --check ."),
+        ("prettier-syntax", "prettier --check ."),
+        ("rustfmt-syntax", "cargo fmt --check"),
+        ("rustfmt-new", "cargo fmt --check"),
+    ],
+)
+def test_findings_of_a_linter_then_a_formatter_keep_the_order_the_output_printed_them(
+    lint_run: str, name: str, check: str
+) -> None:
+    """`ruff check && <format check>`: each finding keeps the output line it came from (ruff's full output's
+    arrows, which follow its upper-case codes, are not the formatter's)."""
+    lint, run = load(lint_run), load(name)
+    fs = parse_findings(f"ruff check --no-fix . && {check}", lint.output + "\n" + run.output, 1, root=run.root)
+    assert fs.parsed, fs.note
+    assert [f.tool for f in fs.findings] == ["ruff"] * 5 + [CASES[name][0]] * len(parse(name).findings)
+
+
+def test_rustfmts_last_error_without_a_file_keeps_its_place() -> None:
+    lint = load("ruff-concise-base")
+    text = lint.output + "\nerror: couldn't read src/gone.rs: No such file or directory\n"
+    fs = parse_findings("ruff check --no-fix . && cargo fmt --check", text, 1)
+    assert [(f.tool, f.code) for f in fs.findings] == [("ruff", "F401")] * 2 + [("ruff", "F841")] * 2 + [
+        ("ruff", "F811"),
+        ("rustfmt", "error"),
+    ]
+
+
+def test_ruff_format_with_nothing_to_reformat_but_a_file_it_cannot_parse() -> None:
+    text = "error: Failed to parse src/a.py:1:7: Expected a parameter\n2 files already formatted\n"
+    assert where(parse_findings("ruff format --check .", text, 2)) == [("src/a.py", 1, "syntax")]
+
+
+def test_a_ruff_diagnostic_other_than_a_syntax_error_keeps_its_code() -> None:
+    text = "src/a.py:1:1: io-error: Permission denied (os error 13)\n1 file already formatted\n"
+    fs = parse_findings("ruff format --check .", text, 2)
+    assert [(f.path, f.code, f.message) for f in fs.findings] == [
+        ("src/a.py", "io-error", "Permission denied (os error 13)")
+    ]
+
+
+def test_blacks_summary_counts_the_files_it_would_reformat_and_those_it_cannot() -> None:
+    run = load("black-syntax")
+    cut = run.output.replace("would reformat /tmp/fnd-fmt/py-syntax/pkg/old.py\n", "")
+    fs = parse_findings(run.command, cut, run.exit_code, root=run.root)
+    assert "reports 2 but 1" in fs.note
+
+
+def test_prettiers_summary_counts_only_the_files_it_would_reformat() -> None:
+    text = (
+        "Checking formatting...\n[error] src/a.js: SyntaxError: Unexpected token (1:7)\n[error] > 1 | const = ;\n"
+        "[warn] src/b.js\n[warn] Code style issues found in the above file. Run Prettier with --write to fix.\n"
+    )
+    fs = parse_findings("prettier --check .", text, 2)
+    assert (fs.parsed, where(fs)) == (True, [("src/a.js", 1, "syntax"), ("src/b.js", None, "format")])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "permission denied",  # no `: `, not a .go file
+        "stat sub/gone.go: no such file or directory: sub/gone.go",  # ends in .go, but a message
+    ],
+)
+def test_gofmt_lines_that_are_no_listed_file_make_the_list_unreadable(line: str) -> None:
+    fs = parse_findings("gofmt -l .", f"main.go\n{line}\n", 1)
+    assert not fs.parsed
+    assert line in fs.note
+
+
+def test_gofmt_list_read_past_blank_lines() -> None:
+    assert where(parse_findings("gofmt -l .", "a.go\n\nsub/b.go\n", 1)) == [
+        ("a.go", None, "format"),
+        ("sub/b.go", None, "format"),
+    ]
+
+
+def test_rustfmt_reads_on_after_an_error_and_its_file() -> None:
+    text = "error: expected item\n --> /r/src/a.rs:2:1\nDiff in /r/src/b.rs:1:\n-x\n+y\n"
+    assert where(parse_findings("cargo fmt --check", text, 1, root="/r")) == [
+        ("src/a.rs", 2, "syntax"),
+        ("src/b.rs", None, "format"),
+    ]

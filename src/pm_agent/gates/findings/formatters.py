@@ -32,11 +32,10 @@ def parse_ruff_format(lines: Sequence[str], ctx: Ctx) -> Out:
     out = Out()
     head: tuple[str, str, int] | None = None  # code, message, index of a full-output header line
     for index, line in enumerate(lines):
-        if head is not None and (arrow := _RUFF_ARROW.match(line)):
-            _ruff_finding(out, ctx, arrow.group("path"), as_int(arrow.group("line")), *head)
-            head = None
+        previous, head = head, None
+        if previous is not None and (arrow := _RUFF_ARROW.match(line)):
+            _ruff_finding(out, ctx, arrow.group("path"), as_int(arrow.group("line")), *previous)
             continue
-        head = None
         if line.startswith("Would reformat: ") and (would := _RUFF_WOULD.match(line)):
             out.add(Raw(ctx.tool, ctx.path(would.group("path")), None, "format", _UNFORMATTED, at=index))
         elif line.startswith("error: Failed to parse ") and (failed := _RUFF_FAILED.match(line)):
