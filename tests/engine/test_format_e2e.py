@@ -18,27 +18,16 @@ from pm_agent.reports.manifest import parse_manifest
 from pm_agent.store import default_store_path, open_store
 from pm_agent.testing.team import bash, signal
 
-from .calc_plan import ADDITION, NOTE, plan, section
+from .calc_plan import NOTE
 from .conftest import Target, git
 from .test_loop_e2e import claimed, module, pytest_source, work
+from .test_ratchet_e2e import ADD, PLAN, SUB  # SUB: what ruff format makes of SUB_UNFORMATTED
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
 PY = sys.executable
-PLAN = plan(
-    ADDITION,
-    section(
-        2,
-        "Subtraction",
-        create=["src/calc/sub.py"],
-        test="tests/test_sub.py",
-        criteria=["sub(a, b) returns the difference"],
-    ),
-)
 LEGACY = module("legacy", "def legacy()->int:\n    return 1\n")  # unformatted before the run
-ADD = module("add", "def add(a: int, b: int) -> int:\n    return a + b\n")
 SUB_UNFORMATTED = module("sub", "def sub(a:int,b:int)->int:\n    return a-b\n")
-SUB = module("sub", "def sub(a: int, b: int) -> int:\n    return a - b\n")  # what ruff format makes of it
 
 
 def test_an_unformatted_new_file_is_the_one_new_finding_and_the_fixer_formats_it(
