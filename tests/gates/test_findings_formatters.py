@@ -208,3 +208,10 @@ def test_rustfmt_reads_on_after_an_error_and_its_file() -> None:
         ("src/a.rs", 2, "syntax"),
         ("src/b.rs", None, "format"),
     ]
+
+
+def test_prettiers_warnings_in_sentences_are_no_files() -> None:
+    text = "Checking formatting...\n[warn] Ignored unknown option { tabs: true }.\n[warn] src/b.js\n" + (
+        "[warn] Code style issues found in the above file. Run Prettier with --write to fix.\n"
+    )
+    assert where(parse_findings("prettier --check .", text, 1)) == [("src/b.js", None, "format")]

@@ -16,7 +16,7 @@ from pm_agent.gates.findings._common import Ctx, Out, Raw, as_int
 
 _UNFORMATTED = "would be reformatted: run the project's formatter on this file"
 
-# ruff format --check: `Would reformat: a.py` (ruff < 0.9), `unformatted: File would be reformatted` then
+# ruff format --check: `Would reformat: a.py` (ruff 0.6), `unformatted: File would be reformatted` then
 # ` --> a.py:1:8` (the full output of later versions), `a.py:1:8: unformatted: ...` (--output-format concise);
 # a file it cannot parse: `error: Failed to parse a.py:1:7: msg`, `invalid-syntax: msg` then its arrow, or concise.
 _RUFF_WOULD = re.compile(r"^Would reformat: (?P<path>.+)$")
@@ -104,7 +104,8 @@ def parse_black(lines: Sequence[str], ctx: Ctx) -> Out:
 _PRETTIER_SUMMARY = re.compile(
     r"^\[warn\] Code style issues (?:were )?(?:found|detected) in (?:the above file|(?P<n>\d+) files)"
 )
-_PRETTIER_WARN = re.compile(r"^\[warn\] (?P<path>\S.*)$")
+# A path without spaces: prettier warns in sentences too (`[warn] Ignored unknown option { tabs: true }.`).
+_PRETTIER_WARN = re.compile(r"^\[warn\] (?P<path>\S+)$")
 _PRETTIER_ERROR = re.compile(r"^\[error\] (?P<path>[^\s>|:][^:]*): (?P<msg>\w*Error\b.*?)(?: \((?P<line>\d+):\d+\))?$")
 
 
