@@ -77,9 +77,7 @@ _BLACK_WOULD = re.compile(r"^would reformat (?P<path>.+)$")
 _BLACK_CANNOT = re.compile(
     r"^error: cannot (?:format (?P<path>.+?): (?P<msg>.*)|parse: (?P<at>.+?):(?P<line>\d+):\d+)$"
 )
-_BLACK_SUMMARY = re.compile(
-    r"^(?:(?P<re>\d+) files? would be reformatted|\d+ files? would be left unchanged|(?P<fail>\d+) files? would fail)"
-)
+_BLACK_SUMMARY = re.compile(r"^\d+ files? would (?:be reformatted|be left unchanged|fail to reformat)")
 _BLACK_COUNT = re.compile(r"(\d+) files? would (be reformatted|fail to reformat)")
 
 
