@@ -116,6 +116,37 @@ repos:
     assert Slot.TYPECHECK not in detection.chosen
 
 
+def test_local_hooks_running_ruff_through_the_projects_runner(
+    repo: Path, machine: Machine, tooled_python: Path
+) -> None:
+    """full-stack-fastapi-template's hooks: ids of their own, ruff through `uv run`; mypy through a runner stays
+    unread (what it checks depends on the files pre-commit passes)."""
+    config = """\
+repos:
+  - repo: local
+    hooks:
+      - id: local-ruff-check
+        entry: uv run ruff check --force-exclude --fix --exit-non-zero-on-fix
+        language: unsupported
+      - id: local-ruff-format
+        entry: uv run ruff format --force-exclude --exit-non-zero-on-format
+        language: unsupported
+      - id: local-mypy
+        entry: uv run mypy backend/app
+        language: unsupported
+"""
+    write(repo, {".pre-commit-config.yaml": config, "app.py": "x = 1\n"})
+    detection = machine.add("python", tooled_python).detect(repo)
+    lint, fmt = detection.chosen[Slot.LINT], detection.chosen[Slot.FORMAT]
+    assert lint.command == "python -m ruff check --no-fix --force-exclude ."
+    assert lint.reason.startswith("ruff: hook local-ruff-check in .pre-commit-config.yaml line 4;")
+    assert fmt.command == (
+        "python -m ruff format --check --extend-exclude '*.md' --force-exclude --exit-non-zero-on-format ."
+    )
+    assert fmt.reason.startswith("ruff: hook local-ruff-format in .pre-commit-config.yaml line 7;")
+    assert Slot.TYPECHECK not in detection.chosen
+
+
 @pytest.mark.parametrize(
     ("text", "why"),
     [

@@ -31,17 +31,19 @@ _FOLDERS = re.compile(r"\^\(?([\w.-]+(?:\|[\w.-]+)*)\)?/")
 
 @dataclass(frozen=True)
 class Hook:
-    """One hook of the config: its id, flags, the folders it is limited to, and where it is."""
+    """One hook of the config: its id as detection looks it up, flags, the folders it is limited to, and where it
+    is (`label`: the id the config gives it, when that is another: `local-ruff-format`)."""
 
     id: str
     args: tuple[str, ...]
     folders: tuple[str, ...]
     line: int
+    label: str = ""
 
     @property
     def where(self) -> str:
         """`hook ruff-check in .pre-commit-config.yaml line 7`."""
-        return f"hook {self.id} in {CONFIG} line {self.line}"
+        return f"hook {self.label or self.id} in {CONFIG} line {self.line}"
 
     def check_args(self, subcommand: str = "", *, added: str = "") -> str:
         """The hook's flags less those that fix files (and a local hook's leading `subcommand`), as a command-line
@@ -83,11 +85,13 @@ def _hook(hook: Any, entry: dict[str, Any], text: str) -> Hook | None:
     if not isinstance(hook, dict) or not isinstance(hook.get("id"), str):
         return None
     hook_id: str = hook["id"]
-    args = hook.get("args")
+    label, args = hook_id, hook.get("args")
     if entry.get("repo") == "local" or "entry" in hook:
         # A local hook (or one whose `entry` replaces its repository's) runs `entry` with the file names appended:
         # its flags follow the tool's name.
         words = str(hook.get("entry") or "").split()
+        if words and Path(words[0]).name != hook_id.split("-")[0]:
+            hook_id, words = _runner_hook(hook_id, words)
         if not words or Path(words[0]).name != hook_id.split("-")[0]:
             return None  # `poetry run mypy`, a script: not a command pm-agent can take apart
         args = [*words[1:], *(args or [])]
@@ -101,8 +105,26 @@ def _hook(hook: Any, entry: dict[str, Any], text: str) -> Hook | None:
         id=hook_id,
         args=tuple(str(a) for a in args),
         folders=tuple(folders.group(1).split("|")) if folders else (),
-        line=_line_of(text, hook_id),
+        line=_line_of(text, label),
+        label=label,
     )
+
+
+# A local hook that runs ruff or black through the project's runner, under an id of its own (full-stack-fastapi-
+# template: `local-ruff-format` runs `uv run ruff format`): the tool pm-agent runs from the project's interpreter
+# itself. mypy and pyright through a runner stay unread: what they check depends on the files pre-commit passes.
+_RUNNERS = (("uv", "run"), ("poetry", "run"), ("pdm", "run"), ("hatch", "run"), ("pipenv", "run"))
+
+
+def _runner_hook(hook_id: str, words: list[str]) -> tuple[str, list[str]]:
+    """(the hook's id as pm-agent's detection knows it, the entry's words from the tool on) for `uv run ruff format`
+    and the like; `hook_id` and `words` unchanged for anything else."""
+    tool = next((words[2:] for runner in _RUNNERS if tuple(words[:2]) == runner), [])
+    if tool[:1] == ["ruff"]:
+        return ("ruff-format" if tool[1:2] == ["format"] else "ruff-check"), tool
+    if tool[:1] == ["black"]:
+        return "black", tool
+    return hook_id, words
 
 
 # The hook repositories that pin a Python tool's version by their `rev` (the tool's own release tags).
