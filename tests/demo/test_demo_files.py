@@ -28,7 +28,7 @@ def _answer(ref: str) -> str | None:
 
 def _checks(demo: Demo) -> list[str]:
     env = load_config(demo.repo).environment
-    return [c for c in (env.test_command, env.lint_command, env.typecheck_command) if c]
+    return [c for c in (env.test_command, env.lint_command, env.typecheck_command, env.format_command) if c]
 
 
 @pytest.mark.parametrize("cli_answer", [None, "JSON by default please; --table for people."])

@@ -44,7 +44,8 @@ def test_the_baseline_is_green_with_the_configured_commands(demo: Demo) -> None:
     assert env.test_command == f"{sys.executable} -m pytest -q"
     assert env.lint_command == f"{sys.executable} -m ruff check src tests"
     assert env.typecheck_command == f"{sys.executable} -m mypy src"
-    for command in (env.test_command, env.lint_command, env.typecheck_command):
+    assert env.format_command == f"{sys.executable} -m ruff format --check src tests"
+    for command in (env.test_command, env.lint_command, env.typecheck_command, env.format_command):
         done = run(demo.repo, command)
         assert done.returncode == 0, f"{command}\n{done.stdout}{done.stderr}"
     assert "1 passed" in run(demo.repo, env.test_command).stdout

@@ -64,6 +64,7 @@ def environment_commands(python: str, *, typecheck: bool = True) -> dict[str, st
     commands = {
         "test_command": f"{py} -m pytest -q",
         "lint_command": f"{py} -m ruff check src tests",
+        "format_command": f"{py} -m ruff format --check src tests",
     }
     if typecheck:
         commands["typecheck_command"] = f"{py} -m mypy src"
