@@ -147,7 +147,7 @@ class PmConfig(_Config):
     max_continuations: int = Field(default=3, ge=0, le=20)
     """Fresh sessions after partially-complete signals in one state before escalating."""
     environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
-    """The environment contract: lint, typecheck, test, build commands."""
+    """The environment contract: lint, typecheck, format check, test, build commands."""
     agent: AgentConfig = Field(default_factory=AgentConfig)
     """The agent CLI and its limits."""
     final_review: FinalReviewConfig = Field(default_factory=FinalReviewConfig)
