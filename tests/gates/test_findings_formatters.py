@@ -10,6 +10,7 @@ from pm_agent.gates.findings import parse_findings, ratchet
 from .test_findings_parsers import load, parse, where
 
 OLD_PY, NEW_PY = ("pkg/old.py", None, "format"), ("pkg/new.py", None, "format")
+OLD_JS = ("src/old.js", None, "format")
 CASES = {
     "ruff-format-base": ("ruff-format", [OLD_PY]),
     "ruff-format-new": ("ruff-format", [NEW_PY, OLD_PY]),
@@ -26,6 +27,19 @@ CASES = {
     "gofmt-syntax": ("gofmt", [("main.go", None, "format"), ("sub/broken.go", 2, "syntax")]),
     "rustfmt-new": ("rustfmt", [("src/main.rs", None, "format"), ("src/util.rs", None, "format")]),
     "rustfmt-syntax": ("rustfmt", [("src/util.rs", 2, "syntax")]),
+    "oxfmt-new": ("oxfmt", [("src/new.js", None, "format"), ("src/old.js", None, "format")]),
+    "oxfmt-syntax": ("oxfmt", [("src/old.js", None, "format"), ("src/broken.js", 1, "syntax")]),
+    "biome-format-new": ("biome", [("src/new.js", None, "format"), ("src/old.js", None, "format")]),
+    # The parse error biome prints twice (two passes) and counts once ("Found 4 errors.") is one finding.
+    "biome-format-syntax": (
+        "biome",
+        [("src/broken.js", 1, "parse"), ("src/broken.js", 1, "parse"), ("src/broken.js", None, "format"), OLD_JS],
+    ),
+    # Its two warnings (`!`: useConst, noUnusedVariables) do not fail biome: not findings.
+    "biome-check-new": (
+        "biome",
+        [("src/new.js", 2, "lint/suspicious/noDoubleEquals"), ("src/old.js", 3, "lint/suspicious/noDoubleEquals")],
+    ),
 }
 
 
@@ -49,6 +63,8 @@ def test_each_unformatted_file_and_each_file_it_cannot_parse(name: str) -> None:
         ("prettier-", "prettier", "src/new.js"),
         ("gofmt-", "gofmt", "sub/new.go"),
         ("rustfmt-", "rustfmt", "src/util.rs"),
+        ("oxfmt-", "oxfmt", "src/new.js"),
+        ("biome-format-", "biome", "src/new.js"),
     ],
 )
 def test_a_file_left_unformatted_is_the_one_new_finding(prefix: str, parser: str, added: str) -> None:
@@ -63,7 +79,10 @@ def test_a_file_left_unformatted_is_the_one_new_finding(prefix: str, parser: str
     assert (same.passed, same.rule, same.new_count, same.preexisting_count) == (True, "findings", 0, 1)
 
 
-@pytest.mark.parametrize("prefix", ["ruff-format-", "ruff06-format-", "black-", "prettier-", "rustfmt-"])
+@pytest.mark.parametrize(
+    "prefix",
+    ["ruff-format-", "ruff06-format-", "black-", "prettier-", "rustfmt-", "oxfmt-", "biome-format-", "biome-check-"],
+)
 def test_a_command_naming_no_formatter_reads_its_output_by_shape(prefix: str) -> None:
     run = load(prefix + "new")
     by_shape = parse_findings(
@@ -215,3 +234,12 @@ def test_prettiers_warnings_in_sentences_are_no_files() -> None:
         "[warn] Code style issues found in the above file. Run Prettier with --write to fix.\n"
     )
     assert where(parse_findings("prettier --check .", text, 1)) == [("src/b.js", None, "format")]
+
+
+def test_biomes_new_lint_error_is_the_one_new_finding() -> None:
+    base, new = load("biome-check-base"), load("biome-check-new")
+    worse = ratchet(
+        new.command, base.output, base.exit_code, new.output, new.exit_code, root=new.root, baseline_root=base.root
+    )
+    assert (worse.passed, worse.parser) == (False, "biome")
+    assert [(f.path, f.code) for f in worse.new] == [("src/new.js", "lint/suspicious/noDoubleEquals")]

@@ -9,8 +9,8 @@ environment command on the baseline commit too, and a gate fails only on what th
 
 Understood: pytest, unittest (and Django), mypy, pyright, ruff, flake8, pylint, eslint, tsc, go vet /
 go build, go test, cargo / clippy, cargo test and nextest, gradle and maven (failing tests, javac and kotlinc
-errors, checkstyle), rspec, rubocop (and standardrb), phpunit, phpstan (raw), and the format checks of ruff
-format, black, prettier, gofmt and cargo fmt (a finding per file). A finding's `key` leaves out line
+errors, checkstyle), rspec, rubocop (and standardrb), phpunit, phpstan (raw), biome, and the format checks
+of ruff format, black, prettier, oxfmt, gofmt and cargo fmt (a finding per file). A finding's `key` leaves out line
 numbers, so code that only moved keeps its findings' identity.
 """
 

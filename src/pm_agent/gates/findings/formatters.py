@@ -181,4 +181,31 @@ def parse_rustfmt(lines: Sequence[str], ctx: Ctx) -> Out:
     return out
 
 
-__all__ = ["parse_black", "parse_gofmt", "parse_prettier", "parse_ruff_format", "parse_rustfmt"]
+# oxfmt --check: `src/a.js (0ms)` per file it would reformat, then `Format issues found in above 2 files. Run without
+# `--check` to fix.`; a file it cannot parse: `  x Unexpected token` and then `   ,-[src/b.js:1:7]`.
+_OXFMT_FILE = re.compile(r"^(?P<path>\S+) \(\d+(?:\.\d+)?[mµn]?s\)$")
+_OXFMT_SUMMARY = re.compile(r"^Format issues found in above (?P<n>\d+) files?")
+_OXFMT_ERROR = re.compile(r"^\s+x (?P<msg>.+)$")
+_OXFMT_AT = re.compile(r"^\s+,-\[(?P<path>.+?):(?P<line>\d+):\d+\]$")
+
+
+def parse_oxfmt(lines: Sequence[str], ctx: Ctx) -> Out:
+    """`oxfmt --check`: the files it would reformat and those it cannot parse."""
+    out = Out()
+    error: tuple[str, int] | None = None  # message, index of the `  x ...` line
+    for index, line in enumerate(lines):
+        if error is not None and (where := _OXFMT_AT.match(line)):
+            path, row = ctx.path(where.group("path")), as_int(where.group("line"))
+            out.add(Raw(ctx.tool, path, row, "syntax", ctx.message(error[0]), at=error[1]))
+        error = None
+        if found := _OXFMT_FILE.match(line):
+            out.add(Raw(ctx.tool, ctx.path(found.group("path")), None, "format", _UNFORMATTED, at=index))
+        elif summary := _OXFMT_SUMMARY.match(line):
+            out.expected = int(summary.group("n"))
+        elif failed := _OXFMT_ERROR.match(line):
+            error = (failed.group("msg"), index)
+    out.counted = sum(1 for raw in out.raws if raw.code == "format")
+    return out
+
+
+__all__ = ["parse_black", "parse_gofmt", "parse_oxfmt", "parse_prettier", "parse_ruff_format", "parse_rustfmt"]

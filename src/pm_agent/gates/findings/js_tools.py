@@ -1,7 +1,8 @@
-"""JavaScript and TypeScript: eslint (stylish, unix, compact formats) and tsc (plain and --pretty).
+"""JavaScript and TypeScript: eslint (stylish, unix, compact formats), tsc (plain and --pretty) and biome.
 
 eslint warnings do not make eslint fail, so only errors are findings (warnings too under
---max-warnings); its summary count is checked against errors and warnings parsed together.
+--max-warnings); its summary count is checked against errors and warnings parsed together. biome's
+warnings do not fail it either: its errors (lint, format, parse) are the findings.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pm_agent.gates.findings._common import Ctx, Out, Raw
+from pm_agent.gates.findings._common import Ctx, Out, Raw, as_int
 
 _STYLISH_ROW = re.compile(r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<sev>error|warning)\s+(?P<rest>.*)$")
 _STYLISH_RULE = re.compile(r"^(?P<msg>.*?)\s{2,}(?P<rule>@?[\w/.-]+)$")
@@ -86,4 +87,36 @@ def parse_tsc(lines: Sequence[str], ctx: Ctx) -> Out:
     return out
 
 
-__all__ = ["parse_eslint", "parse_tsc"]
+# biome (check, lint, format, ci): a diagnostic is a header `src/a.js:3:8 lint/suspicious/noDoubleEquals  FIXABLE  ━━━`
+# (`src/a.js format ━━━` for a file it would reformat), then its severity and message: `  × ...` an error, `  ! ...` a
+# warning, `  i ...` information. `Found 2 errors.` counts the errors; the closing `check ━━━` block has no file.
+_BIOME_HEAD = re.compile(r"^(?P<path>[^\s:]+)(?::(?P<line>\d+):\d+)? (?P<code>[\w/]+)(?:\s+FIXABLE)?\s+━{3,}$")
+_BIOME_SEVERITY = re.compile(r"^\s+(?P<sev>[×!i]) (?P<msg>.*)$")
+_BIOME_FOUND = re.compile(r"^Found (?P<n>\d+) errors?\.")
+
+
+def parse_biome(lines: Sequence[str], ctx: Ctx) -> Out:
+    """biome's error diagnostics; one printed twice (a parse error seen by two passes, counted once) is one."""
+    out = Out()
+    seen: set[tuple[str, int | None, str, str]] = set()
+    head: tuple[re.Match[str], int] | None = None
+    for index, line in enumerate(lines):
+        if "━━━" in line and (found := _BIOME_HEAD.match(line)):
+            head = (found, index)
+        elif head is not None and line.strip():
+            severity = _BIOME_SEVERITY.match(line)
+            match, at = head
+            head = None
+            if severity is None or severity.group("sev") != "×":
+                continue
+            path, row = ctx.path(match.group("path")), as_int(match.group("line"))
+            key = (path, row, match.group("code"), ctx.message(severity.group("msg")))
+            if key not in seen:
+                seen.add(key)
+                out.add(Raw(ctx.tool, path, row, key[2], key[3], at=at))
+        elif line.startswith("Found ") and (total := _BIOME_FOUND.match(line)):
+            out.expected = int(total.group("n"))
+    return out
+
+
+__all__ = ["parse_biome", "parse_eslint", "parse_tsc"]

@@ -60,7 +60,8 @@ parse_rspec, parse_rubocop = _on_use("ruby_php", "parse_rspec"), _on_use("ruby_p
 parse_phpunit, parse_phpstan = _on_use("ruby_php", "parse_phpunit"), _on_use("ruby_php", "parse_phpstan")
 parse_ruff_format, parse_black = _on_use("formatters", "parse_ruff_format"), _on_use("formatters", "parse_black")
 parse_prettier, parse_gofmt = _on_use("formatters", "parse_prettier"), _on_use("formatters", "parse_gofmt")
-parse_rustfmt = _on_use("formatters", "parse_rustfmt")
+parse_rustfmt, parse_oxfmt = _on_use("formatters", "parse_rustfmt"), _on_use("formatters", "parse_oxfmt")
+parse_biome = _on_use("js_tools", "parse_biome")
 
 
 # Order matters in shape mode: earlier parsers claim their lines first.
@@ -98,6 +99,8 @@ PARSERS: dict[str, Parser] = {
         Parser("prettier", parse_prettier, _shape(r"^\[warn\] Code style issues ")),
         Parser("gofmt", parse_gofmt, _shape(r"(?!)")),  # bare file names: read only for a command naming gofmt
         Parser("rustfmt", parse_rustfmt, _shape(r"^Diff in \S.*(?::\d+:| at line \d+:)$")),
+        Parser("oxfmt", parse_oxfmt, _shape(r"^Format issues found in above \d+ files?")),
+        Parser("biome", parse_biome, _shape(r"^\S+ [\w/]+(?:\s+FIXABLE)?\s+━{3,}$")),
         Parser("pylint", parse_pylint, _shape(r"^\*{13} Module |^\S.*:\d+:\d+: [CRWEF]\d{4}: ")),
         Parser(
             "ruff", parse_ruff, _shape(r"^\S.*:\d+:\d+: [A-Z]+\d+ \[\*\] |^Found \d+ errors?\.$|^\s*--> \S+:\d+:\d+$")
@@ -138,6 +141,8 @@ _TOOL_WORDS: dict[str, tuple[str, ...]] = {
     "prettier": ("prettier",),
     "gofmt": ("gofmt",),
     "rustfmt": ("rustfmt",),
+    "oxfmt": ("oxfmt",),
+    "biome": ("biome",),
 }
 _SUBCOMMANDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("go", "vet"): ("go-vet",),
