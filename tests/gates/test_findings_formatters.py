@@ -149,6 +149,7 @@ def test_each_file_is_one_finding_however_many_hunks_it_has() -> None:
         ("prettier-syntax", "prettier --check ."),
         ("rustfmt-syntax", "cargo fmt --check"),
         ("rustfmt-new", "cargo fmt --check"),
+        ("oxfmt-syntax", "oxfmt --check"),
     ],
 )
 def test_findings_of_a_linter_then_a_formatter_keep_the_order_the_output_printed_them(
@@ -243,3 +244,32 @@ def test_biomes_new_lint_error_is_the_one_new_finding() -> None:
     )
     assert (worse.passed, worse.parser) == (False, "biome")
     assert [(f.path, f.code) for f in worse.new] == [("src/new.js", "lint/suspicious/noDoubleEquals")]
+
+
+@pytest.mark.parametrize(
+    ("name", "cut", "reports"),
+    [
+        ("oxfmt-new", "src/new.js (0ms)\n", "reports 2 but 1"),
+        ("biome-check-new", "  × Using == may be unsafe if you are relying on type coercion.\n", "reports 2 but 1"),
+    ],
+)
+def test_a_summary_counting_more_than_was_listed_means_not_parsed(name: str, cut: str, reports: str) -> None:
+    run = load(name)
+    assert cut in run.output
+    fs = parse_findings(run.command, run.output.replace(cut, "", 1), run.exit_code, root=run.root)
+    assert not fs.parsed
+    assert reports in fs.note
+
+
+def test_biome_with_nothing_to_report() -> None:
+    fs = parse_findings("biome check .", "Checked 3 files in 1281µs. No fixes applied.\n", 0)
+    assert (fs.parser, fs.findings) == ("biome", ())
+
+
+def test_biomes_findings_after_eslints_keep_their_place() -> None:
+    """(Not after ruff's: both print `Found N errors.`, and ruff's count would take biome's in.)"""
+    lint, run = load("eslint-stylish-base"), load("biome-format-syntax")
+    fs = parse_findings("npx eslint . && npx biome format .", lint.output + "\n" + run.output, 1, root=run.root)
+    assert fs.parsed, fs.note
+    eslint = len(parse_findings(lint.command, lint.output, lint.exit_code, root=lint.root).findings)
+    assert [f.tool for f in fs.findings] == ["eslint"] * eslint + ["biome"] * 4

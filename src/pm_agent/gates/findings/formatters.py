@@ -194,11 +194,11 @@ def parse_oxfmt(lines: Sequence[str], ctx: Ctx) -> Out:
     out = Out()
     error: tuple[str, int] | None = None  # message, index of the `  x ...` line
     for index, line in enumerate(lines):
-        if error is not None and (where := _OXFMT_AT.match(line)):
+        previous, error = error, None
+        if previous is not None and (where := _OXFMT_AT.match(line)):
             path, row = ctx.path(where.group("path")), as_int(where.group("line"))
-            out.add(Raw(ctx.tool, path, row, "syntax", ctx.message(error[0]), at=error[1]))
-        error = None
-        if found := _OXFMT_FILE.match(line):
+            out.add(Raw(ctx.tool, path, row, "syntax", ctx.message(previous[0]), at=previous[1]))
+        elif found := _OXFMT_FILE.match(line):
             out.add(Raw(ctx.tool, ctx.path(found.group("path")), None, "format", _UNFORMATTED, at=index))
         elif summary := _OXFMT_SUMMARY.match(line):
             out.expected = int(summary.group("n"))
