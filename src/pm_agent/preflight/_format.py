@@ -18,7 +18,7 @@ from typing import Any
 from pm_agent.preflight._candidates import Candidate, Finding, Rejected, Slot
 from pm_agent.preflight._hatch import Tool
 from pm_agent.preflight._lintscript import script_targets
-from pm_agent.preflight._precommit import Hook, drift, pinned_versions
+from pm_agent.preflight._precommit import Hook, drift
 from pm_agent.preflight._probe import Probe
 
 FORMAT_HOOKS = ("ruff-format", "black")
@@ -28,10 +28,15 @@ _NOT_MARKDOWN = "--extend-exclude '*.md'"
 
 
 def python_format(
-    probe: Probe, pyproject: dict[str, Any], hooks: Mapping[str, Hook], tool: Tool, problem: str | None, found: Finding
+    probe: Probe,
+    read: tuple[dict[str, Any], Mapping[str, Hook], Mapping[str, str]],
+    tool: Tool,
+    problem: str | None,
+    found: Finding,
 ) -> None:
-    """The format check of the project's formatter, ruff's over black's when it shows both (black's then rejected)."""
-    pins = pinned_versions(probe.repo)
+    """The format check of the project's formatter, ruff's over black's when it shows both (black's then rejected);
+    `read` is what _python.py has read: pyproject.toml, the pre-commit hooks and the versions they pin."""
+    pyproject, hooks, pins = read
     ruff = _ruff(probe, pyproject, hooks.get("ruff-format"))
     formatters = [("ruff", ruff), ("black", _black(probe, pyproject, hooks))]
     chosen: str | None = None
@@ -44,8 +49,8 @@ def python_format(
             why = f"{where}, but {chosen}: the project formats with ruff, and two formatters disagree on some code"
             found.rejected.append(Rejected(command, why, Slot.FORMAT))
             continue
-        if name in pins and missing is None:
-            how += drift(probe, command.removesuffix(args), name, pins[name])
+        if missing is None:
+            how += drift(probe, command.removesuffix(args), name, pins)
         found.candidates.append(Candidate(Slot.FORMAT, command, f"{name}: {where}; {how}", problem or missing))
         chosen = f"ruff format comes first ({where})"
 

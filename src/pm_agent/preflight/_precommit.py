@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -155,10 +156,13 @@ def pinned_versions(repo: Path) -> dict[str, str]:
     return pins
 
 
-def drift(probe: Probe, runs: str, tool: str, pinned: str) -> str:
-    """A note when the tool that runs is not the version the project's pre-commit hooks pin: a newer ruff reports
-    rules the project never saw (structlog's ruff 0.15 pin against 0.17: a copyright finding on every new file), a
-    formatter of another version formats differently."""
+def drift(probe: Probe, runs: str, tool: str, pins: Mapping[str, str]) -> str:
+    """A note when the tool that runs is not the version the project's pre-commit hooks pin (`pins`, from
+    `pinned_versions`): a newer ruff reports rules the project never saw (structlog's ruff 0.15 pin against 0.17: a
+    copyright finding on every new file), a formatter of another version formats differently; "" without a pin."""
+    pinned = pins.get(tool)
+    if pinned is None:
+        return ""
     said = probe.run([*shlex.split(runs), "--version"]).output_tail
     found = re.search(r"(\d+\.\d+(?:\.\d+)?)", said)
     if found is None or found.group(1) == pinned:

@@ -112,10 +112,11 @@ def detect_python(probe: Probe) -> Finding | None:
     for slot, tool, args, config in checks:
         if config is not None:
             command, how, missing = _tool(probe, python, tool, tool, args)
-            if tool in pins and missing is None:
-                how += drift(probe, command.removesuffix(args), tool, pins[tool])
+            if missing is None:
+                how += drift(probe, command.removesuffix(args), tool, pins)
             found.candidates.append(Candidate(slot, command, f"{tool}: {config}; {how}", problem or missing))
-    python_format(probe, files.pyproject, files.hooks, lambda *tool: _tool(probe, python, *tool), problem, found)
+    read = (files.pyproject, files.hooks, pins)
+    python_format(probe, read, lambda *tool: _tool(probe, python, *tool), problem, found)
     return found
 
 
