@@ -208,7 +208,7 @@ def gate_lint_typecheck(
     results = [_run(cmd, root, timeout_s, env) for _, cmd in configured]
     verdicts = _judged(results, baseline, timeout_s, {cmd for _, cmd in configured})
     # A format check is optional (many projects have none): its absence is not worth a line on every gate run.
-    lines = [f"{name}: not configured" for name, cmd in named[:2] if not cmd]
+    lines = [f"{name}: not configured" for name, cmd in named if not cmd and name != "format"]
     lines += _verdict_evidence(results, verdicts, baseline)
     return GateResult(
         gate=GateId.LINT_TYPECHECK,

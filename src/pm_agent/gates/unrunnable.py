@@ -110,15 +110,15 @@ def cannot_run_reason(result: CommandResult, timeout_s: float) -> str | None:
     if rustup is not None:
         install = rustup.group(3) or f"rustup component add {rustup.group(1).removeprefix('cargo-')}"
         return f"{RUSTUP_MISSING}: {rustup.group(1)} is not installed for the toolchain {rustup.group(2)} (`{install}`)"
+    # Not split for a command that passed: a test run's output can be half a megabyte, on every gate run.
+    lines = [line.strip() for line in text.splitlines() if line.strip()] if result.exit_code != 0 else []
     if result.exit_code in (126, 127) or _MAKE_127.search(text):
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
         # The line naming the program, else the last one (pnpm and npm print more after the shell's).
         said = next((line for line in reversed(lines) if program_named(line)), lines[-1] if lines else "")
         where = "" if result.exit_code in (126, 127) else " in a make recipe"
         code = result.exit_code if result.exit_code in (126, 127) else 127
         return f"exit {code}{where}: {_cut(said)}"
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    if result.exit_code != 0 and len(lines) == 1 and program_named(lines[0]):
+    if len(lines) == 1 and program_named(lines[0]):
         # All it printed is the shell's complaint: a program in a command substitution (init's gofmt check,
         # `out=$(gofmt -l .)`) whose 127 the outer command does not pass on. A test run never prints one line.
         return f"exit 127 inside the command: {_cut(lines[0])}"
