@@ -22,11 +22,12 @@ from pm_agent.gates.findings.models import MAX_FINDINGS, Finding, FindingSet
 
 @dataclass(frozen=True)
 class Parser:
-    """A named parser; `shape` is a line signature that lets it run on a command that does not name it."""
+    """A named parser; `shape` is a line signature that lets it run on a command that does not name it (None: it
+    runs only for a command that names it)."""
 
     name: str
     parse: ParseFn
-    shape: re.Pattern[str]
+    shape: re.Pattern[str] | None
 
 
 def _shape(pattern: str) -> re.Pattern[str]:
@@ -97,7 +98,7 @@ PARSERS: dict[str, Parser] = {
         ),
         Parser("black", parse_black, _shape(r"^would reformat \S|^Oh no! ")),
         Parser("prettier", parse_prettier, _shape(r"^\[warn\] Code style issues ")),
-        Parser("gofmt", parse_gofmt, _shape(r"(?!)")),  # bare file names: read only for a command naming gofmt
+        Parser("gofmt", parse_gofmt, None),  # bare file names: no signature to tell them by
         Parser("rustfmt", parse_rustfmt, _shape(r"^Diff in \S.*(?::\d+:| at line \d+:)$")),
         Parser("oxfmt", parse_oxfmt, _shape(r"^Format issues found in above \d+ files?")),
         Parser("biome", parse_biome, _shape(r"^\S+ [\w/]+(?:\s+FIXABLE)?\s+━{3,}$")),
@@ -235,7 +236,7 @@ def run_parsers(command: str, output: str, exit_code: int, root: str | None) -> 
     by_shape = not named
     if by_shape:
         text = "\n".join(lines)
-        named = [p.name for p in PARSERS.values() if p.shape.search(text)]
+        named = [p.name for p in PARSERS.values() if p.shape is not None and p.shape.search(text)]
     raws: list[Raw] = []
     used: list[str] = []
     problems: list[str] = []
