@@ -6,7 +6,7 @@ import asyncio
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,7 +110,8 @@ def target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
 
-        def make(plan_text: str) -> Target:
+        def make(plan_text: str, at: str = "docs/plans/calc.md", files: Mapping[str, str] | None = None) -> Target:
+            """`at`: where the plan's text goes; `files`: more files, such as the rest of a plan folder."""
             repo = tmp_path / "calc"
             (repo / "src" / "calc").mkdir(parents=True)
             (repo / "tests").mkdir()
@@ -121,9 +122,10 @@ def target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable
             )
             (repo / "README.md").write_text("# calc\n", encoding="utf-8")
             (repo / ".gitignore").write_text("__pycache__/\n", encoding="utf-8")
-            plan = repo / "docs" / "plans" / "calc.md"
-            plan.parent.mkdir(parents=True)
-            plan.write_text(plan_text, encoding="utf-8")
+            plan = repo / at
+            for path, text in {at: plan_text, **(files or {})}.items():
+                (repo / path).parent.mkdir(parents=True, exist_ok=True)
+                (repo / path).write_text(text, encoding="utf-8")
             git(repo, "init", "-q", "-b", "main")
             git(repo, "config", "user.name", "Test User")
             git(repo, "config", "user.email", "test@example.com")

@@ -1,7 +1,7 @@
 """Plan forms whose tool runs their tasks one after the other, run by the real Claude Code CLI: a Conductor plan.md
-(`- [ ] Task:` items, numbered in plan order) and a Kiro tasks.md (`- [ ] 2.1` sub-tasks). Their tasks run in
-order though three slots are free, each committed with its trailer; done, optional, checkpoint and manual-check
-items are not run."""
+(`- [ ] Task:` items, numbered in plan order), a Kiro tasks.md (`- [ ] 2.1` sub-tasks) and an OpenSpec change (its
+tasks.md's groups). Their tasks run in order though three slots are free, each committed with its trailer; done,
+optional, checkpoint and manual-check items are not run."""
 
 from __future__ import annotations
 
@@ -88,3 +88,70 @@ def test_the_tasks_run_in_order(form: str, target: Callable[[str], Target]) -> N
     assert first.ended_at <= second.started_at  # in order, though the slots would allow both at once
     trailers = git(t.repo, "log", "--format=%(trailers:key=Refs,valueonly)", rc.run.working_branch).split()
     assert trailers == [f"task-{ids[1]}", f"task-{ids[0]}"]
+
+
+OPENSPEC_TASKS = """\
+# Tasks
+
+## 1. Package layout
+
+- [x] 1.1 Agree on the package layout
+
+## 2. Addition
+
+- [ ] 2.1 Implement add() in `src/calc/add.py`
+- [ ] 2.2 Return the sum of two integers
+
+## 3. Subtraction
+
+- [x] 3.1 Name the function sub()
+- [ ] 3.2 Implement sub() in `src/calc/sub.py`
+"""
+CHANGE = "openspec/changes/add-arithmetic"
+OPENSPEC_FILES = {
+    f"{CHANGE}/proposal.md": "## Why\n\nThe calculator cannot add or subtract yet.\n\n## What Changes\n\n- add, sub\n",
+    f"{CHANGE}/design.md": "## Decisions\n\n- One module per operation under `src/calc/`.\n",
+    f"{CHANGE}/specs/arithmetic/spec.md": (
+        "## ADDED Requirements\n\n### Requirement: Addition\n\nThe system SHALL add two integers.\n\n"
+        "#### Scenario: Two and three\n\n- **WHEN** add(2, 3) is called\n- **THEN** it returns 5\n"
+    ),
+}
+
+
+@pytest.mark.timeout(600)  # a hang guard, not a speed check
+def test_an_openspec_change_runs_group_by_group(target: Callable[..., Target]) -> None:
+    """The change's folder is the plan: its two groups left to do are two tasks, run in order, each committed; the
+    done group is not run; the change's design.md is the run's design doc and the developer is shown the folder."""
+    t = target(OPENSPEC_TASKS, at=f"{CHANGE}/tasks.md", files=OPENSPEC_FILES)
+    add_criteria = ("2.1 Implement add() in `src/calc/add.py`", "2.2 Return the sum of two integers")
+    t.team.scripts = {
+        ("*", "reviewer"): REVIEW,
+        ("task-2", "developer"): [
+            write("src/calc/add.py", ADD),
+            claimed({"src/calc/add.py": ADD}, [(c, "src/calc/add.py", "return") for c in add_criteria]),
+        ],
+        ("task-3", "developer"): [
+            write("src/calc/sub.py", SUB),
+            claimed({"src/calc/sub.py": SUB}, [("3.2 Implement sub() in `src/calc/sub.py`", "src/calc/sub.py", "-")]),
+        ],
+    }
+    t.plan = t.repo / CHANGE
+    rc = t.start(parallel_tiers=["low", "normal"], max_parallel_agents=3)
+    assert rc.run.plan_id == "add-arithmetic"
+    assert rc.run.design_doc is not None
+    assert rc.run.design_doc.endswith(f"{CHANGE}/design.md")
+    outcome = t.drive(rc)
+    events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
+    assert sorted(outcome.completed) == ["2", "3"], events
+    store = open_store(default_store_path(t.repo))
+    try:
+        sessions = [s for s in store.list_sessions(rc.run_id) if s.role == "developer"]
+    finally:
+        store.close()
+    first, second = (next(s for s in sessions if s.task_id == task) for task in ("2", "3"))
+    assert first.ended_at is not None
+    assert first.ended_at <= second.started_at
+    trailers = git(t.repo, "log", "--format=%(trailers:key=Refs,valueonly)", rc.run.working_branch).split()
+    assert trailers == ["task-3", "task-2"]
+    prompts = "\n".join(r.conversation_text() for r in t.server.requests)
+    assert f"OpenSpec change in `{CHANGE}/`" in prompts

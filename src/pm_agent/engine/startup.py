@@ -203,7 +203,7 @@ def check_start(
     branch = config.working_branch or working_branch(plan.plan_id)
     check_branch(git, branch)
     configured = check_agent(root, config)
-    exempt = [Path(plan_path), *([Path(design_path)] if design_path is not None else [])]
+    exempt = [Path(plan_path), *([Path(plan.design_path)] if plan.design_path is not None else [])]
     dirty = uncommitted_files(git, exempt)
     if dirty and not allow_dirty:
         raise _dirty_error(root, dirty)

@@ -33,6 +33,7 @@ _KEY_LINE = re.compile(r"^(?P<key>[A-Za-z_][\w-]*)\s*:(?:\s+(?P<value>.*)|\s*$)"
 # Files whose title, goal and stack head the plan before any other file's (`epic.md` in a CCPM epic).
 _OVERVIEW_FILES = frozenset({"epic", "readme", "index", "overview", "plan", "00-overview", "_index"})
 _GENERIC_FOLDERS = frozenset({"tasks", "task", "plan", "plans", "epics", "docs"})
+_GENERIC_FILES = frozenset({"tasks", "todo"})  # Spec Kit's, Kiro's and OpenSpec's task lists are all tasks.md
 
 
 @dataclass
@@ -312,6 +313,16 @@ def _conflict_edges(tasks: list[Task], conflicts: dict[str, list[str]], warnings
         extra = [d for d in added.get(index, []) if d.task_id not in task.dependency_ids()]
         result.append(task.model_copy(update={"depends_on": [*task.depends_on, *extra]}) if extra else task)
     return result
+
+
+def plan_id_for_file(path: Path) -> str:
+    """`docs/plans/2026-02-18-csv-export.md` -> `csv-export`; a file named for its form rather than its work
+    (`specs/001-albums/tasks.md`, `.kiro/specs/user-auth/tasks.md`) is named by its folder."""
+    if path.stem.casefold() in _GENERIC_FILES:
+        folder = path.resolve().parent
+        if any(part and part.casefold() not in _GENERIC_FOLDERS for part in (folder.name, folder.parent.name)):
+            return plan_id_for_folder(folder)
+    return fields.plan_id_from_path(path.stem)
 
 
 def plan_id_for_folder(folder: Path) -> str:

@@ -8,11 +8,18 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pm_agent.errors import PlanError
-from pm_agent.plan import fastpath
+from pm_agent.plan import fastpath, openspec
 from pm_agent.plan.context import build_shared_context
 from pm_agent.plan.deps import add_blocked, execution_queue, resolve_edges
 from pm_agent.plan.fields import plan_id_from_path
-from pm_agent.plan.folder import FolderPlan, plan_id_for_folder, read_file_plan, read_folder, read_text
+from pm_agent.plan.folder import (
+    FolderPlan,
+    plan_id_for_file,
+    plan_id_for_folder,
+    read_file_plan,
+    read_folder,
+    read_text,
+)
 from pm_agent.plan.github_source import mark_tasks
 from pm_agent.plan.models import Plan, Task
 from pm_agent.plan.parser import check_tasks
@@ -24,13 +31,20 @@ __all__ = ["load_plan", "read_plan_source", "read_text"]
 
 def read_plan_source(plan_path: Path) -> tuple[FolderPlan, str]:
     """The plan's header, tasks (references unresolved) and warnings, and its plan id; file or folder."""
-    if plan_path.is_dir():
+    change = openspec.change_folder(plan_path)
+    if plan_path.is_dir() and change is None:
+        openspec.refuse_folder(plan_path)
         return read_folder(plan_path), plan_id_for_folder(plan_path)
+    if change is not None:
+        plan_path = change / openspec.TASKS_FILE
     parsed = read_file_plan(plan_path, numbered=True).parsed
     parsed.tasks = mark_tasks(plan_path, parsed.tasks)  # a plan rendered from GitHub issues: each task's issue
     check_tasks(parsed.tasks, plan_path, parsed.refused)
     tasks = add_blocked(parsed.tasks, parsed.blocked, plan_path)
-    return FolderPlan(parsed.header, tasks, parsed.warnings), plan_id_from_path(plan_path.stem)
+    if change is not None:
+        header = openspec.header(change, parsed.header)
+        return FolderPlan(header, tasks, parsed.warnings), plan_id_from_path(change.name)
+    return FolderPlan(parsed.header, tasks, parsed.warnings), plan_id_for_file(plan_path)
 
 
 def load_plan(plan_path: Path, design_path: Path | None = None, repo: Path | None = None) -> Plan:
@@ -43,6 +57,9 @@ def load_plan(plan_path: Path, design_path: Path | None = None, repo: Path | Non
     with _no_gc_pauses():
         plan_path = Path(plan_path)
         source, plan_id = read_plan_source(plan_path)
+        change = openspec.change_folder(plan_path) if design_path is None else None
+        if change is not None:
+            design_path = openspec.design_doc(change)  # the change's own design, as OpenSpec's apply reads it
         design_text = read_text(Path(design_path), "design") if design_path is not None else None
         if repo is not None and not Path(repo).is_dir():
             raise PlanError("repository folder not found", path=repo)

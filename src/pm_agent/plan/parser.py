@@ -336,15 +336,19 @@ def _listed(text: str, path: Path | str | None, source: str) -> tuple[ParsedPlan
     """A plan without task headings read by its task items in the first form that has them to run, else None; and
     why the first form met has nothing to run (its items all done), if one does (other readings come first)."""
     # Imported here: few plans need them, and their regexes would cost every plan load.
-    from pm_agent.plan import checklist, kiro, speckit
+    from pm_agent.plan import checklist, kiro, openspec, speckit
 
     forms: tuple[_ListForm, ...] = (checklist, speckit, kiro)
+    if path is not None and openspec.change_folder(Path(path)) is not None:
+        forms = (openspec.Form(Path(path)), *forms)  # its groups are the tasks, not each item as Kiro's are
     left: tuple[str, int] | None = None
     for form in forms:
         if not form.has_items(text):
             continue
         converted = form.as_headings(text)
         refused = converted.refused()
+        if refused is not None and isinstance(form, openspec.Form):  # a change whose groups are all done is done
+            return ParsedPlan(PlanHeader(), [], [], refused), None
         if refused is not None:
             left = left or refused
             continue
