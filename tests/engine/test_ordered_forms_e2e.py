@@ -5,10 +5,12 @@ optional, checkpoint and manual-check items are not run."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import pytest
 
+from pm_agent.engine.api import drive_run
 from pm_agent.store import default_store_path, open_store
 from pm_agent.testing.team import Step, write
 
@@ -140,9 +142,11 @@ def test_an_openspec_change_runs_group_by_group(target: Callable[..., Target]) -
     assert rc.run.plan_id == "add-arithmetic"
     assert rc.run.design_doc is not None
     assert rc.run.design_doc.endswith(f"{CHANGE}/design.md")
-    outcome = t.drive(rc)
+    result = asyncio.run(drive_run(rc, 0.2))  # through the release, which checks the items off
     events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
-    assert sorted(outcome.completed) == ["2", "3"], events
+    assert sorted(result.outcome.completed) == ["2", "3"], events
+    assert result.final is not None
+    assert result.final.passed, events
     store = open_store(default_store_path(t.repo))
     try:
         sessions = [s for s in store.list_sessions(rc.run_id) if s.role == "developer"]
@@ -152,6 +156,11 @@ def test_an_openspec_change_runs_group_by_group(target: Callable[..., Target]) -
     assert first.ended_at is not None
     assert first.ended_at <= second.started_at
     trailers = git(t.repo, "log", "--format=%(trailers:key=Refs,valueonly)", rc.run.working_branch).split()
-    assert trailers == ["task-3", "task-2"]
+    assert trailers == ["release-add-arithmetic", "task-3", "task-2"]
     prompts = "\n".join(r.conversation_text() for r in t.server.requests)
     assert f"OpenSpec change in `{CHANGE}/`" in prompts
+    # Released: the working branch's tasks.md has every item checked off, the user's checkout is as it was.
+    released = git(t.repo, "show", f"{rc.run.working_branch}:{CHANGE}/tasks.md")
+    assert released == OPENSPEC_TASKS.replace("[ ]", "[x]")
+    assert "tasks.md: 3 checklist item(s) of the completed tasks checked off" in events
+    assert (t.repo / CHANGE / "tasks.md").read_text(encoding="utf-8") == OPENSPEC_TASKS

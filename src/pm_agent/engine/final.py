@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pm_agent.engine import final_review, integrity
 from pm_agent.engine.baseline import setup_worktree
-from pm_agent.engine.reconcile import cancelled_ids
+from pm_agent.engine.reconcile import cancelled_ids, plan_path
 from pm_agent.engine.release_audit import free_id, plan_changes_held, remediation, risk_audit
 from pm_agent.engine.runctx import RunContext
 from pm_agent.engine.startup import base_branch
@@ -25,6 +25,7 @@ from pm_agent.gates import CommandResult, Verdict, gate_no_orphan_todos, judge, 
 from pm_agent.gates.environment import KEEP_OUTPUT_BYTES
 from pm_agent.gates.ward import allowed_env
 from pm_agent.internal_tasks import is_pm_internal
+from pm_agent.plan.checkoff import released_plan
 from pm_agent.plan.models import Task, Tier
 from pm_agent.reports.escalation import Escalation
 from pm_agent.reports.manifest import (
@@ -250,8 +251,19 @@ def _review_failed(problem: str) -> Escalation:
     )
 
 
+def _checked_off(rc: RunContext, records: list[TaskRecord], release: Path) -> dict[str, str]:
+    """The plan's files with the completed tasks' checklist items checked (plan/checkoff.py), to commit with the
+    manifest; the working branch is checked out at `release`."""
+    done = [r.task() for r in records if r.state == "completed"]
+    files, said = released_plan(rc.repo, plan_path(rc.repo, rc.run), release, done)
+    for line in said:
+        rc.emit("final.plan", line)
+    return files
+
+
 def _commit_manifest(rc: RunContext, worktree: Git, files: dict[str, str]) -> str:
-    """The manifest and the final review document, in one commit (a restart finds both or neither)."""
+    """The manifest, the final review document and the checked-off plan, in one commit (a restart finds all or
+    none)."""
     for rel_path, text in files.items():
         target = worktree.path / rel_path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -340,6 +352,7 @@ async def final_release_gate(rc: RunContext) -> FinalResult:
         files = {rel: render_manifest(manifest)}
         if manifest.final_review:
             files[manifest.final_review] = final_review.render_review(rc)
+        files.update(await asyncio.to_thread(_checked_off, rc, records, path))
         async with rc.integrate_lock:
             sha = await asyncio.to_thread(_commit_manifest, rc, worktree, files)
             if rc.host.checkout_guard is not None:

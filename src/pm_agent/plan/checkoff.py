@@ -1,0 +1,122 @@
+"""Completed tasks checked off in the plan's own checklists, as the tools that wrote the plan do it themselves.
+
+OpenSpec's `archive` and `list` count a change's `- [x]` items, Kiro and Spec Kit show progress by them, and
+superpowers' executor ticks each `- [ ] **Step 1: ...**` as it goes. When a run is released, the plan file on
+the working branch gets `[x]` for what its completed tasks did: a task written as a checklist item (Kiro's
+`- [ ] 2.1`, Spec Kit's `- [ ] T012`, `- [ ] Task 1:`) is ticked with the items nested under it; a task
+written as a heading (`### Task 3:`, OpenSpec's `## 2. Group`, Trae's `### [ ] Task 1:`) is ticked with every
+checklist item of its section (to the next heading of its level or above, or the next task). Nothing else of
+the text changes; fenced code is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from pm_agent.plan import openspec
+from pm_agent.plan.markdown import fence_after, heading_line
+from pm_agent.plan.models import Task
+
+_BOX = re.compile(r"^(?P<lead>\s*(?:[-*+]|\d{1,9}[.)]) \[) \](?=\s|\*|$)")  # `- [ ] ...`, `1. [ ] ...`
+_HEADING_BOX = re.compile(r"^(?P<lead> {0,3}#{1,6}\s+\[) \](?=\s)")  # `### [ ] Task 1: ...`
+
+
+def check_off(text: str, task_lines: Iterable[int]) -> tuple[str, int]:
+    """The text with the items of the tasks starting at `task_lines` (1-based) checked, and how many were."""
+    lines = text.split("\n")
+    starts = sorted({n for n in task_lines if 1 <= n <= len(lines)})
+    fenced = _fenced(lines)
+    ticked = 0
+    for index, start in enumerate(starts):
+        limit = starts[index + 1] if index + 1 < len(starts) else len(lines) + 1
+        for number in _extent(lines, fenced, start, limit):
+            line = lines[number - 1]
+            new = _BOX.sub(r"\g<lead>x]", line, count=1)
+            if new == line and number == start:
+                new = _HEADING_BOX.sub(r"\g<lead>x]", line, count=1)
+            if new != line:
+                lines[number - 1] = new
+                ticked += 1
+    return "\n".join(lines), ticked
+
+
+def _fenced(lines: list[str]) -> set[int]:
+    """The 1-based numbers of the lines inside code fences, their fence lines included."""
+    inside: set[int] = set()
+    fence: str | None = None
+    for number, line in enumerate(lines, start=1):
+        was, fence = fence, fence_after(fence, line)
+        if was is not None or fence is not None:
+            inside.add(number)
+    return inside
+
+
+def _extent(lines: list[str], fenced: set[int], start: int, limit: int) -> list[int]:
+    """The lines of the task that starts at `start`: a heading's section, or a list item with its nested lines;
+    never past `limit` (the next task's line)."""
+    if start in fenced:
+        return []
+    first = lines[start - 1]
+    heading = heading_line(first)
+    found = [start]
+    if heading is not None:
+        for number in range(start + 1, limit):
+            if number in fenced:
+                continue
+            other = heading_line(lines[number - 1])
+            if other is not None and other[0] <= heading[0]:
+                break
+            found.append(number)
+        return found
+    indent = len(first) - len(first.lstrip())
+    for number in range(start + 1, limit):
+        line = lines[number - 1]
+        if line.strip() and number not in fenced and len(line) - len(line.lstrip()) <= indent:
+            break
+        if number not in fenced:
+            found.append(number)
+    return found
+
+
+def task_files(plan: Path, tasks: Iterable[Task]) -> dict[Path, list[int]]:
+    """Each file of the plan at `plan` (a file or folder) with the first lines of the given tasks it holds."""
+    change = openspec.change_folder(plan) if plan.is_dir() else None
+    found: dict[Path, list[int]] = {}
+    for task in tasks:
+        if task.line <= 0:
+            continue  # not from the plan (a remediation task)
+        if not plan.is_dir():
+            file = plan
+        elif change is not None:
+            file = change / openspec.TASKS_FILE
+        elif task.source and Path(task.source).is_absolute():
+            file = Path(task.source)  # a folder plan's file, as it was read
+        else:
+            continue
+        found.setdefault(file, []).append(task.line)
+    return found
+
+
+def released_plan(repo: Path, plan: Path, release: Path, done: list[Task]) -> tuple[dict[str, str], list[str]]:
+    """The plan's files (repository-relative) with the `done` tasks' items checked, as the release commits them
+    in the working branch's checkout at `release`, and a line for each file. A file the branch does not hold as
+    the run read it (an uncommitted plan, or one edited since) is left alone."""
+    files: dict[str, str] = {}
+    said: list[str] = []
+    for file, lines in task_files(plan, done).items():
+        try:
+            rel = file.resolve().relative_to(repo.resolve()).as_posix()
+            ours, theirs = file.read_bytes().decode("utf-8"), (release / rel).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue  # outside the repository, or not on the working branch
+        checked, count = check_off(ours, lines)  # "\r\n" kept: the lines change, not their endings
+        if theirs == checked:
+            continue  # checked off already (an earlier release of the run)
+        if theirs != ours:
+            said.append(f"{rel}: the working branch's copy is not the plan as run: nothing checked off")
+            continue
+        files[rel] = checked
+        said.append(f"{rel}: {count} checklist item(s) of the completed tasks checked off")
+    return files, said

@@ -1,0 +1,156 @@
+"""Checking off a completed task's items in the plan's own text (plan/checkoff.py), for each form that has them:
+the lines come from `load_plan`, as the release takes them from the run's tasks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pm_agent.plan import load_plan
+from pm_agent.plan.checkoff import check_off, released_plan, task_files
+from pm_agent.plan.models import Task
+
+SUPERPOWERS = """\
+# Plan
+
+## Phase 1
+
+### Task 1: Add
+
+- [ ] **Step 1: Write the failing test**
+- [ ] **Step 2: Make it pass**
+
+```markdown
+- [ ] a checklist the task writes into a README
+```
+
+### Task 2: Sub
+
+- [ ] **Step 1: Write the failing test**
+
+## Release checklist
+
+- [ ] Tag the release
+"""
+KIRO = """\
+# Implementation Plan
+
+- [ ] 1. Arithmetic
+  - [ ] 1.1 Implement add()
+    - Return the sum
+  - [ ] 1.2 Implement sub()
+"""
+SPECKIT = """\
+# Tasks
+
+## Phase 1: Setup
+
+- [ ] T001 Create the package in src/calc/__init__.py
+- [ ] T002 [P] Add src/calc/add.py
+"""
+TRAE = "# Plan\n\n### [ ] Task 1: Add\n\n- [ ] step one\n\n### [ ] Task 2: Sub\n"
+
+
+def _ticked(tmp_path: Path, text: str, name: str, done: list[str]) -> str:
+    plan_file = tmp_path / name
+    plan_file.write_text(text, encoding="utf-8")
+    plan = load_plan(plan_file)
+    lines = [t.line for t in plan.tasks if t.id in done]
+    assert len(lines) == len(done), [t.id for t in plan.tasks]
+    return check_off(text, lines)[0]
+
+
+def test_a_heading_task_ticks_its_section_only(tmp_path: Path) -> None:
+    ticked = _ticked(tmp_path, SUPERPOWERS, "plan.md", ["1"])
+    assert "- [x] **Step 1: Write the failing test**\n- [x] **Step 2: Make it pass**" in ticked
+    assert "- [ ] a checklist the task writes into a README" in ticked  # fenced: the task's content, not a box
+    assert ticked.count("[x]") == 2  # task 2's step and the release checklist stay
+    last = _ticked(tmp_path, SUPERPOWERS, "plan.md", ["2"])
+    assert last.count("[x]") == 1
+    assert "- [ ] Tag the release" in last  # `## Release checklist` ends task 2's section
+
+
+def test_a_kiro_item_is_ticked_alone(tmp_path: Path) -> None:
+    ticked = _ticked(tmp_path, KIRO, "tasks.md", ["1.1"])
+    assert "  - [x] 1.1 Implement add()" in ticked
+    assert "  - [ ] 1.2 Implement sub()" in ticked
+    assert "- [ ] 1. Arithmetic" in ticked  # a group: not a task of its own
+
+
+def test_spec_kit_items(tmp_path: Path) -> None:
+    ticked = _ticked(tmp_path, SPECKIT, "tasks.md", ["T002"])
+    assert "- [ ] T001" in ticked
+    assert "- [x] T002 [P] Add src/calc/add.py" in ticked
+
+
+def test_a_checkbox_heading_is_ticked_with_its_items(tmp_path: Path) -> None:
+    ticked = _ticked(tmp_path, TRAE, "plan.md", ["1"])
+    assert ticked == TRAE.replace("### [ ] Task 1", "### [x] Task 1").replace("- [ ] step", "- [x] step")
+
+
+def test_an_openspec_group_ticks_every_item_it_holds(tmp_path: Path) -> None:
+    folder = tmp_path / "openspec" / "changes" / "add-calc"
+    folder.mkdir(parents=True)
+    (folder / "proposal.md").write_text("## Why\n\nBecause.\n", encoding="utf-8")
+    text = "## 1. Add\n\n- [ ] 1.1 Write add()\n  - [ ] 1.1.1 Negatives\n- [x] 1.2 Name it\n\n## 2. Sub\n- [ ] 2.1 x\n"
+    (folder / "tasks.md").write_text(text, encoding="utf-8")
+    plan = load_plan(folder)
+    assert task_files(folder, plan.tasks[:1]) == {folder / "tasks.md": [1]}
+    ticked, count = check_off(text, [plan.tasks[0].line])
+    assert count == 2
+    assert ticked == text.replace("[ ] 1.1", "[x] 1.1")
+
+
+def test_line_endings_and_the_rest_of_the_text_are_kept() -> None:
+    text = "### Task 1: A\r\n- [ ] step\r\n* [ ] other step\r\n1. [ ] numbered\r\n- [X] done\r\n"
+    ticked, count = check_off(text, [1])
+    assert count == 3
+    assert ticked == "### Task 1: A\r\n- [x] step\r\n* [x] other step\r\n1. [x] numbered\r\n- [X] done\r\n"
+
+
+@pytest.mark.parametrize("lines", [[], [0], [-1], [99]])
+def test_nothing_to_tick(lines: list[int]) -> None:
+    assert check_off("### Task 1: A\n- [ ] step", lines) == ("### Task 1: A\n- [ ] step", 0)
+
+
+def test_task_files_of_a_file_a_folder_and_a_remediation(tmp_path: Path) -> None:
+    plan_file = tmp_path / "plan.md"
+    plan_file.write_text("x", encoding="utf-8")
+    tasks = [Task(id="1", title="a", line=3), Task(id="fix-1", title="b", line=0)]
+    assert task_files(plan_file, tasks) == {plan_file: [3]}
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    own = [Task(id="1", title="a", line=1, source=str(folder / "01.md")), Task(id="2", title="b", line=4, source="r")]
+    assert task_files(folder, own) == {folder / "01.md": [1]}  # a relative source cannot be placed: left alone
+
+
+def test_an_item_ends_at_the_next_line_as_far_out_as_it() -> None:
+    text = "- [ ] 1.1 Add\n  - [ ] 1.1.1 nested\n  ```\n  - [ ] code\n  ```\n- [ ] 1.2 Sub\n```\n- [ ] code\n```\n"
+    assert check_off(text, [1]) == (text.replace("[ ] 1.1", "[x] 1.1"), 2)
+    assert check_off(text, [8]) == (text, 0)  # a line in a fence is no item (a plan edited since it was read)
+
+
+def test_the_release_checks_off_only_the_plan_the_branch_holds_as_run(tmp_path: Path) -> None:
+    repo, release = tmp_path / "repo", tmp_path / "release"
+    text = "### Task 1: A\n- [ ] step\n\n### Task 2: B\n- [ ] step\n"
+    for root in (repo, release):
+        (root / "docs").mkdir(parents=True)
+        (root / "docs" / "plan.md").write_text(text, encoding="utf-8")
+    plan = repo / "docs" / "plan.md"
+    done = [Task(id="1", title="A", line=1)]
+    ticked = "### Task 1: A\n- [x] step\n\n### Task 2: B\n- [ ] step\n"
+    said = ["docs/plan.md: 1 checklist item(s) of the completed tasks checked off"]
+    assert released_plan(repo, plan, release, done) == ({"docs/plan.md": ticked}, said)
+    (release / "docs" / "plan.md").write_text(ticked, encoding="utf-8")
+    assert released_plan(repo, plan, release, done) == ({}, [])  # an earlier release checked it off
+    (release / "docs" / "plan.md").write_text(text + "more\n", encoding="utf-8")
+    assert released_plan(repo, plan, release, done) == (
+        {},
+        ["docs/plan.md: the working branch's copy is not the plan as run: nothing checked off"],
+    )
+    (release / "docs" / "plan.md").unlink()
+    assert released_plan(repo, plan, release, done) == ({}, [])  # not committed: nothing to say of it
+    outside = tmp_path / "plan.md"
+    outside.write_text(text, encoding="utf-8")
+    assert released_plan(repo, outside, release, done) == ({}, [])
