@@ -1,12 +1,15 @@
 """Plan forms whose tool runs their tasks one after the other, run by the real Claude Code CLI: a Conductor plan.md
 (`- [ ] Task:` items, numbered in plan order), a Kiro tasks.md (`- [ ] 2.1` sub-tasks) and an OpenSpec change (its
-tasks.md's groups). Their tasks run in order though three slots are free, each committed with its trailer; done,
-optional, checkpoint and manual-check items are not run."""
+tasks.md's groups), and a Task Master tasks.json, run in its dependencies' order. Their tasks run in order though
+three slots are free, each committed with its trailer; done, optional, checkpoint and manual-check items are not
+run."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -164,3 +167,60 @@ def test_an_openspec_change_runs_group_by_group(target: Callable[..., Target]) -
     assert released == OPENSPEC_TASKS.replace("[ ]", "[x]")
     assert "tasks.md: 3 checklist item(s) of the completed tasks checked off" in events
     assert (t.repo / CHANGE / "tasks.md").read_text(encoding="utf-8") == OPENSPEC_TASKS
+
+
+ADD_CRITERION = "add() in `src/calc/add.py` returns the sum."
+
+
+def _tm(task_id: int, title: str, description: str, status: str, deps: list[int], **more: object) -> object:
+    return {"id": task_id, "title": title, "description": description, "status": status, "dependencies": deps, **more}
+
+
+TASKMASTER = {
+    "master": {
+        "tasks": [
+            _tm(1, "Package layout", "Agree on it.", "done", []),
+            _tm(2, "Add", ADD_CRITERION, "pending", [1], subtasks=[]),
+            _tm(3, "Subtract", "sub()", "pending", [2], subtasks=[{"id": 1, "title": "Write sub()", "status": ""}]),
+        ],
+        "metadata": {"description": "Tasks for master context"},
+    }
+}
+
+
+@pytest.mark.timeout(600)  # a hang guard, not a speed check
+def test_a_task_master_list_runs_and_its_statuses_are_set_done(target: Callable[..., Target]) -> None:
+    """`.taskmaster` is the plan: tasks 2 and 3 run in their dependencies' order (task 1 is done), and the release
+    sets their statuses to done in the working branch's tasks.json, as `task-master set-status` would."""
+    text = json.dumps(TASKMASTER, indent=2) + "\n"
+    t = target(text, at=".taskmaster/tasks/tasks.json", files={".taskmaster/docs/prd.txt": "Add and subtract.\n"})
+    t.team.scripts = {
+        ("*", "reviewer"): REVIEW,
+        ("task-2", "developer"): [
+            write("src/calc/add.py", ADD),
+            claimed({"src/calc/add.py": ADD}, [(ADD_CRITERION, "src/calc/add.py", "+")]),
+        ],
+        ("task-3", "developer"): [
+            write("src/calc/sub.py", SUB),
+            claimed({"src/calc/sub.py": SUB}, [("3.1 Write sub()", "src/calc/sub.py", "-")]),
+        ],
+    }
+    t.plan = t.repo / ".taskmaster"
+    rc = t.start(parallel_tiers=["low", "normal"], max_parallel_agents=3)
+    assert (rc.run.plan_id, Path(rc.run.design_doc or "").name) == ("taskmaster", "prd.txt")
+    result = asyncio.run(drive_run(rc, 0.2))
+    events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
+    assert sorted(result.outcome.completed) == ["2", "3"], events
+    assert result.final is not None
+    assert result.final.passed, events
+    trailers = git(t.repo, "log", "--format=%(trailers:key=Refs,valueonly)", rc.run.working_branch).split()
+    assert trailers == ["release-taskmaster", "task-3", "task-2"]
+    released = json.loads(git(t.repo, "show", f"{rc.run.working_branch}:.taskmaster/tasks/tasks.json"))
+    tasks = released["master"]["tasks"]
+    assert [(x["status"], [s["status"] for s in x.get("subtasks", [])]) for x in tasks] == [
+        ("done", []),
+        ("done", []),
+        ("done", ["done"]),
+    ]
+    assert "3 task status(es) set to done" in events
+    assert (t.repo / ".taskmaster" / "tasks" / "tasks.json").read_text(encoding="utf-8") == text

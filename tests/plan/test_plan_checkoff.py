@@ -96,7 +96,7 @@ def test_an_openspec_group_ticks_every_item_it_holds(tmp_path: Path) -> None:
     text = "## 1. Add\n\n- [ ] 1.1 Write add()\n  - [ ] 1.1.1 Negatives\n- [x] 1.2 Name it\n\n## 2. Sub\n- [ ] 2.1 x\n"
     (folder / "tasks.md").write_text(text, encoding="utf-8")
     plan = load_plan(folder)
-    assert task_files(folder, plan.tasks[:1]) == {folder / "tasks.md": [1]}
+    assert task_files(folder, plan.tasks[:1]) == {folder / "tasks.md": plan.tasks[:1]}
     ticked, count = check_off(text, [plan.tasks[0].line])
     assert count == 2
     assert ticked == text.replace("[ ] 1.1", "[x] 1.1")
@@ -118,11 +118,11 @@ def test_task_files_of_a_file_a_folder_and_a_remediation(tmp_path: Path) -> None
     plan_file = tmp_path / "plan.md"
     plan_file.write_text("x", encoding="utf-8")
     tasks = [Task(id="1", title="a", line=3), Task(id="fix-1", title="b", line=0)]
-    assert task_files(plan_file, tasks) == {plan_file: [3]}
+    assert task_files(plan_file, tasks) == {plan_file: tasks[:1]}
     folder = tmp_path / "tasks"
     folder.mkdir()
     own = [Task(id="1", title="a", line=1, source=str(folder / "01.md")), Task(id="2", title="b", line=4, source="r")]
-    assert task_files(folder, own) == {folder / "01.md": [1]}  # a relative source cannot be placed: left alone
+    assert task_files(folder, own) == {folder / "01.md": own[:1]}  # a relative source cannot be placed: left alone
 
 
 def test_an_item_ends_at_the_next_line_as_far_out_as_it() -> None:

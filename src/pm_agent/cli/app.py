@@ -40,11 +40,17 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable
 PlanArgument = Annotated[
     Path,
     typer.Argument(
-        help="The plan document (Markdown), a folder whose Markdown files are one plan, or "
+        help="The plan document (Markdown), a folder whose Markdown files are one plan, an OpenSpec change's "
+        "folder (openspec/changes/ID), Task Master's .taskmaster folder or tasks.json, or "
         "github:owner/name?label=LABEL (the open issues with that label)."
     ),
 ]
-DesignOption = Annotated[Path | None, typer.Option("--design", "-d", help="The design document.")]
+DesignOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--design", "-d", help="The design document (default: an OpenSpec change's design.md, Task Master's PRD)."
+    ),
+]
 RunOption = Annotated[str | None, typer.Option("--run", help="Run id (default: the latest run).")]
 
 

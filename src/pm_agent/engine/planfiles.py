@@ -1,17 +1,21 @@
 """The plan's files as the loop watches them: a cheap stamp each pass (`fingerprint`), a hash when it moves
-(`content_sha`). A plan is one markdown file or a folder of them."""
+(`content_sha`). A plan is one file (Markdown, or Task Master's tasks.json) or a folder of Markdown files
+(`.taskmaster/`: its tasks.json)."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
+from pm_agent.plan import taskmaster
 from pm_agent.plan.folder import markdown_files
 
 __all__ = ["content_sha", "fingerprint", "newest"]
 
 
 def _files(path: Path) -> list[Path]:
+    if path.is_dir() and taskmaster.is_task_list(path):
+        return [path / "tasks" / "tasks.json"]
     return markdown_files(path) if path.is_dir() else [path]
 
 

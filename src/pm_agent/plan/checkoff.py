@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from pm_agent.plan import openspec
+from pm_agent.plan import openspec, taskmaster
 from pm_agent.plan.markdown import fence_after, heading_line
 from pm_agent.plan.models import Task
 
@@ -80,14 +80,16 @@ def _extent(lines: list[str], fenced: set[int], start: int, limit: int) -> list[
     return found
 
 
-def task_files(plan: Path, tasks: Iterable[Task]) -> dict[Path, list[int]]:
-    """Each file of the plan at `plan` (a file or folder) with the first lines of the given tasks it holds."""
+def task_files(plan: Path, tasks: Iterable[Task]) -> dict[Path, list[Task]]:
+    """Each file of the plan at `plan` (a file or folder) with the given tasks it holds."""
     change = openspec.change_folder(plan) if plan.is_dir() else None
-    found: dict[Path, list[int]] = {}
+    found: dict[Path, list[Task]] = {}
     for task in tasks:
         if task.line <= 0:
             continue  # not from the plan (a remediation task)
-        if not plan.is_dir():
+        if taskmaster.is_task_list(plan):
+            file = plan / "tasks" / "tasks.json" if plan.is_dir() else plan
+        elif not plan.is_dir():
             file = plan
         elif change is not None:
             file = change / openspec.TASKS_FILE
@@ -95,7 +97,7 @@ def task_files(plan: Path, tasks: Iterable[Task]) -> dict[Path, list[int]]:
             file = Path(task.source)  # a folder plan's file, as it was read
         else:
             continue
-        found.setdefault(file, []).append(task.line)
+        found.setdefault(file, []).append(task)
     return found
 
 
@@ -105,18 +107,23 @@ def released_plan(repo: Path, plan: Path, release: Path, done: list[Task]) -> tu
     the run read it (an uncommitted plan, or one edited since) is left alone."""
     files: dict[str, str] = {}
     said: list[str] = []
-    for file, lines in task_files(plan, done).items():
+    for file, tasks in task_files(plan, done).items():
         try:
             rel = file.resolve().relative_to(repo.resolve()).as_posix()
             ours, theirs = file.read_bytes().decode("utf-8"), (release / rel).read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError, ValueError):
             continue  # outside the repository, or not on the working branch
-        checked, count = check_off(ours, lines)  # "\r\n" kept: the lines change, not their endings
+        if file.suffix.lower() == ".json":  # Task Master's: its statuses, not boxes
+            checked, count = taskmaster.mark_done(ours, [t.id for t in tasks])
+            what = "task status(es) set to done"
+        else:  # "\r\n" kept: the lines change, not their endings
+            checked, count = check_off(ours, [t.line for t in tasks])
+            what = "checklist item(s) of the completed tasks checked off"
         if theirs == checked:
             continue  # checked off already (an earlier release of the run)
         if theirs != ours:
             said.append(f"{rel}: the working branch's copy is not the plan as run: nothing checked off")
             continue
         files[rel] = checked
-        said.append(f"{rel}: {count} checklist item(s) of the completed tasks checked off")
+        said.append(f"{rel}: {count} {what}")
     return files, said

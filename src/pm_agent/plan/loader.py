@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pm_agent.errors import PlanError
-from pm_agent.plan import fastpath, openspec
+from pm_agent.plan import fastpath, openspec, taskmaster
 from pm_agent.plan.context import build_shared_context
 from pm_agent.plan.deps import add_blocked, execution_queue, resolve_edges
 from pm_agent.plan.fields import plan_id_from_path
@@ -31,6 +31,9 @@ __all__ = ["load_plan", "read_plan_source", "read_text"]
 
 def read_plan_source(plan_path: Path) -> tuple[FolderPlan, str]:
     """The plan's header, tasks (references unresolved) and warnings, and its plan id; file or folder."""
+    if taskmaster.is_task_list(plan_path):
+        listed = taskmaster.read_task_list(plan_path)
+        return FolderPlan(listed.header, listed.tasks, listed.warnings), listed.plan_id
     change = openspec.change_folder(plan_path)
     if plan_path.is_dir() and change is None:
         openspec.refuse_folder(plan_path)
@@ -47,6 +50,15 @@ def read_plan_source(plan_path: Path) -> tuple[FolderPlan, str]:
     return FolderPlan(parsed.header, tasks, parsed.warnings), plan_id_for_file(plan_path)
 
 
+def default_design(plan_path: Path) -> Path | None:
+    """The design doc a plan form keeps beside its tasks: an OpenSpec change's design.md (else its proposal.md),
+    Task Master's PRD; None for other plans."""
+    if taskmaster.is_task_list(plan_path):
+        return taskmaster.prd(plan_path if plan_path.is_dir() else plan_path.parent.parent)
+    change = openspec.change_folder(plan_path)
+    return openspec.design_doc(change) if change is not None else None
+
+
 def load_plan(plan_path: Path, design_path: Path | None = None, repo: Path | None = None) -> Plan:
     """Parse the plan, resolve dependencies, classify tiers, triage against `repo`, build the context.
 
@@ -57,9 +69,7 @@ def load_plan(plan_path: Path, design_path: Path | None = None, repo: Path | Non
     with _no_gc_pauses():
         plan_path = Path(plan_path)
         source, plan_id = read_plan_source(plan_path)
-        change = openspec.change_folder(plan_path) if design_path is None else None
-        if change is not None:
-            design_path = openspec.design_doc(change)  # the change's own design, as OpenSpec's apply reads it
+        design_path = design_path if design_path is not None else default_design(plan_path)
         design_text = read_text(Path(design_path), "design") if design_path is not None else None
         if repo is not None and not Path(repo).is_dir():
             raise PlanError("repository folder not found", path=repo)
