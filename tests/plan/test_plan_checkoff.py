@@ -3,6 +3,7 @@ the lines come from `load_plan`, as the release takes them from the run's tasks.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,30 @@ def test_the_release_checks_off_only_the_plan_the_branch_holds_as_run(tmp_path: 
     outside = tmp_path / "plan.md"
     outside.write_text(text, encoding="utf-8")
     assert released_plan(repo, outside, release, done) == ({}, [])
+
+
+def test_items_an_agent_checked_off_on_the_branch_are_kept(tmp_path: Path) -> None:
+    """OpenSpec asks the agent to check off its items: the branch's copy then differs from the plan by its boxes
+    only, and the release checks off the rest on it."""
+    repo, release = tmp_path / "repo", tmp_path / "release"
+    text = "### Task 1: A\n- [ ] one\n- [ ] two\n\n### Task 2: B\n- [ ] three\n"
+    for root, body in ((repo, text), (release, text.replace("[ ] one", "[x] one").replace("[ ] three", "[X] three"))):
+        root.mkdir()
+        (root / "plan.md").write_text(body, encoding="utf-8")
+    files, said = released_plan(repo, repo / "plan.md", release, [Task(id="1", title="A", line=1)])
+    assert files == {"plan.md": "### Task 1: A\n- [x] one\n- [x] two\n\n### Task 2: B\n- [X] three\n"}
+    assert said == ["plan.md: 1 checklist item(s) of the completed tasks checked off"]
+
+
+def test_a_task_master_list_whose_statuses_moved_on_the_branch(tmp_path: Path) -> None:
+    repo, release = tmp_path / "repo", tmp_path / "release"
+    data = {"master": {"tasks": [{"id": 1, "title": "A", "status": "pending", "dependencies": []}]}}
+    text = json.dumps(data, indent=2) + "\n"
+    for root, body in ((repo, text), (release, text.replace('"pending"', '"in-progress"'))):
+        (root / ".taskmaster" / "tasks").mkdir(parents=True)
+        (root / ".taskmaster" / "tasks" / "tasks.json").write_text(body, encoding="utf-8")
+    files, said = released_plan(repo, repo / ".taskmaster", release, [Task(id="1", title="A", line=4)])
+    assert files == {".taskmaster/tasks/tasks.json": text.replace('"pending"', '"done"')}
+    assert said == [".taskmaster/tasks/tasks.json: 1 task status(es) set to done"]
+    (release / ".taskmaster" / "tasks" / "tasks.json").write_text(text.replace('"A"', '"B"'), encoding="utf-8")
+    assert released_plan(repo, repo / ".taskmaster", release, [Task(id="1", title="A", line=4)])[0] == {}

@@ -113,17 +113,27 @@ def released_plan(repo: Path, plan: Path, release: Path, done: list[Task]) -> tu
             ours, theirs = file.read_bytes().decode("utf-8"), (release / rel).read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError, ValueError):
             continue  # outside the repository, or not on the working branch
-        if file.suffix.lower() == ".json":  # Task Master's: its statuses, not boxes
-            checked, count = taskmaster.mark_done(ours, [t.id for t in tasks])
-            what = "task status(es) set to done"
-        else:  # "\r\n" kept: the lines change, not their endings
-            checked, count = check_off(ours, [t.line for t in tasks])
-            what = "checklist item(s) of the completed tasks checked off"
-        if theirs == checked:
-            continue  # checked off already (an earlier release of the run)
-        if theirs != ours:
+        json_file = file.suffix.lower() == ".json"
+        if _marks_aside(theirs, json_file) != _marks_aside(ours, json_file):
             said.append(f"{rel}: the working branch's copy is not the plan as run: nothing checked off")
             continue
-        files[rel] = checked
-        said.append(f"{rel}: {count} {what}")
+        # The branch's copy: an agent may have checked off its own items already, as OpenSpec asks it to.
+        if json_file:  # Task Master's: its statuses, not boxes
+            checked, count = taskmaster.mark_done(theirs, [t.id for t in tasks])
+            what = "task status(es) set to done"
+        else:  # "\r\n" kept: the lines change, not their endings
+            checked, count = check_off(theirs, [t.line for t in tasks])
+            what = "checklist item(s) of the completed tasks checked off"
+        if count:
+            files[rel] = checked
+            said.append(f"{rel}: {count} {what}")
     return files, said
+
+
+_MARK = re.compile(r"\[[xX]\]")
+_STATUS = re.compile(r'("status":\s*)"[^"\\]*"')
+
+
+def _marks_aside(text: str, json_file: bool) -> str:
+    """The text with every checkbox unchecked (every status blank in JSON): what no check-off changes."""
+    return _STATUS.sub(r'\1""', text) if json_file else _MARK.sub("[ ]", text)

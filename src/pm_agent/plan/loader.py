@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pm_agent.errors import PlanError
-from pm_agent.plan import fastpath, openspec, taskmaster
+from pm_agent.plan import companions, fastpath, openspec, taskmaster
 from pm_agent.plan.context import build_shared_context
 from pm_agent.plan.deps import add_blocked, execution_queue, resolve_edges
 from pm_agent.plan.fields import plan_id_from_path
@@ -52,11 +52,11 @@ def read_plan_source(plan_path: Path) -> tuple[FolderPlan, str]:
 
 def default_design(plan_path: Path) -> Path | None:
     """The design doc a plan form keeps beside its tasks: an OpenSpec change's design.md (else its proposal.md),
-    Task Master's PRD; None for other plans."""
+    Task Master's PRD, Kiro's design.md or Spec Kit's plan.md beside a tasks.md; None for other plans."""
     if taskmaster.is_task_list(plan_path):
         return taskmaster.prd(plan_path if plan_path.is_dir() else plan_path.parent.parent)
     change = openspec.change_folder(plan_path)
-    return openspec.design_doc(change) if change is not None else None
+    return openspec.design_doc(change) if change is not None else companions.design_doc(plan_path)
 
 
 def load_plan(plan_path: Path, design_path: Path | None = None, repo: Path | None = None) -> Plan:
@@ -69,6 +69,8 @@ def load_plan(plan_path: Path, design_path: Path | None = None, repo: Path | Non
     with _no_gc_pauses():
         plan_path = Path(plan_path)
         source, plan_id = read_plan_source(plan_path)
+        if not plan_path.is_dir() and openspec.change_folder(plan_path) is None:
+            source.tasks = companions.pointed(source.tasks, plan_path, repo)
         design_path = design_path if design_path is not None else default_design(plan_path)
         design_text = read_text(Path(design_path), "design") if design_path is not None else None
         if repo is not None and not Path(repo).is_dir():
