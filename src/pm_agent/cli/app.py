@@ -48,7 +48,10 @@ PlanArgument = Annotated[
 DesignOption = Annotated[
     Path | None,
     typer.Option(
-        "--design", "-d", help="The design document (default: an OpenSpec change's design.md, Task Master's PRD)."
+        "--design",
+        "-d",
+        help="The design document (default: the one a spec-driven tool keeps beside the tasks: an OpenSpec "
+        "change's design.md, a Kiro spec's design.md, a Spec Kit feature's plan.md, Task Master's PRD).",
     ),
 ]
 RunOption = Annotated[str | None, typer.Option("--run", help="Run id (default: the latest run).")]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pm_agent.plan.models import Task
+from pm_agent.plan.openspec import TASKS_FILE
 
-TASKS_FILE = "tasks.md"
 KNOWN = ("requirements.md", "design.md", "spec.md", "plan.md", "research.md", "data-model.md", "quickstart.md")
 _FOLDERS = ("contracts",)
 
