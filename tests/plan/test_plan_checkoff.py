@@ -122,8 +122,8 @@ def test_task_files_of_a_file_a_folder_and_a_remediation(tmp_path: Path) -> None
     assert task_files(plan_file, tasks) == {plan_file: tasks[:1]}
     folder = tmp_path / "tasks"
     folder.mkdir()
-    own = [Task(id="1", title="a", line=1, source=str(folder / "01.md")), Task(id="2", title="b", line=4, source="r")]
-    assert task_files(folder, own) == {folder / "01.md": own[:1]}  # a relative source cannot be placed: left alone
+    own = [Task(id="2", title="b", line=4, source="r"), Task(id="1", title="a", line=1, source=str(folder / "01.md"))]
+    assert task_files(folder, own) == {folder / "01.md": own[1:]}  # a relative source cannot be placed: left alone
 
 
 def test_an_item_ends_at_the_next_line_as_far_out_as_it() -> None:
@@ -134,27 +134,27 @@ def test_an_item_ends_at_the_next_line_as_far_out_as_it() -> None:
 
 def test_the_release_checks_off_only_the_plan_the_branch_holds_as_run(tmp_path: Path) -> None:
     repo, release = tmp_path / "repo", tmp_path / "release"
-    text = "### Task 1: A\n- [ ] step\n\n### Task 2: B\n- [ ] step\n"
+    text = "### Task 1: A\n- [ ] step\n\n#### Task 2: B\n- [ ] step\n"  # task 2 in task 1's section
     for root in (repo, release):
         (root / "docs").mkdir(parents=True)
         (root / "docs" / "plan.md").write_text(text, encoding="utf-8")
     plan = repo / "docs" / "plan.md"
-    done = [Task(id="1", title="A", line=1)]
-    ticked = "### Task 1: A\n- [x] step\n\n### Task 2: B\n- [ ] step\n"
+    done = ([Task(id="1", title="A", line=1), Task(id="2", title="B", line=4)], {"1"})  # task 2 not done
+    ticked = "### Task 1: A\n- [x] step\n\n#### Task 2: B\n- [ ] step\n"
     said = ["docs/plan.md: 1 checklist item(s) of the completed tasks checked off"]
-    assert released_plan(repo, plan, release, done) == ({"docs/plan.md": ticked}, said)
+    assert released_plan(repo, plan, release, *done) == ({"docs/plan.md": ticked}, said)
     (release / "docs" / "plan.md").write_text(ticked, encoding="utf-8")
-    assert released_plan(repo, plan, release, done) == ({}, [])  # an earlier release checked it off
+    assert released_plan(repo, plan, release, *done) == ({}, [])  # an earlier release checked it off
     (release / "docs" / "plan.md").write_text(text + "more\n", encoding="utf-8")
-    assert released_plan(repo, plan, release, done) == (
+    assert released_plan(repo, plan, release, *done) == (
         {},
         ["docs/plan.md: the working branch's copy is not the plan as run: nothing checked off"],
     )
     (release / "docs" / "plan.md").unlink()
-    assert released_plan(repo, plan, release, done) == ({}, [])  # not committed: nothing to say of it
+    assert released_plan(repo, plan, release, *done) == ({}, [])  # not committed: nothing to say of it
     outside = tmp_path / "plan.md"
     outside.write_text(text, encoding="utf-8")
-    assert released_plan(repo, outside, release, done) == ({}, [])
+    assert released_plan(repo, outside, release, *done) == ({}, [])
 
 
 def test_items_an_agent_checked_off_on_the_branch_are_kept(tmp_path: Path) -> None:
@@ -165,7 +165,7 @@ def test_items_an_agent_checked_off_on_the_branch_are_kept(tmp_path: Path) -> No
     for root, body in ((repo, text), (release, text.replace("[ ] one", "[x] one").replace("[ ] three", "[X] three"))):
         root.mkdir()
         (root / "plan.md").write_text(body, encoding="utf-8")
-    files, said = released_plan(repo, repo / "plan.md", release, [Task(id="1", title="A", line=1)])
+    files, said = released_plan(repo, repo / "plan.md", release, [Task(id="1", title="A", line=1)], {"1"})
     assert files == {"plan.md": "### Task 1: A\n- [x] one\n- [x] two\n\n### Task 2: B\n- [X] three\n"}
     assert said == ["plan.md: 1 checklist item(s) of the completed tasks checked off"]
 
@@ -177,8 +177,45 @@ def test_a_task_master_list_whose_statuses_moved_on_the_branch(tmp_path: Path) -
     for root, body in ((repo, text), (release, text.replace('"pending"', '"in-progress"'))):
         (root / ".taskmaster" / "tasks").mkdir(parents=True)
         (root / ".taskmaster" / "tasks" / "tasks.json").write_text(body, encoding="utf-8")
-    files, said = released_plan(repo, repo / ".taskmaster", release, [Task(id="1", title="A", line=4)])
+    files, said = released_plan(repo, repo / ".taskmaster", release, [Task(id="1", title="A", line=4)], {"1"})
     assert files == {".taskmaster/tasks/tasks.json": text.replace('"pending"', '"done"')}
     assert said == [".taskmaster/tasks/tasks.json: 1 task status(es) set to done"]
     (release / ".taskmaster" / "tasks" / "tasks.json").write_text(text.replace('"A"', '"B"'), encoding="utf-8")
-    assert released_plan(repo, repo / ".taskmaster", release, [Task(id="1", title="A", line=4)])[0] == {}
+    assert released_plan(repo, repo / ".taskmaster", release, [Task(id="1", title="A", line=4)], {"1"})[0] == {}
+
+
+def test_a_task_ends_where_the_next_task_starts_even_inside_its_section() -> None:
+    text = "## Task 1: A\n- [ ] a\n### Task 2: B\n- [ ] b\n## Task 3: C\n- [ ] c"
+    assert check_off(text, [1, 3]) == (text.replace("[ ]", "[x]", 2) + "", 2)  # a and b, not c
+    assert check_off(text, [1, 3, 5])[0] == text.replace("[ ]", "[x]")
+    assert check_off(text, [1])[0] == "## Task 1: A\n- [x] a\n### Task 2: B\n- [x] b\n## Task 3: C\n- [ ] c"
+    # Task 2 not done: its items are its own, though they lie in task 1's section.
+    assert check_off(text, [1], [1, 3, 5])[0] == "## Task 1: A\n- [x] a\n### Task 2: B\n- [ ] b\n## Task 3: C\n- [ ] c"
+    assert check_off(text, [5])[0].endswith("- [x] c")  # a task on the last lines
+    nested = "- [ ] Task 1: A\n  - [ ] Task 2: B\n    - [ ] step of B\n- [ ] Task 3: C"
+    assert check_off(nested, [1, 2, 4])[0] == nested.replace("[ ]", "[x]")
+    assert check_off(nested, [1, 2])[0].endswith("- [ ] Task 3: C")
+    assert check_off(nested, [1], [1, 2, 4])[0] == nested.replace("[ ] Task 1", "[x] Task 1")
+
+
+def test_items_after_a_fence_in_the_section_are_the_tasks_too() -> None:
+    text = "### Task 1: A\n```\n- [ ] code\n```\n- [ ] after the fence\n- [ ] last"
+    assert check_off(text, [1]) == ("### Task 1: A\n```\n- [ ] code\n```\n- [x] after the fence\n- [x] last", 2)
+
+
+def test_each_file_of_a_folder_plan_on_its_own(tmp_path: Path) -> None:
+    repo, release = tmp_path / "repo", tmp_path / "release"
+    for root in (repo, release):
+        (root / "plans").mkdir(parents=True)
+        for name in ("00.md", "01.md", "02.md", "03.md"):
+            (root / "plans" / name).write_text("# Task 1: A\n- [ ] step\n", encoding="utf-8")
+    (release / "plans" / "01.md").unlink()  # not on the branch
+    (release / "plans" / "02.md").write_text("# Task 1: A\n- [ ] step\nedited\n", encoding="utf-8")
+    done = [Task(id="fix-1", title="remediation", line=0)]
+    done += [Task(id=n, title="A", line=1, source=str(repo / "plans" / f"0{n}.md")) for n in ("0", "1", "2", "3")]
+    files, said = released_plan(repo, repo / "plans", release, done, {"1", "2", "3"})  # 00.md: nothing done
+    assert files == {"plans/03.md": "# Task 1: A\n- [x] step\n"}
+    assert said == [
+        "plans/02.md: the working branch's copy is not the plan as run: nothing checked off",
+        "plans/03.md: 1 checklist item(s) of the completed tasks checked off",
+    ]

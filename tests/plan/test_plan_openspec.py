@@ -199,3 +199,48 @@ def test_the_openspec_marker_file_makes_a_change_too(tmp_path: Path) -> None:
 )
 def test_a_task_list_named_tasks_md_is_named_by_its_folder(tmp_path: Path, path: str, expected: str) -> None:
     assert plan_id_for_file(tmp_path / path) == expected
+
+
+def test_group_numbers_are_the_ids_and_the_note_names_them(tmp_path: Path) -> None:
+    tasks = "## 3. Parser\n\n- [ ] 3.1 Read it\n\n## 5. Printer\n\n- [ ] 5.1 Write it\n"
+    plan = load_plan(_change(tmp_path, tasks))
+    assert [t.id for t in plan.tasks] == ["3", "5"]
+    assert plan.tasks[1].body.startswith("## Task 5: Printer\n\nThis task is a group of the OpenSpec change in")
+    assert "OpenSpec group 5: its 1 unchecked item(s) are the task" in plan.tasks[1].decision_log
+
+
+def test_a_done_group_inside_a_task_leaves_its_items_out_of_it(tmp_path: Path) -> None:
+    tasks = "## 1. Build\n\n- [ ] 1.1 Build it\n\n### 9. Done part\n\n- [x] 9.1 Did it\n\n## 2. Ship\n- [ ] 2.1 Go\n"
+    plan = load_plan(_change(tmp_path, tasks))
+    assert [t.id for t in plan.tasks] == ["1", "2"]
+    assert "Did it" not in plan.tasks[0].body
+
+
+def test_the_proposal_title_and_why_outside_code_blocks(tmp_path: Path) -> None:
+    folder = _change(tmp_path)
+    (folder / "proposal.md").write_text(
+        "```markdown\n# Change: Not this\n## Why\nNot this either.\n```\n\n# Change: This one\n\n## Why\n\nThis.\n",
+        encoding="utf-8",
+    )
+    plan = load_plan(folder)
+    assert (plan.header.title, plan.header.goal) == ("This one", "This.")
+
+
+def test_a_long_folder_of_changes_is_named_in_part(tmp_path: Path) -> None:
+    for n in range(10):
+        _change(tmp_path, name=f"change-{n}")
+    with pytest.raises(PlanError, match=r"\(change-0, .*, change-7 and 2 more\): run one change") as caught:
+        load_plan(tmp_path / "openspec" / "changes")
+    assert caught.value.path == tmp_path / "openspec" / "changes"
+
+
+def test_items_outside_any_group_are_no_task(tmp_path: Path) -> None:
+    tasks = "- [ ] a stray item\n\n# Tasks\n\n- [ ] one under the title\n\n## 1. Build\n- [ ] 1.1 Go\n"
+    plan = load_plan(_change(tmp_path, tasks))
+    assert [(t.id, t.acceptance_criteria) for t in plan.tasks] == [("1", ["1.1 Go"])]
+
+
+def test_a_why_paragraph_that_runs_into_the_next_heading(tmp_path: Path) -> None:
+    folder = _change(tmp_path)
+    (folder / "proposal.md").write_text("# Change: Add it\n## Why\nBecause.\n## What Changes\n- it\n", encoding="utf-8")
+    assert (load_plan(folder).header.title, load_plan(folder).header.goal) == ("Add it", "Because.")

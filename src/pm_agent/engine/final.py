@@ -254,8 +254,8 @@ def _review_failed(problem: str) -> Escalation:
 def _checked_off(rc: RunContext, records: list[TaskRecord], release: Path) -> dict[str, str]:
     """The plan's files with the completed tasks' checklist items checked (plan/checkoff.py), to commit with the
     manifest; the working branch is checked out at `release`."""
-    done = [r.task() for r in records if r.state == "completed"]
-    files, said = released_plan(rc.repo, plan_path(rc.repo, rc.run), release, done)
+    done = {r.task_id for r in records if r.state == "completed"}
+    files, said = released_plan(rc.repo, plan_path(rc.repo, rc.run), release, [r.task() for r in records], done)
     for line in said:
         rc.emit("final.plan", line)
     return files

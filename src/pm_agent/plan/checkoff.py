@@ -23,14 +23,16 @@ _BOX = re.compile(r"^(?P<lead>\s*(?:[-*+]|\d{1,9}[.)]) \[) \](?=\s|\*|$)")  # `-
 _HEADING_BOX = re.compile(r"^(?P<lead> {0,3}#{1,6}\s+\[) \](?=\s)")  # `### [ ] Task 1: ...`
 
 
-def check_off(text: str, task_lines: Iterable[int]) -> tuple[str, int]:
-    """The text with the items of the tasks starting at `task_lines` (1-based) checked, and how many were."""
+def check_off(text: str, task_lines: Iterable[int], every: Iterable[int] = ()) -> tuple[str, int]:
+    """The text with the items of the tasks starting at `task_lines` (1-based) checked, and how many were. `every`:
+    the first lines of the file's other tasks, done or not: no task's items reach into another's."""
     lines = text.split("\n")
     starts = sorted({n for n in task_lines if 1 <= n <= len(lines)})
+    bounds = sorted({*starts, *every})
     fenced = _fenced(lines)
     ticked = 0
-    for index, start in enumerate(starts):
-        limit = starts[index + 1] if index + 1 < len(starts) else len(lines) + 1
+    for start in starts:
+        limit = next((n for n in bounds if n > start), len(lines) + 1)
         for number in _extent(lines, fenced, start, limit):
             line = lines[number - 1]
             new = _BOX.sub(r"\g<lead>x]", line, count=1)
@@ -101,13 +103,18 @@ def task_files(plan: Path, tasks: Iterable[Task]) -> dict[Path, list[Task]]:
     return found
 
 
-def released_plan(repo: Path, plan: Path, release: Path, done: list[Task]) -> tuple[dict[str, str], list[str]]:
-    """The plan's files (repository-relative) with the `done` tasks' items checked, as the release commits them
-    in the working branch's checkout at `release`, and a line for each file. A file the branch does not hold as
-    the run read it (an uncommitted plan, or one edited since) is left alone."""
+def released_plan(
+    repo: Path, plan: Path, release: Path, tasks: list[Task], done: set[str]
+) -> tuple[dict[str, str], list[str]]:
+    """The plan's files (repository-relative) with the items of the `done` ones of its `tasks` checked, as the
+    release commits them in the working branch's checkout at `release`, and a line for each file. A file the
+    branch does not hold as the run read it (an uncommitted plan, or one edited since) is left alone."""
     files: dict[str, str] = {}
     said: list[str] = []
-    for file, tasks in task_files(plan, done).items():
+    for file, listed in task_files(plan, tasks).items():
+        finished = [t for t in listed if t.id in done]
+        if not finished:
+            continue
         try:
             rel = file.resolve().relative_to(repo.resolve()).as_posix()
             ours, theirs = file.read_bytes().decode("utf-8"), (release / rel).read_bytes().decode("utf-8")
@@ -119,10 +126,10 @@ def released_plan(repo: Path, plan: Path, release: Path, done: list[Task]) -> tu
             continue
         # The branch's copy: an agent may have checked off its own items already, as OpenSpec asks it to.
         if json_file:  # Task Master's: its statuses, not boxes
-            checked, count = taskmaster.mark_done(theirs, [t.id for t in tasks])
+            checked, count = taskmaster.mark_done(theirs, [t.id for t in finished])
             what = "task status(es) set to done"
         else:  # "\r\n" kept: the lines change, not their endings
-            checked, count = check_off(theirs, [t.line for t in tasks])
+            checked, count = check_off(theirs, [t.line for t in finished], [t.line for t in listed])
             what = "checklist item(s) of the completed tasks checked off"
         if count:
             files[rel] = checked
