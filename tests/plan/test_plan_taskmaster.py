@@ -143,9 +143,17 @@ def test_a_folder_without_its_tasks(tmp_path: Path) -> None:
         load_plan(tmp_path / ".taskmaster")
 
 
+def test_mark_done_marks_the_tag_that_ran(tmp_path: Path) -> None:
+    data = {"master": {"tasks": [_task(1, "A")]}, "feature-x": {"tasks": [_task(1, "B")]}}
+    listed = _folder(tmp_path, data, state="feature-x") / "tasks" / "tasks.json"
+    marked, count = mark_done(listed.read_text(encoding="utf-8"), ["1"], listed)
+    assert count == 1
+    assert [json.loads(marked)[tag]["tasks"][0]["status"] for tag in data] == ["pending", "done"]
+
+
 def test_mark_done_sets_the_statuses_as_task_master_writes_them() -> None:
     text = json.dumps({"master": {"tasks": TASKS}}, indent=2, ensure_ascii=False) + "\n"
-    marked, count = mark_done(text, ["2", "3"])
+    marked, count = mark_done(text, ["2", "3"], Path("tasks.json"))
     assert count == 3  # task 2, its pending subtask 2.2, and task 3; 2.1 was done already
     tasks = json.loads(marked)["master"]["tasks"]
     assert [t["status"] for t in tasks] == ["done", "done", "done", "deferred", "pending"]
@@ -159,7 +167,7 @@ def test_mark_done_sets_the_statuses_as_task_master_writes_them() -> None:
     ['{"master": {"tasks": [{"id": 1, "title": "A", "status": "pending"}]}}', "not json", '{\n  "tasks": 1\n}'],
 )
 def test_mark_done_leaves_alone_what_it_would_reformat_or_cannot_read(text: str) -> None:
-    assert mark_done(text, ["1"]) == (text, 0)
+    assert mark_done(text, ["1"], Path("tasks.json")) == (text, 0)
 
 
 def test_the_loop_watches_the_task_list_of_a_taskmaster_folder(tmp_path: Path) -> None:

@@ -126,7 +126,7 @@ def released_plan(
             continue
         # The branch's copy: an agent may have checked off its own items already, as OpenSpec asks it to.
         if json_file:  # Task Master's: its statuses, not boxes
-            checked, count = taskmaster.mark_done(theirs, [t.id for t in finished])
+            checked, count = taskmaster.mark_done(theirs, [t.id for t in finished], file)
             what = "task status(es) set to done"
         else:  # "\r\n" kept: the lines change, not their endings
             checked, count = check_off(theirs, [t.line for t in finished], [t.line for t in listed])

@@ -101,10 +101,10 @@ def read_task_list(path: Path) -> TaskList:
     return TaskList(tasks, header, plan_id, warnings)
 
 
-def mark_done(text: str, ids: list[str]) -> tuple[str, int]:
-    """The task list with the given tasks' status (and their subtasks') set to done, as Task Master's
-    `set-status` writes it, and how many statuses changed; the text unchanged when writing it back as Task Master
-    does (two-space JSON) would change anything else in it."""
+def mark_done(text: str, ids: list[str], path: Path) -> tuple[str, int]:
+    """The task list (read from `path`: its tag is the one run) with the given tasks' status (and their
+    subtasks') set to done, as Task Master's `set-status` writes it, and how many statuses changed; the text
+    unchanged when writing it back as Task Master does (two-space JSON) would change anything else in it."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
@@ -113,7 +113,7 @@ def mark_done(text: str, ids: list[str]) -> tuple[str, int]:
     if json.dumps(data, indent=2, ensure_ascii=False) + ending != text:
         return text, 0  # not as Task Master writes it (hand-edited): left alone rather than reformatted
     try:
-        _, entries = _tagged(data, Path("tasks.json"))
+        _, entries = _tagged(data, path)
     except PlanError:
         return text, 0
     wanted, changed = set(ids), 0
