@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pm_agent.plan import Plan, Tier, load_plan
+from pm_agent.plan import Plan, Tier, fastpath, load_plan
 
 PLAN = Path(__file__).parent / "fixtures" / "2026-03-02-team-invoices.md"
 
@@ -128,3 +128,22 @@ def test_unflagged_task_without_keywords_is_normal(plan: Plan) -> None:
 def test_queue(plan: Plan) -> None:
     # 6 is CRITICAL and free; 1 unblocks the billing chain; 7 (NORMAL) waits for all CRITICAL work.
     assert plan.queue == ["6", "1", "2", "3", "4", "5", "7"]
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "markdown-it"])
+def test_a_list_after_a_depends_on_value_is_the_tasks_own(tmp_path: Path, fast: bool) -> None:
+    """`**Depends on:** none` (or `Task 1`) then a checklist: the list is the task's steps, not more references
+    (it was read as references: "cannot read task reference 'Step one'", "depends on Task 1.1")."""
+    plan_file = tmp_path / "p.md"
+    plan_file.write_text(
+        "# P\n\n### Task 1: A\n**Depends on:** none\n\n- [ ] 1.0 Do it\n  - [ ] 1.1 sub\n\n"
+        "### Task 2: B\n**Depends on:** Task 1\n\n- Step one\n- 2.1 sub\n",
+        encoding="utf-8",
+    )
+    fastpath.ENABLED = fast
+    try:
+        plan = load_plan(plan_file)
+    finally:
+        fastpath.ENABLED = True
+    assert [[d.task_id for d in t.depends_on] for t in plan.tasks] == [[], ["1"]]
+    assert plan.tasks[0].steps[0] == "1.0 Do it"

@@ -122,8 +122,9 @@ class TaskBody:
             except ValueError as exc:
                 raise self.error(str(exc), plan_line) from None
         elif name == "depends_on":
-            if value:  # an empty value announces a list
+            if value:  # an empty value announces a list; a list after a value is the task's own (its steps)
                 self.add_refs(draft, value, plan_line)
+                draft.pending = None
         elif name == "files":
             # `**File:** \`a.tsx\` (create)`: the entry on the label's line; a list may follow.
             if value and fields.add_file_entry(draft.files, value.replace("：", ":"), code):
