@@ -20,7 +20,7 @@ TIER_PRIORITY: dict[Tier, int] = {Tier.CRITICAL: 0, Tier.NORMAL: 1, Tier.LOW: 2}
 
 
 # `1-3`, and ranges of dotted ids sharing their prefix: `1.2.2-1.2.9` (or `1.2.2-9`).
-_RANGE_REF = re.compile(r"^(?P<prefix>(?:\d+\.)*)(?P<low>\d+)\s*[-–—]\s*(?:(?P=prefix))?(?P<high>\d+)$")
+RANGE_REF = re.compile(r"^(?P<prefix>(?:\d+\.)*)(?P<low>\d+)\s*[-–—]\s*(?:(?P=prefix))?(?P<high>\d+)$")
 
 
 def _targets(ref: str, by_key: Mapping[str, str]) -> list[str] | None:
@@ -28,7 +28,7 @@ def _targets(ref: str, by_key: Mapping[str, str]) -> list[str] | None:
     target = by_key.get(canonical_id(ref))
     if target is not None:
         return [target]
-    match = _RANGE_REF.match(ref)
+    match = RANGE_REF.match(ref)
     if match is None:
         return None
     prefix, low, high = match.group("prefix"), int(match.group("low")), int(match.group("high"))

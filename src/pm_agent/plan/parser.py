@@ -7,7 +7,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Protocol
 
-from pm_agent.plan import fields
+from pm_agent.plan import agentos, fields
 from pm_agent.plan.contract import is_contract_block, read_contract
 from pm_agent.plan.deps import add_blocked
 from pm_agent.plan.deptable import Row, add_table_deps, dependency_rows
@@ -282,6 +282,8 @@ def read_plan(
     be read by its numbered headings (numbered.py); when they are refused, `ParsedPlan.refused` says why.
     """
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    if "Task Group " in text and agentos.has_groups(text):
+        text = agentos.as_tasks(text)  # Agent OS: each task group is a task
     reader = _Reader(text, path, source)
     parsed = reader.run(file_task)
     if reader.cut_short:

@@ -98,7 +98,7 @@ class TaskBody:
                 draft.pending = None
             return False
         if name in SOFT_FIELDS:
-            draft.pending = name if name in fields.LIST_FIELDS else None
+            draft.pending = name if name in fields.LIST_FIELDS and not value else None  # as for Depends on
             draft.pending_label = label.strip().rstrip(":：").strip()
             if name == "consumes":  # prose by design: its task references need no warning, the line stays
                 draft.add_refs(consumed_refs(value))

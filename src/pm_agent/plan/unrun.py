@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pm_agent.plan.deps import RANGE_REF
 from pm_agent.plan.draft import Draft
 from pm_agent.plan.fields import canonical_id, task_heading_miss
 from pm_agent.plan.markdown import Node, first_line
-from pm_agent.plan.models import Task
+from pm_agent.plan.models import Dependency, Task
 
 
 @dataclass(frozen=True)
@@ -70,17 +71,31 @@ def without_done(tasks: list[Task], done: list[Done]) -> list[Task]:
     keys = {canonical_id(item.task_id) for item in done}
     out: list[Task] = []
     for task in tasks:
-        met = [dep for dep in task.depends_on if canonical_id(dep.task_id) in keys]
+        kept: list[Dependency] = []
+        met: list[str] = []
+        for dep in task.depends_on:
+            named = _range(dep.task_id) or [dep.task_id]  # `Tasks 1-3` with task 2 done: 1 and 3 are left
+            left = [i for i in named if canonical_id(i) not in keys]
+            met += [i for i in named if canonical_id(i) in keys]
+            if left == [dep.task_id]:
+                kept.append(dep)
+            else:
+                kept += [dep.model_copy(update={"task_id": i}) for i in left]
         if not met:
             out.append(task)
             continue
-        log = [f"depends on task-{dep.task_id}, checked off in the plan: done" for dep in met]
-        update: dict[str, object] = {
-            "depends_on": [dep for dep in task.depends_on if dep not in met],
-            "decision_log": [*task.decision_log, *log],
-        }
-        out.append(task.model_copy(update=update))
+        log = [f"depends on task-{task_id}, checked off in the plan: done" for task_id in met]
+        out.append(task.model_copy(update={"depends_on": kept, "decision_log": [*task.decision_log, *log]}))
     return out
+
+
+def _range(ref: str) -> list[str] | None:
+    """The ids a range reference spans (`1-3`: 1, 2, 3), or None for any other reference."""
+    found = RANGE_REF.match(ref)
+    if found is None or not 0 < int(found.group("high")) - int(found.group("low")) <= 500:
+        return None
+    prefix = found.group("prefix")
+    return [f"{prefix}{n}" for n in range(int(found.group("low")), int(found.group("high")) + 1)]
 
 
 def refusal(done: list[Done], misses: list[Miss]) -> tuple[str, int] | None:
