@@ -20,7 +20,7 @@ _ITEM = re.compile(r"^[-*+] \[([ xX])\] ")
 
 def has_groups(text: str) -> bool:
     """Whether the text names task groups in headings (a cheap look before `as_tasks`)."""
-    return re.search(r"^#{1,6}\s+Task Group \d", text, re.MULTILINE) is not None
+    return "Task Group " in text and re.search(r"^#{1,6}\s+Task Group \d", text, re.MULTILINE) is not None
 
 
 def as_tasks(text: str) -> str:

@@ -84,22 +84,20 @@ def _extent(lines: list[str], fenced: set[int], start: int, limit: int) -> list[
 
 def task_files(plan: Path, tasks: Iterable[Task]) -> dict[Path, list[Task]]:
     """Each file of the plan at `plan` (a file or folder) with the given tasks it holds."""
+    from_plan = [task for task in tasks if task.line > 0]  # line 0: not from the plan (a remediation task)
     change = openspec.change_folder(plan) if plan.is_dir() else None
+    if taskmaster.is_task_list(plan):
+        single: Path | None = plan / "tasks" / "tasks.json" if plan.is_dir() else plan
+    elif change is not None:
+        single = change / openspec.TASKS_FILE
+    else:
+        single = None if plan.is_dir() else plan
+    if single is not None:
+        return {single: from_plan} if from_plan else {}
     found: dict[Path, list[Task]] = {}
-    for task in tasks:
-        if task.line <= 0:
-            continue  # not from the plan (a remediation task)
-        if taskmaster.is_task_list(plan):
-            file = plan / "tasks" / "tasks.json" if plan.is_dir() else plan
-        elif not plan.is_dir():
-            file = plan
-        elif change is not None:
-            file = change / openspec.TASKS_FILE
-        elif task.source and Path(task.source).is_absolute():
-            file = Path(task.source)  # a folder plan's file, as it was read
-        else:
-            continue
-        found.setdefault(file, []).append(task)
+    for task in from_plan:
+        if task.source and Path(task.source).is_absolute():  # a folder plan's file, as it was read
+            found.setdefault(Path(task.source), []).append(task)
     return found
 
 

@@ -20,7 +20,16 @@ TIER_PRIORITY: dict[Tier, int] = {Tier.CRITICAL: 0, Tier.NORMAL: 1, Tier.LOW: 2}
 
 
 # `1-3`, and ranges of dotted ids sharing their prefix: `1.2.2-1.2.9` (or `1.2.2-9`).
-RANGE_REF = re.compile(r"^(?P<prefix>(?:\d+\.)*)(?P<low>\d+)\s*[-–—]\s*(?:(?P=prefix))?(?P<high>\d+)$")
+_RANGE_REF = re.compile(r"^(?P<prefix>(?:\d+\.)*)(?P<low>\d+)\s*[-–—]\s*(?:(?P=prefix))?(?P<high>\d+)$")
+
+
+def range_ids(ref: str) -> list[str] | None:
+    """The ids a range reference spans (`1-3`: 1, 2, 3; `1.2-4`: 1.2, 1.3, 1.4), or None for any other reference."""
+    match = _RANGE_REF.match(ref)
+    if match is None:
+        return None
+    prefix, low, high = match.group("prefix"), int(match.group("low")), int(match.group("high"))
+    return [f"{prefix}{n}" for n in range(low, high + 1)] if 0 < high - low <= 500 else None
 
 
 def _targets(ref: str, by_key: Mapping[str, str]) -> list[str] | None:
@@ -28,11 +37,7 @@ def _targets(ref: str, by_key: Mapping[str, str]) -> list[str] | None:
     target = by_key.get(canonical_id(ref))
     if target is not None:
         return [target]
-    match = RANGE_REF.match(ref)
-    if match is None:
-        return None
-    prefix, low, high = match.group("prefix"), int(match.group("low")), int(match.group("high"))
-    ids = [by_key.get(canonical_id(f"{prefix}{n}")) for n in range(low, high + 1)] if 0 < high - low <= 500 else []
+    ids = [by_key.get(canonical_id(i)) for i in range_ids(ref) or []]
     return [i for i in ids if i is not None] if ids and all(ids) else None
 
 

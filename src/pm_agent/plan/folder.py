@@ -43,6 +43,7 @@ class FolderPlan:
     header: PlanHeader
     tasks: list[Task]
     warnings: list[str] = field(default_factory=list)
+    design: Path | None = None  # the design doc its form keeps beside the tasks, if any
 
 
 def read_text(path: Path, what: str = "plan") -> str:

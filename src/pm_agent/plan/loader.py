@@ -29,11 +29,14 @@ from pm_agent.plan.triage import RepoView, triage_update
 __all__ = ["load_plan", "read_plan_source", "read_text"]
 
 
-def read_plan_source(plan_path: Path) -> tuple[FolderPlan, str]:
-    """The plan's header, tasks (references unresolved) and warnings, and its plan id; file or folder."""
+def read_plan_source(plan_path: Path, repo: Path | None = None) -> tuple[FolderPlan, str]:
+    """The plan's header, tasks (references unresolved), warnings and the design doc its form keeps beside the
+    tasks (an OpenSpec change's design.md, else its proposal.md; Task Master's PRD; Kiro's design.md or Spec Kit's
+    plan.md beside a tasks.md), and its plan id; file or folder. `repo`: the root the tasks name those documents
+    from."""
     if taskmaster.is_task_list(plan_path):
         listed = taskmaster.read_task_list(plan_path)
-        return FolderPlan(listed.header, listed.tasks, listed.warnings), listed.plan_id
+        return FolderPlan(listed.header, listed.tasks, listed.warnings, listed.design), listed.plan_id
     change = openspec.change_folder(plan_path)
     if plan_path.is_dir() and change is None:
         openspec.refuse_folder(plan_path)
@@ -46,17 +49,10 @@ def read_plan_source(plan_path: Path) -> tuple[FolderPlan, str]:
     tasks = add_blocked(parsed.tasks, parsed.blocked, plan_path)
     if change is not None:
         header = openspec.header(change, parsed.header)
-        return FolderPlan(header, tasks, parsed.warnings), plan_id_from_path(change.name)
-    return FolderPlan(parsed.header, tasks, parsed.warnings), plan_id_for_file(plan_path)
-
-
-def default_design(plan_path: Path) -> Path | None:
-    """The design doc a plan form keeps beside its tasks: an OpenSpec change's design.md (else its proposal.md),
-    Task Master's PRD, Kiro's design.md or Spec Kit's plan.md beside a tasks.md; None for other plans."""
-    if taskmaster.is_task_list(plan_path):
-        return taskmaster.prd(plan_path if plan_path.is_dir() else plan_path.parent.parent)
-    change = openspec.change_folder(plan_path)
-    return openspec.design_doc(change) if change is not None else companions.design_doc(plan_path)
+        return FolderPlan(header, tasks, parsed.warnings, openspec.design_doc(change)), plan_id_from_path(change.name)
+    tasks = companions.pointed(tasks, plan_path, repo)
+    design = companions.design_doc(plan_path)
+    return FolderPlan(parsed.header, tasks, parsed.warnings, design), plan_id_for_file(plan_path)
 
 
 def load_plan(plan_path: Path, design_path: Path | None = None, repo: Path | None = None) -> Plan:
@@ -68,10 +64,8 @@ def load_plan(plan_path: Path, design_path: Path | None = None, repo: Path | Non
     """
     with _no_gc_pauses():
         plan_path = Path(plan_path)
-        source, plan_id = read_plan_source(plan_path)
-        if not plan_path.is_dir() and openspec.change_folder(plan_path) is None:
-            source.tasks = companions.pointed(source.tasks, plan_path, repo)
-        design_path = design_path if design_path is not None else default_design(plan_path)
+        source, plan_id = read_plan_source(plan_path, repo)
+        design_path = design_path if design_path is not None else source.design
         design_text = read_text(Path(design_path), "design") if design_path is not None else None
         if repo is not None and not Path(repo).is_dir():
             raise PlanError("repository folder not found", path=repo)

@@ -159,7 +159,7 @@ class Converted:
 
 @dataclass
 class Form:
-    """The list form of an OpenSpec change's tasks.md (parser._ListForm), for the file at `path`."""
+    """The list form of an OpenSpec change's tasks.md (listforms._ListForm), for the file at `path`."""
 
     path: Path
 

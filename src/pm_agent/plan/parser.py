@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import chain
 from pathlib import Path
-from typing import Protocol
 
 from pm_agent.plan import agentos, fields
 from pm_agent.plan.contract import is_contract_block, read_contract
@@ -13,6 +12,7 @@ from pm_agent.plan.deps import add_blocked
 from pm_agent.plan.deptable import Row, add_table_deps, dependency_rows
 from pm_agent.plan.draft import Blocked, Draft, FileTask, ParsedPlan, check_tasks
 from pm_agent.plan.fasttask import TaskOps, replay
+from pm_agent.plan.listforms import read_listed
 from pm_agent.plan.markdown import (
     Node,
     first_line,
@@ -282,7 +282,7 @@ def read_plan(
     be read by its numbered headings (numbered.py); when they are refused, `ParsedPlan.refused` says why.
     """
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    if "Task Group " in text and agentos.has_groups(text):
+    if agentos.has_groups(text):
         text = agentos.as_tasks(text)  # Agent OS: each task group is a task
     reader = _Reader(text, path, source)
     parsed = reader.run(file_task)
@@ -297,7 +297,7 @@ def read_plan(
         parsed.refused = refusal(reader.done, [])  # task headings, all done: no other reading of the plan
         return parsed
     if numbered and file_task is None and not parsed.tasks:
-        listed, left = _listed(text, path, source)
+        listed, left = read_listed(text, path, lambda listed_text: _Reader(listed_text, path, source).run())
         if listed is not None:
             return listed
         from pm_agent.plan.numbered import read_numbered  # its regexes cost every plan load; few plans need it
@@ -311,55 +311,6 @@ def read_plan(
             read.refused = refusal([], reader.misses)  # `## Task 104 global loop`: say why it is no task heading
         return read
     return parsed
-
-
-class _Listed(Protocol):
-    """A plan form without task headings, its tasks list items (checklist.py, speckit.py, kiro.py)."""
-
-    text: str  # the plan with each task item a task heading, lines kept
-
-    def refused(self) -> tuple[str, int] | None:
-        """Why the list has no task to run though it has items (with a line), or None."""
-
-    def annotate(self, tasks: list[Task]) -> list[Task]:
-        """The tasks read from `text`, with what the form says beyond their headings."""
-
-    def warnings(self, path: Path | str | None) -> list[str]:
-        """What the plan's reader is told about the form."""
-
-
-class _ListForm(Protocol):
-    def has_items(self, text: str) -> bool: ...
-
-    def as_headings(self, text: str) -> _Listed: ...
-
-
-def _listed(text: str, path: Path | str | None, source: str) -> tuple[ParsedPlan | None, tuple[str, int] | None]:
-    """A plan without task headings read by its task items in the first form that has them to run, else None; and
-    why the first form met has nothing to run (its items all done), if one does (other readings come first)."""
-    # Imported here: few plans need them, and their regexes would cost every plan load.
-    from pm_agent.plan import checklist, kiro, openspec, speckit
-
-    forms: tuple[_ListForm, ...] = (checklist, speckit, kiro)
-    if path is not None and openspec.change_folder(Path(path)) is not None:
-        forms = (openspec.Form(Path(path)), *forms)  # its groups are the tasks, not each item as Kiro's are
-    left: tuple[str, int] | None = None
-    for form in forms:
-        if not form.has_items(text):
-            continue
-        converted = form.as_headings(text)
-        refused = converted.refused()
-        if refused is not None and isinstance(form, openspec.Form):  # a change whose groups are all done is done
-            return ParsedPlan(PlanHeader(), [], [], refused), None
-        if refused is not None:
-            left = left or refused
-            continue
-        parsed = _Reader(converted.text, path, source).run()
-        if parsed.tasks:
-            parsed.tasks = converted.annotate(parsed.tasks)
-            parsed.warnings[:0] = converted.warnings(path)
-            return parsed, None
-    return None, left
 
 
 def _mended(

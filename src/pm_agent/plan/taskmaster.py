@@ -52,6 +52,7 @@ class TaskList:
     header: PlanHeader
     plan_id: str
     warnings: list[str] = field(default_factory=list)
+    design: Path | None = None  # the PRD in .taskmaster/docs/
 
 
 def read_task_list(path: Path) -> TaskList:
@@ -98,7 +99,7 @@ def read_task_list(path: Path) -> TaskList:
     header = PlanHeader(title=f"Task Master: {tag}" if tag else "Task Master")
     plan_id = "taskmaster" if tag in (None, "master") else fields.plan_id_from_path(f"taskmaster-{tag}")
     warnings.insert(0, f"{path}: a Task Master task list{f' (tag {tag})' if tag else ''}: {len(tasks)} task(s)")
-    return TaskList(tasks, header, plan_id, warnings)
+    return TaskList(tasks, header, plan_id, warnings, prd(path.parent.parent))  # .taskmaster/tasks/tasks.json
 
 
 def mark_done(text: str, ids: list[str], path: Path) -> tuple[str, int]:
@@ -176,14 +177,14 @@ def _task(entry: dict[str, Any], line: int, known: set[str], skipped: set[str], 
             deps.append(Dependency(task_id=dep))
         else:
             raise PlanError(f"task {task_id} depends on task {dep}, which the list does not have", path=path, line=line)
-    criteria = [_subtask_line(task_id, s) for s in open_subtasks] or [description or title]
+    steps = [_subtask_line(task_id, s) for s in open_subtasks]
     return Task(
         id=task_id,
         title=title,
         line=line,
         description=description,
-        steps=[_subtask_line(task_id, s) for s in open_subtasks],
-        acceptance_criteria=criteria,
+        steps=steps,
+        acceptance_criteria=steps or [description or title],
         tests_to_add=[str(entry["testStrategy"]).strip()] if str(entry.get("testStrategy") or "").strip() else [],
         depends_on=deps,
         declared_independent=True,  # Task Master's dependencies are the whole story: none inferred

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pm_agent.plan.deps import RANGE_REF
+from pm_agent.plan.deps import range_ids
 from pm_agent.plan.draft import Draft
 from pm_agent.plan.fields import canonical_id, task_heading_miss
 from pm_agent.plan.markdown import Node, first_line
@@ -74,7 +74,7 @@ def without_done(tasks: list[Task], done: list[Done]) -> list[Task]:
         kept: list[Dependency] = []
         met: list[str] = []
         for dep in task.depends_on:
-            named = _range(dep.task_id) or [dep.task_id]  # `Tasks 1-3` with task 2 done: 1 and 3 are left
+            named = range_ids(dep.task_id) or [dep.task_id]  # `Tasks 1-3` with task 2 done: 1 and 3 are left
             left = [i for i in named if canonical_id(i) not in keys]
             met += [i for i in named if canonical_id(i) in keys]
             if left == [dep.task_id]:
@@ -87,15 +87,6 @@ def without_done(tasks: list[Task], done: list[Done]) -> list[Task]:
         log = [f"depends on task-{task_id}, checked off in the plan: done" for task_id in met]
         out.append(task.model_copy(update={"depends_on": kept, "decision_log": [*task.decision_log, *log]}))
     return out
-
-
-def _range(ref: str) -> list[str] | None:
-    """The ids a range reference spans (`1-3`: 1, 2, 3), or None for any other reference."""
-    found = RANGE_REF.match(ref)
-    if found is None or not 0 < int(found.group("high")) - int(found.group("low")) <= 500:
-        return None
-    prefix = found.group("prefix")
-    return [f"{prefix}{n}" for n in range(int(found.group("low")), int(found.group("high")) + 1)]
 
 
 def refusal(done: list[Done], misses: list[Miss]) -> tuple[str, int] | None:
