@@ -89,8 +89,8 @@ def latencies(db: Path, slots: int) -> tuple[list[float], list[float], list[floa
     """(raw, pm-agent's own, own to the agent's start) seconds from each task's signal to the dispatch that refills
     its slot, and to that dispatched task's first agent session (its worktree and prompt made: the slot's idle time).
 
-    Slots are always full while tasks remain (the plan's tasks are independent), so the k-th task to
-    finish (its commit recorded) frees the slot the (slots + k)-th dispatch takes. "Own" leaves out the
+    Slots are always full while tasks remain (the plan's tasks are independent), so the k-th task whose
+    agent finishes (its session ended) frees the slot the (slots + k)-th dispatch takes. "Own" leaves out the
     agent's time after its signal (the process exiting), which pm-agent waits for."""
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
@@ -104,7 +104,13 @@ def latencies(db: Path, slots: int) -> tuple[list[float], list[float], list[floa
                 "SELECT task_id, min(created_at) FROM events WHERE kind = 'session.created' GROUP BY task_id"
             )
         }
-        finished = [task for (task,) in con.execute("SELECT task_id FROM commits ORDER BY created_at, id")]
+        # A slot is an agent's (engine/agentslots.py): it is given back when the agent's session ends.
+        finished = [
+            task
+            for (task,) in con.execute(
+                "SELECT task_id FROM sessions WHERE ended_at IS NOT NULL GROUP BY task_id ORDER BY max(ended_at)"
+            )
+        ]
         signalled = {
             task: _ts(at)
             for task, at in con.execute(

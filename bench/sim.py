@@ -11,6 +11,9 @@ What is copied from engine/loop.py (keep in step with it):
 - one `scheduler.pick(ready, running)` per wake-up; the loop wakes when at least one task finished
   (`asyncio.wait(FIRST_COMPLETED)` returns every task done by then), calls `record_completion(tier)` for each
   in dispatch order, then picks again. Every task succeeds on its first attempt.
+A task's duration is its agent's, and it holds its slot all that time; pm-agent's checks after it take no
+time here, so the loop's agent slots (engine/agentslots.py: a task gives its slot back when its agent ends)
+and its limit of twice the slots in flight never come into play.
 """
 
 from __future__ import annotations

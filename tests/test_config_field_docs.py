@@ -19,7 +19,8 @@ def test_field_docs_are_what_pydantic_reads_as_attribute_docstrings(cls: type[Ba
 
 def test_rendered_config_carries_each_fields_docstring_as_comments() -> None:
     lines = render_config(PmConfig()).splitlines()
-    assert lines[lines.index("max_parallel_agents: 3") - 1] == "# Slots: concurrent agent sessions."
+    slots = "# Slots: concurrent agent sessions (a task in pm-agent's checks holds none)."
+    assert lines[lines.index("max_parallel_agents: 3") - 1] == slots
     at = lines.index("max_iterations: 16")
     assert lines[at - 4 : at] == [
         "# Lifecycle transitions per task before it ends in REQUIRES_HUMAN_INTERVENTION (seed 003's limit).",

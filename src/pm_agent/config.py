@@ -111,7 +111,7 @@ class PmConfig(_Config):
     """pm-agent configuration for one target repository."""
 
     max_parallel_agents: int = Field(default=3, ge=1, le=16)
-    """Slots: concurrent agent sessions."""
+    """Slots: concurrent agent sessions (a task in pm-agent's checks holds none)."""
     retry_budget: int = Field(default=2, ge=0, le=10)
     """Fix attempts before escalation."""
     anti_starvation_interval: int = Field(default=3, ge=1)

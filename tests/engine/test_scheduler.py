@@ -33,6 +33,17 @@ def test_independent_low_tasks_run_in_parallel_up_to_the_limit() -> None:
     assert ids(s.pick(ready[3:], running=[c("1", Tier.LOW, 1)])) == ["4", "5"]
 
 
+def test_room_counts_free_agent_slots_while_the_rules_count_every_task_in_flight() -> None:
+    s = Scheduler(max_parallel=2)
+    checked = [c("1", Tier.LOW, 1, "docs"), c("2", Tier.LOW, 2, "config")]  # in pm-agent's checks: no slot held
+    ready = [c("3", Tier.LOW, 3), c("4", Tier.LOW, 4), c("5", Tier.LOW, 5, "docs")]
+    assert s.pick(ready, running=checked) == []  # by default the slots are the tasks in flight
+    assert ids(s.pick(ready, running=checked, room=2)) == ["3", "4"]
+    assert ids(s.pick(ready, running=checked, room=1)) == ["3"]
+    assert ids(s.pick(ready[2:], running=checked, room=2)) == []  # task 1 in its checks still holds 'docs'
+    assert s.pick(ready, running=[c("1", Tier.CRITICAL, 1)], room=2) == []  # a CRITICAL task in its checks: alone
+
+
 def test_ready_tasks_with_completed_dependencies_share_the_slots() -> None:
     s = Scheduler()
     # Ready means every dependency is completed: the task is independent for dispatch.

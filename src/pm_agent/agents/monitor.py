@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -98,8 +99,10 @@ class SessionMonitor:
         guard: tuple[CheckoutGuard, CheckoutTicket] | None = None,
         denial_log: Path | None = None,
         poll_s: float = 0.25,
+        on_exit: Callable[[], None] | None = None,
     ) -> None:
         self.store = store
+        self.on_exit = on_exit  # told as soon as the agent's process has ended, before the checks after it
         self.session_id = session_id
         self.session = session
         self.limits = limits
@@ -139,6 +142,8 @@ class SessionMonitor:
             recorder = asyncio.ensure_future(self._record_events())
             watchdog = asyncio.ensure_future(self._watch())
             outcome = await self.session.wait()
+            if self.on_exit is not None:
+                self.on_exit()
             watchdog.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watchdog

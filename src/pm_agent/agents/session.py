@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -225,10 +225,12 @@ async def start_session(
     system_prompt: str | None = None,
     resume: SessionRecord | None = None,
     limits: SessionLimits | None = None,
+    on_exit: Callable[[], None] | None = None,
 ) -> SessionResult:
     """Create the session row, start the agent, monitor it to the end; how it ended.
 
-    With `resume`, the agent continues that session's conversation (same workdir, `--resume`).
+    With `resume`, the agent continues that session's conversation (same workdir, `--resume`). `on_exit` is
+    called as soon as the agent's process has ended (the loop gives its slot to the next agent).
     Raises AgentError (after recording the session as crashed) when the agent cannot start.
     """
     store = host.store
@@ -294,6 +296,7 @@ async def start_session(
         guard=guard,
         denial_log=confinement.denial_log if confinement is not None else None,
         poll_s=host.poll_s,
+        on_exit=on_exit,
     )
     result = await monitor.run()
     if _has_findings(result):
@@ -308,6 +311,7 @@ async def resume_session(
     *,
     system_prompt: str | None = None,
     limits: SessionLimits | None = None,
+    on_exit: Callable[[], None] | None = None,
 ) -> SessionResult:
     """Continue `previous`'s agent conversation with `prompt` (same role, task, attempt and workdir)."""
     return await start_session(
@@ -321,6 +325,7 @@ async def resume_session(
         system_prompt=system_prompt,
         resume=previous,
         limits=limits,
+        on_exit=on_exit,
     )
 
 

@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 from pm_agent.engine import integrity
+from pm_agent.engine.agentslots import AgentSlots
 from pm_agent.engine.baseline import setup_worktree
 from pm_agent.engine.decisions import WorktreeCleanup
 from pm_agent.engine.delivery import is_high_blast_radius
@@ -40,6 +41,7 @@ S = IssueState
 # changes made outside pm-agent (the store-watch and completion checks).
 RECHECK_S = 2.0
 DISPATCHED = "slot.dispatched"  # the event of a task taking a slot (before its worktree exists)
+IN_FLIGHT = 2  # tasks in flight per slot: one with its agent, one in pm-agent's checks
 
 
 @dataclass
@@ -71,7 +73,8 @@ class PmLoop:
             parallel_tiers=frozenset(config.parallel_tiers),
             anti_starvation_interval=config.anti_starvation_interval,
         )
-        self.flows: dict[str, asyncio.Task[TaskRecord]] = {}
+        self.flows: dict[str, asyncio.Task[TaskRecord]] = {}  # the tasks in flight, with an agent at work or not
+        self.agents = AgentSlots(self.scheduler.max_parallel)
         self.prompts: set[asyncio.Task[None]] = set()
         self.errors: dict[str, str] = {}
         self.paths: dict[str, float] = {}
@@ -131,10 +134,11 @@ class PmLoop:
         rec = self.table[task_id]
         if S(rec.state) is not S.RECEIVED or self.tasks[task_id].presence is not Presence.EXISTS:
             await asyncio.to_thread(self._worktree, rec)
-        flow = TaskFlow(rc, task_id, defer_cleanup=True)
+        flow = TaskFlow(rc, task_id, defer_cleanup=True, slots=self.agents)
         try:
             return await flow.drive()
         finally:
+            self.agents.release(task_id)
             self.cleanups.extend(flow.cleanups)
 
     def _clean_up(self) -> None:
@@ -243,7 +247,11 @@ class PmLoop:
                 if self.cleaning:
                     await asyncio.wait(self.cleaning)
                 return self._outcome()
-            done, _ = await asyncio.wait(self.flows.values(), timeout=poll_s, return_when=asyncio.FIRST_COMPLETED)
+            freed = self.agents.freed()  # an agent's session ended and pm-agent checks its task: refill the slot
+            waits: list[asyncio.Future[Any]] = [*self.flows.values(), freed]
+            done, _ = await asyncio.wait(waits, timeout=poll_s, return_when=asyncio.FIRST_COMPLETED)
+            if freed in done:
+                self.version += 1
             for task_id, fut in list(self.flows.items()):
                 if fut not in done:
                     continue
@@ -273,31 +281,43 @@ class PmLoop:
         """Start a flow for every task the scheduler picks among the ready ones."""
         rc = self.rc
         # The scheduler starts nothing while every slot is busy, nor on the same table and slots as the last
-        # look that started nothing; at 200 tasks ranking every ready task costs milliseconds per look.
-        if len(self.flows) >= self.scheduler.max_parallel or self.version == self.idle_version:
+        # look that started nothing; at 200 tasks ranking every ready task costs milliseconds per look. Tasks
+        # in pm-agent's checks hold no slot; as many again as the slots may be in flight, no more.
+        room = min(self.agents.free(), IN_FLIGHT * self.scheduler.max_parallel - len(self.flows))
+        if room <= 0 or self.version == self.idle_version:
             return
         ready = [self._candidate(r, queue_pos) for r in self._ready()]
         if not ready:
             self.idle_version = self.version
             return
         running = [self._candidate(self.table[t], queue_pos) for t in self.flows]
-        picked = self.scheduler.pick(ready, running)
+        picked = self.scheduler.pick(ready, running, room=room)
         if not picked:
             self.idle_version = self.version
             return
         plan_total, done_count = plan_task_count(self.table), plan_task_count(self.readiness.done)
         cost = rc.store.sessions_cost(rc.run_id)
         for cand in picked:
-            slots = ", ".join(sorted(f"task-{t}" for t in [*self.flows, cand.task_id]))
+            self.agents.reserve(cand.task_id)
             rc.emit(
                 "slots",
-                f"dispatch task-{cand.task_id} ({cand.tier.value}); slots: {slots}; "
+                f"dispatch task-{cand.task_id} ({cand.tier.value}); slots: {self._in_flight()}; "
                 f"{done_count}/{plan_total} done; cost so far ${cost:.4f}",
             )
             self.flows[cand.task_id] = asyncio.create_task(self._slot(cand.task_id))
-            payload = {"slots": sorted([*self.flows]), "done": done_count, "tasks": plan_total}
+            # The slots' holders (agents at work or about to be): the board numbers the slots from these.
+            payload = {"slots": sorted(self.agents.holders), "done": done_count, "tasks": plan_total}
             rc.store.append_event(rc.run_id, DISPATCHED, payload, task_id=cand.task_id)
         self.reports.cycle_diff()
+
+    def _in_flight(self) -> str:
+        """The slots' tasks, then those pm-agent checks and those waiting for a slot, for the console."""
+        waiting = {task for task, _ in self.agents.waiters}
+        checked = [t for t in self.flows if t not in self.agents.holders and t not in waiting]
+        parts = [", ".join(sorted(f"task-{t}" for t in self.agents.holders))]
+        parts += [f"checks: {', '.join(sorted(f'task-{t}' for t in checked))}"] if checked else []
+        parts += [f"waiting for a slot: {', '.join(sorted(f'task-{t}' for t in waiting))}"] if waiting else []
+        return "; ".join(parts)
 
     def _candidate(self, rec: TaskRecord, queue_pos: dict[str, int]) -> Candidate:
         # Kept until the task's record or the paths change; queue_pos is the drive's one queue.

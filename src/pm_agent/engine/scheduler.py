@@ -149,8 +149,12 @@ class Scheduler:
                 ranked.insert(0, lows[0])
         return ranked
 
-    def pick(self, ready: Sequence[Candidate], running: Sequence[Candidate]) -> list[Candidate]:
-        """The tasks to start now, given the ready ones and those already running."""
+    def pick(
+        self, ready: Sequence[Candidate], running: Sequence[Candidate], *, room: int | None = None
+    ) -> list[Candidate]:
+        """The tasks to start now, given the ready ones and those already running (in flight); at most `room`
+        (default: the slots `running` leaves free)."""
+        limit = self.max_parallel - len(running) if room is None else room
         started: list[Candidate] = []
         active = list(running)
         for candidate in self.order(ready):
@@ -158,7 +162,7 @@ class Scheduler:
                 break  # a serial task holds the slots
             if active and not self.parallel_ok(candidate):
                 break  # serial work outranks what is left: it waits for the slots to drain
-            if len(active) >= self.max_parallel:
+            if len(started) >= limit:
                 break
             owners = {a.ownership for a in active if a.ownership}
             if candidate.ownership and candidate.ownership in owners:

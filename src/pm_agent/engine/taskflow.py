@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from pm_agent.agents.session import (
 )
 from pm_agent.agents.session import start_session as run_session
 from pm_agent.engine import integrity
+from pm_agent.engine.agentslots import AgentSlots
 from pm_agent.engine.decisions import Answer, Decision, FixRequest, NextSession, SessionEnd, WorktreeCleanup
 from pm_agent.engine.deliver_step import deliver_step
 from pm_agent.engine.faults import fault_point
@@ -60,6 +62,8 @@ STEPS: dict[IssueState, StepFn] = {
     S.CREATING_PR: deliver_step,
 }
 ANSWERED = (S.HUMAN_INPUT_RECEIVED, S.REQUIREMENTS_CLARIFIED)
+# Where pm-agent checks what an agent did: a task dispatched (or resumed) into one gives its agent slot back.
+CHECKS = frozenset({S.RUNNING_TESTS, S.REVIEWING_CODE, S.CREATING_PR})
 HANDOVER_REASONS = {
     S.REQUIREMENTS_UNCLEAR: "the PM asks the human",
     S.BLOCKED: "blocked on an external dependency",
@@ -97,12 +101,17 @@ class Step:
 class TaskFlow:
     """Drives one task: asks its state's step or agent what happens and applies the decision.
 
-    One instance per task per slot. The only caller of `RunContext.move`, `RunContext.open_escalation`
-    and `request_fix` on a task's path."""
+    One instance per task per dispatch. The only caller of `RunContext.move`, `RunContext.open_escalation`
+    and `request_fix` on a task's path. With `slots`, each agent session holds one of the loop's agent slots
+    from its start to its process's end (agentslots.py)."""
 
-    def __init__(self, rc: RunContext, task_id: str, *, defer_cleanup: bool = False) -> None:
+    def __init__(
+        self, rc: RunContext, task_id: str, *, defer_cleanup: bool = False, slots: AgentSlots | None = None
+    ) -> None:
         self.rc = rc
         self.task_id = task_id
+        self.slots = slots
+        self.on_exit = partial(slots.release, task_id) if slots is not None else None
         self.history = rc.history(task_id)
         # The loop defers worktree removal until it has refilled the slot; `cleanups` is what is left to do.
         self.defer_cleanup = defer_cleanup
@@ -133,6 +142,8 @@ class TaskFlow:
                 return rec
             if not self._dependencies_done(rec):
                 return rec  # sliced: the subtasks run first, the loop brings this task back after them
+            if state in CHECKS and self.slots is not None:
+                self.slots.release(self.task_id)  # pm-agent's own work: another task's agent starts meanwhile
             stop = limit_reached(rec.task_id, state, self.rc.context_of(rec), self.rc.config, self.rc.workflow)
             try:
                 known = await self.apply(state, stop if stop is not None else await self.decide(rec, state))
@@ -271,12 +282,19 @@ class TaskFlow:
         elif nxt.continuation is not None:
             base = build_prompt(rc, rec, role, self.history)
             fresh_prompt = continuation_prompt(base, signal_payload(nxt.continuation))
+        if self.slots is not None and await self.slots.acquire(self.task_id) and rc.aborted:
+            self.slots.release(self.task_id)
+            raise _Refused("the run stopped while the task waited for an agent slot")
         incidents = rc.watch.incidents  # store findings made while this session runs refuse its result too
         if resume is not None:
             previous, prompt = resume
             rc.emit("session.resumed", f"task-{rec.task_id}: {role} continues session {previous.id}")
             result = await resume_session(
-                rc.host, previous, prompt, system_prompt=system_prompt(rc, rec, role, previous.attempt)
+                rc.host,
+                previous,
+                prompt,
+                system_prompt=system_prompt(rc, rec, role, previous.attempt),
+                on_exit=self.on_exit,
             )
             if conversation_lost(result):  # nothing to continue: once, a fresh session told so
                 result = await self._lost(rec, role, previous, result, prompt)
@@ -298,6 +316,7 @@ class TaskFlow:
                 workdir=workdir,
                 attempt=attempt,
                 system_prompt=system_prompt(rc, rec, role, attempt),
+                on_exit=self.on_exit,
             )
         detail = result.outcome.error or ""
         kind = result.signal.kind if result.signal else "no signal"
@@ -321,10 +340,12 @@ class TaskFlow:
         rc = self.rc
         rc.emit(CONVERSATION_LOST, await asyncio.to_thread(record_lost, rc.store, previous, failed))
         prompt = lost_conversation_prompt(build_prompt(rc, rec, role, self.history), message)
+        if self.slots is not None:
+            await self.slots.acquire(self.task_id)
         return await run_session(
             rc.host, run_id=rc.run_id, task_id=rec.task_id, role=role, prompt=prompt,
             workdir=Path(previous.workdir), attempt=previous.attempt,
-            system_prompt=system_prompt(rc, rec, role, previous.attempt),
+            system_prompt=system_prompt(rc, rec, role, previous.attempt), on_exit=self.on_exit,
         )  # fmt: skip
 
     def _integrity(self, role: str, result: SessionResult, step: Step, incidents: int) -> None:
