@@ -18,6 +18,7 @@ def test_dispatch_reserves_and_the_first_session_takes_the_reserved_slot() -> No
         slots = AgentSlots(2)
         slots.reserve("1")
         assert slots.free() == 1
+        assert not slots.must_wait("2")
         assert await slots.acquire("1") is False  # its own slot: no wait
         assert await slots.acquire("2") is False  # a free one
         assert slots.free() == 0
@@ -30,8 +31,11 @@ def test_a_task_needing_an_agent_again_waits_and_goes_before_new_tasks() -> None
     async def main() -> None:
         slots = AgentSlots(1)
         slots.reserve("1")
+        assert slots.must_wait("2")
+        assert not slots.must_wait("1")
         fixer = asyncio.create_task(slots.acquire("2"))  # task 2's fixer: every slot is taken
         await asyncio.sleep(0)
+        assert slots.must_wait("3")
         assert not fixer.done()
         assert slots.free() == 0  # the waiting fixer's claim: the loop dispatches nothing new
         freed = slots.freed()

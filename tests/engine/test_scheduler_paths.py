@@ -67,6 +67,19 @@ def test_unknown_dependencies_are_ignored() -> None:
     assert unit({"1": ["gone"], "2": ["1"]}) == {"1": 2.0, "2": 1.0}
 
 
+def test_edges_of_tasks_outside_the_weights_are_skipped_and_tasks_without_edges_read_as_sinks() -> None:
+    # "x" is not a task: its edges are skipped, the next task's are still read; "a" has no entry at all.
+    assert remaining_paths({"a": 1.0, "b": 2.0}, {"x": ["a"], "b": ["a"]}) == {"a": 3.0, "b": 2.0}
+
+
+def test_a_cycle_leaves_its_tasks_at_their_own_weight() -> None:
+    assert remaining_paths({"a": 1.0, "b": 2.0, "c": 4.0}, {"a": ["b"], "b": ["a"], "c": []}) == {
+        "a": 1.0,
+        "b": 2.0,
+        "c": 4.0,
+    }
+
+
 def test_task_weight_is_the_estimate_else_the_expected_files_min_one() -> None:
     files = ExpectedFiles(create=["a.py", "b.py"], test=["tests/test_a.py"])
     assert task_weight(Task(id="1", title="t", expected_files=files)) == 3.0

@@ -36,12 +36,14 @@ class AgentSlots:
         """The slot of a task being dispatched (the loop checked `free()`)."""
         self.holders.add(task_id)
 
+    def must_wait(self, task_id: str) -> bool:
+        """Whether `acquire(task_id)` would wait now."""
+        return task_id not in self.holders and (len(self.holders) >= self.size or bool(self.waiters))
+
     async def acquire(self, task_id: str) -> bool:
         """A slot for the task's next session: the one it holds, a free one, or the next to be given back;
         whether it had to wait."""
-        if task_id in self.holders:
-            return False
-        if len(self.holders) < self.size and not self.waiters:
+        if not self.must_wait(task_id):
             self.holders.add(task_id)
             return False
         handed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
