@@ -1,8 +1,10 @@
 """The documents a spec-driven tool keeps beside its task list, `tasks.md`: Kiro's spec (`.kiro/specs/<name>/`:
 requirements.md, design.md) and Spec Kit's feature (`specs/001-name/`: spec.md, plan.md, research.md,
-data-model.md, quickstart.md, contracts/). Their tasks lean on them (`_Requirements: 1.2_`, "per
+data-model.md, quickstart.md, contracts/) and Agent OS 1.x's (`.agent-os/specs/<date>-<name>/`: spec.md,
+spec-lite.md, sub-specs/). Their tasks lean on them (`_Requirements: 1.2_`, "per
 data-model.md"), so each task's body names them for the agent, and the plan's design doc, unless one is given,
-is design.md (Kiro's), else plan.md (Spec Kit's technical plan). An OpenSpec change has its own (openspec.py).
+is design.md (Kiro's), else plan.md (Spec Kit's technical plan), else spec.md (Agent OS's). An OpenSpec change
+has its own (openspec.py).
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ from pathlib import Path
 from pm_agent.plan.models import Task
 from pm_agent.plan.openspec import TASKS_FILE
 
-KNOWN = ("requirements.md", "design.md", "spec.md", "plan.md", "research.md", "data-model.md", "quickstart.md")
-_FOLDERS = ("contracts",)
+KNOWN = (
+    "requirements.md", "design.md", "spec.md", "spec-lite.md", "plan.md", "research.md", "data-model.md",
+    "quickstart.md",
+)  # fmt: skip
+_FOLDERS = ("contracts", "sub-specs")
 
 
 def companions(plan_path: Path) -> list[str]:
@@ -25,9 +30,10 @@ def companions(plan_path: Path) -> list[str]:
 
 
 def design_doc(plan_path: Path) -> Path | None:
-    """design.md beside the task list, else plan.md: the design the tasks were written from."""
+    """design.md beside the task list, else plan.md, else spec.md (Agent OS 1.x's): the design the tasks were
+    written from."""
     found = companions(plan_path)
-    return next((plan_path.parent / name for name in ("design.md", "plan.md") if name in found), None)
+    return next((plan_path.parent / name for name in ("design.md", "plan.md", "spec.md") if name in found), None)
 
 
 def pointed(tasks: list[Task], plan_path: Path, repo: Path | None) -> list[Task]:

@@ -1,6 +1,6 @@
 """Plans without task headings whose tasks are list items: checklist tasks (checklist.py), Spec Kit's (speckit.py),
-Kiro's (kiro.py) and an OpenSpec change's groups (openspec.py). Each form turns its items into task headings, line
-for line, and the plan reader reads the result."""
+Kiro's (kiro.py), an OpenSpec change's groups (openspec.py) and an Agent OS 1.x spec's parent tasks (agentos1.py).
+Each form turns its items into task headings, line for line, and the plan reader reads the result."""
 
 from __future__ import annotations
 
@@ -40,18 +40,22 @@ def read_listed(
     them to run, else None; and why the first form met has nothing to run (its items all done), if one does (other
     readings come first)."""
     # Imported here: few plans need them, and their regexes would cost every plan load.
-    from pm_agent.plan import checklist, kiro, openspec, speckit
+    from pm_agent.plan import agentos1, checklist, kiro, openspec, speckit
 
     forms: tuple[_ListForm, ...] = (checklist, speckit, kiro)
+    first: _ListForm | None = None  # a form the file declares: its items are read its way or not at all
     if path is not None and openspec.change_folder(Path(path)) is not None:
-        forms = (openspec.Form(Path(path)), *forms)  # its groups are the tasks, not each item as Kiro's are
+        first = openspec.Form(Path(path))  # its groups are the tasks, not each item as Kiro's are
+    elif agentos1.is_spec_list(text, path):
+        first = agentos1  # a parent task with its sub-tasks is one task, not each sub-task as Kiro's are
+    forms = (first, *forms) if first is not None else forms
     left: tuple[str, int] | None = None
     for form in forms:
         if not form.has_items(text):
             continue
         converted = form.as_headings(text)
         refused = converted.refused()
-        if refused is not None and isinstance(form, openspec.Form):  # a change whose groups are all done is done
+        if refused is not None and form is first:  # a change or spec whose tasks are all done is done
             return ParsedPlan(PlanHeader(), [], [], refused), None
         if refused is not None:
             left = left or refused

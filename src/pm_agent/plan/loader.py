@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pm_agent.errors import PlanError
-from pm_agent.plan import companions, fastpath, openspec, taskmaster
+from pm_agent.plan import agentos1, companions, fastpath, openspec, taskmaster
 from pm_agent.plan.context import build_shared_context
 from pm_agent.plan.deps import add_blocked, execution_queue, resolve_edges
 from pm_agent.plan.fields import plan_id_from_path
@@ -52,7 +52,8 @@ def read_plan_source(plan_path: Path, repo: Path | None = None) -> tuple[FolderP
         return FolderPlan(header, tasks, parsed.warnings, openspec.design_doc(change)), plan_id_from_path(change.name)
     tasks = companions.pointed(tasks, plan_path, repo)
     design = companions.design_doc(plan_path)
-    return FolderPlan(parsed.header, tasks, parsed.warnings, design), plan_id_for_file(plan_path)
+    header = agentos1.header(plan_path, parsed.header)
+    return FolderPlan(header, tasks, parsed.warnings, design), plan_id_for_file(plan_path)
 
 
 def load_plan(plan_path: Path, design_path: Path | None = None, repo: Path | None = None) -> Plan:

@@ -1,0 +1,174 @@
+"""Agent OS 1.x spec task lists (`.agent-os/specs/<date>-<name>/tasks.md`): each parent task with its sub-tasks
+is one task, in order.
+
+The layouts are Agent OS 1.x's as met in public repositories' specs: `# Spec Tasks`, the line naming the spec
+(`@.agent-os/specs/.../spec.md`), `## Tasks`, then `- [ ] N. Parent` items with nested `- [ ] N.M` sub-tasks
+(the first writing tests, the last checking they pass), or `### N. Title` headings over flat `- [ ] N.M` items;
+spec.md (`> Spec: Name`), spec-lite.md and sub-specs/ beside it. The texts here are our own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pm_agent.errors import PlanError
+from pm_agent.plan import Plan, load_plan
+
+SPEC_DIR = ".agent-os/specs/2026-03-02-unit-conversion"
+TASKS = f"""\
+# Spec Tasks
+
+These are the tasks to be completed for the spec detailed in @{SPEC_DIR}/spec.md
+
+> Created: 2026-03-02
+> Status: Ready for Implementation
+
+## Tasks
+
+- [ ] 1. Length conversions
+  - [ ] 1.1 Write tests for metres to feet and back
+  - [ ] 1.2 Create `src/units/length.py` with `to_feet()` and `to_metres()`
+
+    ```python
+    - [ ] 9. not a task: code in a sub-task's example
+    ```
+
+  - [ ] 1.3 Verify all length tests pass
+
+- [x] 2. Package layout
+  - [x] 2.1 Create the `units` package
+
+- [ ] 3. Temperature conversions
+  - [x] 3.1 Write tests for Celsius to Fahrenheit
+  - [ ] 3.2 Create `src/units/temperature.py`
+
+- [ ] 4. Document the conversions in README.md
+
+- [ ] 5. Weight conversions
+  - [x] 5.1 Write tests for kilograms to pounds
+  - [x] 5.2 Create `src/units/weight.py`
+
+- [ ] 6. Volume conversions (optional) - SKIPPED
+
+  - [ ] 6.1 Create `src/units/volume.py`
+"""
+SPEC = "# Spec Requirements Document\n\n> Spec: Unit Conversion\n> Created: 2026-03-02\n\n## Overview\n\nConvert.\n"
+
+
+def spec(tmp_path: Path, text: str = TASKS, folder: str = SPEC_DIR) -> Path:
+    where = tmp_path / folder
+    (where / "sub-specs").mkdir(parents=True)
+    (where / "tasks.md").write_text(text, encoding="utf-8")
+    (where / "spec.md").write_text(SPEC, encoding="utf-8")
+    (where / "spec-lite.md").write_text("# Spec Summary (Lite)\n\nConvert units.\n", encoding="utf-8")
+    (where / "sub-specs" / "technical-spec.md").write_text("# Technical Specification\n", encoding="utf-8")
+    return where / "tasks.md"
+
+
+def load(path: Path) -> Plan:
+    return load_plan(path, repo=path.parents[3] if ".agent-os" in path.parts else path.parent)
+
+
+def test_each_parent_task_with_its_sub_tasks_is_one_task_in_order(tmp_path: Path) -> None:
+    plan = load(spec(tmp_path))
+    assert [(t.id, t.title) for t in plan.tasks] == [
+        ("1", "Length conversions"),
+        ("3", "Temperature conversions"),
+        ("4", "Document the conversions in README.md"),
+    ]
+    one, three, four = plan.tasks
+    assert one.acceptance_criteria == [
+        "Write tests for metres to feet and back",
+        "Create `src/units/length.py` with `to_feet()` and `to_metres()`",
+        "Verify all length tests pass",
+    ]
+    assert three.acceptance_criteria == ["Create `src/units/temperature.py`"]  # 3.1 is checked off
+    assert any("1 checked off already" in line for line in three.decision_log)
+    assert four.acceptance_criteria == ["Document the conversions in README.md"]  # no sub-task: its title
+    assert three.dependency_ids() == ["1"]
+    assert four.dependency_ids() == ["3"]
+    assert "Agent OS runs a spec's tasks in order" in four.depends_on[0].note + four.depends_on[0].reason
+    assert "has no sub-task: its title is the task" in "\n".join(four.decision_log)
+    assert "not a task: code" not in " ".join(c for t in plan.tasks for c in t.acceptance_criteria)
+    assert "```python" in one.body  # the sub-task's example stays in the task's body
+
+
+def test_done_parents_are_named_not_run(tmp_path: Path) -> None:
+    plan = load(spec(tmp_path))
+    warnings = "\n".join(plan.warnings)
+    assert "tasks.md:20: task 2 'Package layout' is checked off: not run" in warnings  # the parent is checked
+    assert "tasks.md:29: task 5 'Weight conversions' is checked off: not run" in warnings  # its sub-tasks all are
+    assert "tasks.md:33: task 6 'Volume conversions (optional) - SKIPPED' is marked skipped: not run" in warnings
+    assert "each of its 3 parent task(s) is a task with its sub-tasks" in warnings
+
+
+def test_the_specs_name_documents_and_design_doc(tmp_path: Path) -> None:
+    plan = load(spec(tmp_path))
+    assert plan.header.title == "Unit Conversion"
+    assert plan.plan_id == "unit-conversion"
+    assert plan.design_path is not None
+    assert Path(plan.design_path).name == "spec.md"
+    body = plan.tasks[0].body
+    assert f"`{SPEC_DIR}/`, also holds spec.md, spec-lite.md and sub-specs/" in body
+
+
+def test_headings_over_sub_tasks_are_the_parents(tmp_path: Path) -> None:
+    text = f"""\
+# Spec Tasks
+
+These are the tasks to be completed for the spec detailed in @{SPEC_DIR}/spec.md
+
+## Tasks
+
+### 1. Overview
+
+Nothing to do here: a numbered heading without sub-tasks is a section.
+
+### 2. Length conversions
+
+- [ ] 2.1 Write tests for metres to feet
+- [x] 2.2 Agree on the rounding
+- [ ] 2.3 Create `src/units/length.py`
+
+### Phase 3: Temperature conversions
+
+- [ ] **Create `src/units/temperature.py`**
+  - Celsius and Fahrenheit
+"""
+    plan = load(spec(tmp_path, text))
+    assert [(t.id, t.title) for t in plan.tasks] == [("2", "Length conversions"), ("3", "Temperature conversions")]
+    assert plan.tasks[0].acceptance_criteria == ["Write tests for metres to feet", "Create `src/units/length.py`"]
+    assert plan.tasks[1].acceptance_criteria == ["Create `src/units/temperature.py`"]  # bold dropped
+    assert plan.tasks[1].dependency_ids() == ["2"]
+
+
+def test_parents_numbered_twice_are_numbered_by_position(tmp_path: Path) -> None:
+    text = f"@{SPEC_DIR}/spec.md\n\n- [ ] 1. First\n  - [ ] 1.1 One\n- [ ] 1. Second\n  - [ ] 1.1 Two\n"
+    plan = load(spec(tmp_path, text))
+    assert [(t.id, t.title) for t in plan.tasks] == [("1", "First"), ("2", "Second")]
+
+
+def test_the_folder_alone_or_the_line_alone_says_agent_os(tmp_path: Path) -> None:
+    bare = "# Spec Tasks\n\n- [ ] 1. Length\n  - [ ] 1.1 Write tests\n  - [ ] 1.2 Write length.py\n"
+    in_folder = load(spec(tmp_path / "a", bare))  # no line naming the spec: its folder says it
+    assert [t.id for t in in_folder.tasks] == ["1"]
+    elsewhere = tmp_path / "b" / "docs" / "todo.md"
+    elsewhere.parent.mkdir(parents=True)
+    elsewhere.write_text(f"# Spec Tasks\n\nThe spec: @{SPEC_DIR}/spec.md\n\n" + bare[14:], encoding="utf-8")
+    assert [t.id for t in load(elsewhere).tasks] == ["1"]
+
+
+def test_a_kiro_list_is_still_read_item_by_item(tmp_path: Path) -> None:
+    kiro = tmp_path / ".kiro" / "specs" / "units" / "tasks.md"
+    kiro.parent.mkdir(parents=True)
+    kiro.write_text("# Tasks\n\n- [ ] 1. Length\n  - [ ] 1.1 Write tests\n  - [ ] 1.2 Write length.py\n")
+    assert [t.id for t in load_plan(kiro, repo=tmp_path).tasks] == ["1.1", "1.2"]
+
+
+def test_a_spec_with_every_task_checked_off_is_refused_at_its_first(tmp_path: Path) -> None:
+    text = f"@{SPEC_DIR}/spec.md\n\n- [x] 1. Length\n  - [x] 1.1 Write tests\n- [ ] 2. Weight\n  - [x] 2.1 Done\n"
+    with pytest.raises(PlanError, match=r"every one of its 2 Agent OS task.* checked off or skipped") as caught:
+        load(spec(tmp_path, text))
+    assert ":3" in str(caught.value)
