@@ -71,6 +71,16 @@ def test_waiters_are_served_in_the_order_they_asked() -> None:
     run(main())
 
 
+def test_a_task_holding_a_slot_never_waits_for_one_even_when_all_are_taken() -> None:
+    async def main() -> None:
+        slots = AgentSlots(1)
+        slots.reserve("1")
+        assert await asyncio.wait_for(slots.acquire("1"), 1.0) is False
+        assert slots.holders == {"1"}
+
+    run(main())
+
+
 def test_release_is_idempotent_and_ignores_tasks_without_a_slot() -> None:
     async def main() -> None:
         slots = AgentSlots(2)

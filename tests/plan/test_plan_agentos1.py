@@ -25,6 +25,12 @@ These are the tasks to be completed for the spec detailed in @{SPEC_DIR}/spec.md
 > Created: 2026-03-02
 > Status: Ready for Implementation
 
+The form, shown (not a task):
+
+```markdown
+- [ ] 9. An example parent
+```
+
 ## Tasks
 
 - [ ] 1. Length conversions
@@ -32,13 +38,15 @@ These are the tasks to be completed for the spec detailed in @{SPEC_DIR}/spec.md
   - [ ] 1.2 Create `src/units/length.py` with `to_feet()` and `to_metres()`
 
     ```python
-    - [ ] 9. not a task: code in a sub-task's example
+    ### 8. not a heading: code in a sub-task's example
+    - [ ] 9.1 not a sub-task either
     ```
 
   - [ ] 1.3 Verify all length tests pass
+- [ ] Tidy the length docs (no number: not a sub-task of 1)
 
 - [x] 2. Package layout
-  - [x] 2.1 Create the `units` package
+  - [ ] 2.1 Create the `units` package
 
 - [ ] 3. Temperature conversions
   - [x] 3.1 Write tests for Celsius to Fahrenheit
@@ -53,6 +61,14 @@ These are the tasks to be completed for the spec detailed in @{SPEC_DIR}/spec.md
 - [ ] 6. Volume conversions (optional) - SKIPPED
 
   - [ ] 6.1 Create `src/units/volume.py`
+
+- [ ] 7. Area conversions
+  - [ ] 7.1 Update the **README** with areas
+  - [ ] 7.2 **Create `src/units/area.py`**
+
+## Notes
+
+Nothing here is a task.
 """
 SPEC = "# Spec Requirements Document\n\n> Spec: Unit Conversion\n> Created: 2026-03-02\n\n## Overview\n\nConvert.\n"
 
@@ -71,37 +87,61 @@ def load(path: Path) -> Plan:
     return load_plan(path, repo=path.parents[3] if ".agent-os" in path.parts else path.parent)
 
 
+def line_of(text: str, needle: str) -> int:
+    return next(n for n, line in enumerate(text.split("\n"), start=1) if needle in line)
+
+
 def test_each_parent_task_with_its_sub_tasks_is_one_task_in_order(tmp_path: Path) -> None:
     plan = load(spec(tmp_path))
     assert [(t.id, t.title) for t in plan.tasks] == [
         ("1", "Length conversions"),
         ("3", "Temperature conversions"),
         ("4", "Document the conversions in README.md"),
+        ("7", "Area conversions"),
     ]
-    one, three, four = plan.tasks
+    one, three, four, seven = plan.tasks
     assert one.acceptance_criteria == [
         "Write tests for metres to feet and back",
         "Create `src/units/length.py` with `to_feet()` and `to_metres()`",
         "Verify all length tests pass",
     ]
     assert three.acceptance_criteria == ["Create `src/units/temperature.py`"]  # 3.1 is checked off
-    assert any("1 checked off already" in line for line in three.decision_log)
+    assert "Agent OS task 3: its 1 unchecked sub-task(s) are the task (1 checked off already)" in three.decision_log
     assert four.acceptance_criteria == ["Document the conversions in README.md"]  # no sub-task: its title
+    assert "Agent OS task 4 has no sub-task: its title is the task" in four.decision_log
+    assert seven.acceptance_criteria == ["Update the **README** with areas", "Create `src/units/area.py`"]
     assert three.dependency_ids() == ["1"]
     assert four.dependency_ids() == ["3"]
-    assert "Agent OS runs a spec's tasks in order" in four.depends_on[0].note + four.depends_on[0].reason
-    assert "has no sub-task: its title is the task" in "\n".join(four.decision_log)
-    assert "not a task: code" not in " ".join(c for t in plan.tasks for c in t.acceptance_criteria)
-    assert "```python" in one.body  # the sub-task's example stays in the task's body
+    assert seven.dependency_ids() == ["4"]
+    assert "Agent OS runs a spec's tasks in order" in (four.depends_on[0].note, four.depends_on[0].reason)
+
+
+def test_a_parents_lines_are_its_body_at_the_margin_and_done_parents_leave_none(tmp_path: Path) -> None:
+    one, _, four, seven = load(spec(tmp_path)).tasks
+    assert "\n- [ ] 1.1 Write tests for metres to feet and back\n" in one.body
+    assert "\n  ```python\n  ### 8. not a heading: code in a sub-task's example\n" in one.body  # kept, as code
+    assert "Package layout" not in one.body  # task 2 is done: its lines are gone
+    assert "2.1 Create the `units` package" not in one.body
+    assert "Weight conversions" not in four.body
+    assert "Volume" not in four.body
+    assert "\n- [ ] 7.2 **Create `src/units/area.py`**" in seven.body
+    assert "Nothing here is a task" not in seven.body
 
 
 def test_done_parents_are_named_not_run(tmp_path: Path) -> None:
     plan = load(spec(tmp_path))
     warnings = "\n".join(plan.warnings)
-    assert "tasks.md:20: task 2 'Package layout' is checked off: not run" in warnings  # the parent is checked
-    assert "tasks.md:29: task 5 'Weight conversions' is checked off: not run" in warnings  # its sub-tasks all are
-    assert "tasks.md:33: task 6 'Volume conversions (optional) - SKIPPED' is marked skipped: not run" in warnings
-    assert "each of its 3 parent task(s) is a task with its sub-tasks" in warnings
+    checked = line_of(TASKS, "2. Package layout")  # the parent is checked, one sub-task is not
+    assert f"tasks.md:{checked}: task 2 'Package layout' is checked off: not run" in warnings
+    weighed = line_of(TASKS, "5. Weight conversions")  # its sub-tasks all are
+    assert f"tasks.md:{weighed}: task 5 'Weight conversions' is checked off: not run" in warnings
+    skipped = line_of(TASKS, "6. Volume")
+    volume = "task 6 'Volume conversions (optional) - SKIPPED' is marked skipped: not run"
+    assert f"tasks.md:{skipped}: {volume}" in warnings
+    assert "each of its 4 parent task(s) is a task with its sub-tasks" in warnings
+    assert "Tidy the length docs" not in " ".join(c for t in plan.tasks for c in t.acceptance_criteria)
+    assert "not a sub-task either" not in " ".join(c for t in plan.tasks for c in t.acceptance_criteria)
+    assert [t.id for t in plan.tasks if t.id in ("8", "9")] == []
 
 
 def test_the_specs_name_documents_and_design_doc(tmp_path: Path) -> None:
@@ -126,7 +166,7 @@ These are the tasks to be completed for the spec detailed in @{SPEC_DIR}/spec.md
 
 Nothing to do here: a numbered heading without sub-tasks is a section.
 
-### 2. Length conversions
+## 2. Length conversions
 
 - [ ] 2.1 Write tests for metres to feet
 - [x] 2.2 Agree on the rounding
@@ -142,6 +182,12 @@ Nothing to do here: a numbered heading without sub-tasks is a section.
     assert plan.tasks[0].acceptance_criteria == ["Write tests for metres to feet", "Create `src/units/length.py`"]
     assert plan.tasks[1].acceptance_criteria == ["Create `src/units/temperature.py`"]  # bold dropped
     assert plan.tasks[1].dependency_ids() == ["2"]
+
+
+def test_a_spec_without_its_name_keeps_the_lists_title(tmp_path: Path) -> None:
+    path = spec(tmp_path)
+    (path.parent / "spec.md").write_text("# Spec Requirements Document\n\n## Overview\n\nConvert.\n", encoding="utf-8")
+    assert load(path).header.title == "Spec Tasks"
 
 
 def test_parents_numbered_twice_are_numbered_by_position(tmp_path: Path) -> None:
