@@ -63,7 +63,7 @@ The form, shown (not a task):
   - [ ] 6.1 Create `src/units/volume.py`
 
 - [ ] 7. Area conversions
-  - [ ] 7.1 Update the **README** with areas
+  - [ ] 7.1 Update the **README**
   - [ ] 7.2 **Create `src/units/area.py`**
 
 ## Notes
@@ -109,7 +109,7 @@ def test_each_parent_task_with_its_sub_tasks_is_one_task_in_order(tmp_path: Path
     assert "Agent OS task 3: its 1 unchecked sub-task(s) are the task (1 checked off already)" in three.decision_log
     assert four.acceptance_criteria == ["Document the conversions in README.md"]  # no sub-task: its title
     assert "Agent OS task 4 has no sub-task: its title is the task" in four.decision_log
-    assert seven.acceptance_criteria == ["Update the **README** with areas", "Create `src/units/area.py`"]
+    assert seven.acceptance_criteria == ["Update the **README**", "Create `src/units/area.py`"]
     assert three.dependency_ids() == ["1"]
     assert four.dependency_ids() == ["3"]
     assert seven.dependency_ids() == ["4"]
@@ -119,6 +119,8 @@ def test_each_parent_task_with_its_sub_tasks_is_one_task_in_order(tmp_path: Path
 def test_a_parents_lines_are_its_body_at_the_margin_and_done_parents_leave_none(tmp_path: Path) -> None:
     one, _, four, seven = load(spec(tmp_path)).tasks
     assert "\n- [ ] 1.1 Write tests for metres to feet and back\n" in one.body
+    assert "\n- [ ] 1.3 Verify all length tests pass\n" in one.body
+    assert one.body.rstrip().endswith("- [ ] Tidy the length docs (no number: not a sub-task of 1)")  # 2: blank
     assert "\n  ```python\n  ### 8. not a heading: code in a sub-task's example\n" in one.body  # kept, as code
     assert "Package layout" not in one.body  # task 2 is done: its lines are gone
     assert "2.1 Create the `units` package" not in one.body
@@ -172,16 +174,23 @@ Nothing to do here: a numbered heading without sub-tasks is a section.
 - [x] 2.2 Agree on the rounding
 - [ ] 2.3 Create `src/units/length.py`
 
-### Phase 3: Temperature conversions
+### 3. Rounding
+
+- [x] 3.1 Agree on two decimals
+
+### Phase 4: Temperature conversions
 
 - [ ] **Create `src/units/temperature.py`**
   - Celsius and Fahrenheit
 """
     plan = load(spec(tmp_path, text))
-    assert [(t.id, t.title) for t in plan.tasks] == [("2", "Length conversions"), ("3", "Temperature conversions")]
+    assert [(t.id, t.title) for t in plan.tasks] == [("2", "Length conversions"), ("4", "Temperature conversions")]
+    assert "task 3 'Rounding' is checked off: not run" in "\n".join(plan.warnings)
+    assert "Agree on two decimals" not in plan.tasks[0].body
     assert plan.tasks[0].acceptance_criteria == ["Write tests for metres to feet", "Create `src/units/length.py`"]
     assert plan.tasks[1].acceptance_criteria == ["Create `src/units/temperature.py`"]  # bold dropped
     assert plan.tasks[1].dependency_ids() == ["2"]
+    assert "- Celsius and Fahrenheit" in plan.tasks[1].body
 
 
 def test_a_spec_without_its_name_keeps_the_lists_title(tmp_path: Path) -> None:
@@ -191,9 +200,11 @@ def test_a_spec_without_its_name_keeps_the_lists_title(tmp_path: Path) -> None:
 
 
 def test_parents_numbered_twice_are_numbered_by_position(tmp_path: Path) -> None:
-    text = f"@{SPEC_DIR}/spec.md\n\n- [ ] 1. First\n  - [ ] 1.1 One\n- [ ] 1. Second\n  - [ ] 1.1 Two\n"
+    text = f"@{SPEC_DIR}/spec.md\n\n- [ ] 1. First\n  - [ ] 1.1 One\n one more line\n- [ ] 1. Second\n  - [ ] 1.1 Two\n"
     plan = load(spec(tmp_path, text))
     assert [(t.id, t.title) for t in plan.tasks] == [("1", "First"), ("2", "Second")]
+    assert "\none more line" in plan.tasks[0].body  # a line indented less than its parent's text: at the margin
+    assert "\n- [ ] 1.1 Two" in plan.tasks[1].body  # the last parent's lines run to the end of the file
 
 
 def test_the_folder_alone_or_the_line_alone_says_agent_os(tmp_path: Path) -> None:
