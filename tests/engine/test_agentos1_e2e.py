@@ -4,17 +4,15 @@ run; the spec's documents are named to the developer; the release checks every s
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
 import pytest
 
-from pm_agent.engine.api import drive_run
-from pm_agent.store import default_store_path, open_store
 from pm_agent.testing.team import write
 
 from .calc_plan import ADD, REVIEW, claimed
 from .conftest import Target, git
+from .test_ordered_forms_e2e import released_in_order
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
@@ -66,20 +64,7 @@ def test_an_agent_os_spec_runs_parent_by_parent(target: Callable[..., Target]) -
     assert rc.run.plan_id == "arithmetic"
     assert rc.run.design_doc is not None
     assert rc.run.design_doc.endswith(f"{SPEC}/spec.md")
-    result = asyncio.run(drive_run(rc, 0.2))  # through the release, which checks the sub-tasks off
-    events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
-    assert sorted(result.outcome.completed) == ["2", "3"], events
-    assert result.final is not None
-    assert result.final.passed, events
-    store = open_store(default_store_path(t.repo))
-    try:
-        sessions = [s for s in store.list_sessions(rc.run_id) if s.role == "developer"]
-    finally:
-        store.close()
-    assert sorted(s.task_id for s in sessions) == ["2", "3"]  # one session a parent, none a sub-task
-    first, second = (next(s for s in sessions if s.task_id == task) for task in ("2", "3"))
-    assert first.ended_at is not None
-    assert first.ended_at <= second.started_at
+    released_in_order(t, rc, ["2", "3"])  # through the release, which checks the sub-tasks off
     trailers = git(t.repo, "log", "--format=%(trailers:key=Refs,valueonly)", rc.run.working_branch).split()
     assert trailers == ["release-arithmetic", "task-3", "task-2"]
     prompts = "\n".join(r.conversation_text() for r in t.server.requests)

@@ -7,6 +7,7 @@ run."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pm_agent.engine.api import drive_run
+from pm_agent.engine.runctx import RunContext
 from pm_agent.store import default_store_path, open_store
 from pm_agent.testing.team import Step, write
 
@@ -145,19 +147,7 @@ def test_an_openspec_change_runs_group_by_group(target: Callable[..., Target]) -
     assert rc.run.plan_id == "add-arithmetic"
     assert rc.run.design_doc is not None
     assert rc.run.design_doc.endswith(f"{CHANGE}/design.md")
-    result = asyncio.run(drive_run(rc, 0.2))  # through the release, which checks the items off
-    events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
-    assert sorted(result.outcome.completed) == ["2", "3"], events
-    assert result.final is not None
-    assert result.final.passed, events
-    store = open_store(default_store_path(t.repo))
-    try:
-        sessions = [s for s in store.list_sessions(rc.run_id) if s.role == "developer"]
-    finally:
-        store.close()
-    first, second = (next(s for s in sessions if s.task_id == task) for task in ("2", "3"))
-    assert first.ended_at is not None
-    assert first.ended_at <= second.started_at
+    events = released_in_order(t, rc, ["2", "3"])  # through the release, which checks the items off
     trailers = git(t.repo, "log", "--format=%(trailers:key=Refs,valueonly)", rc.run.working_branch).split()
     assert trailers == ["release-add-arithmetic", "task-3", "task-2"]
     prompts = "\n".join(r.conversation_text() for r in t.server.requests)
@@ -167,6 +157,27 @@ def test_an_openspec_change_runs_group_by_group(target: Callable[..., Target]) -
     assert released == OPENSPEC_TASKS.replace("[ ]", "[x]")
     assert "tasks.md: 3 checklist item(s) of the completed tasks checked off" in events
     assert (t.repo / CHANGE / "tasks.md").read_text(encoding="utf-8") == OPENSPEC_TASKS
+
+
+def released_in_order(t: Target, rc: RunContext, tasks: list[str]) -> str:
+    """Drive the run through its release: `tasks` completed, one developer session each, one after the other; the
+    run's events as text."""
+    result = asyncio.run(drive_run(rc, 0.2))
+    events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
+    assert sorted(result.outcome.completed) == tasks, events
+    assert result.final is not None
+    assert result.final.passed, events
+    store = open_store(default_store_path(t.repo))
+    try:
+        sessions = [s for s in store.list_sessions(rc.run_id) if s.role == "developer"]
+    finally:
+        store.close()
+    assert sorted(s.task_id for s in sessions) == tasks  # one session a task
+    ordered = [next(s for s in sessions if s.task_id == task) for task in tasks]
+    for before, after in itertools.pairwise(ordered):
+        assert before.ended_at is not None
+        assert before.ended_at <= after.started_at
+    return events
 
 
 ADD_CRITERION = "add() in `src/calc/add.py` returns the sum."
@@ -208,11 +219,7 @@ def test_a_task_master_list_runs_and_its_statuses_are_set_done(target: Callable[
     t.plan = t.repo / ".taskmaster"
     rc = t.start(parallel_tiers=["low", "normal"], max_parallel_agents=3)
     assert (rc.run.plan_id, Path(rc.run.design_doc or "").name) == ("taskmaster", "prd.txt")
-    result = asyncio.run(drive_run(rc, 0.2))
-    events = "\n".join(f"{k}: {m}" for k, m, _ in t.listener.events)
-    assert sorted(result.outcome.completed) == ["2", "3"], events
-    assert result.final is not None
-    assert result.final.passed, events
+    events = released_in_order(t, rc, ["2", "3"])
     trailers = git(t.repo, "log", "--format=%(trailers:key=Refs,valueonly)", rc.run.working_branch).split()
     assert trailers == ["release-taskmaster", "task-3", "task-2"]
     released = json.loads(git(t.repo, "show", f"{rc.run.working_branch}:.taskmaster/tasks/tasks.json"))
