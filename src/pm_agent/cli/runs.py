@@ -99,7 +99,8 @@ AllowDirty = Annotated[
         help="Run although the tree has uncommitted changes (agents work from HEAD and will not see them).",
     ),
 ]
-SlotsOption = Annotated[int | None, typer.Option("--slots", min=1, max=16, help="Parallel agent slots.")]
+SLOTS_HELP = "Agent slots: agents at work at once (a task pm-agent checks holds none)."
+SlotsOption = Annotated[int | None, typer.Option("--slots", min=1, max=16, help=SLOTS_HELP)]
 AgentOption = Annotated[
     str | None, typer.Option("--agent", help="Agent runner: claude (default) or command (from pm-agent.yaml).")
 ]
