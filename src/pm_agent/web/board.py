@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pm_agent.reports.escalation import render_stored
 from pm_agent.reports.state_reader import read_state
-from pm_agent.store import EscalationRecord, EscalationStatus, EventRecord, RunRecord, Store, TaskRecord
+from pm_agent.store import EscalationRecord, EscalationStatus, EventRecord, RunRecord, SessionRecord, Store, TaskRecord
 from pm_agent.web.groups import ACTIVE_GROUPS, GROUPS, group_of
 from pm_agent.web.models import Board, BoardHeader, Card, Column, EscalationView, RunSummary
 
@@ -41,20 +41,33 @@ def run_summaries(store: Store) -> list[RunSummary]:
     return out
 
 
-def slot_numbers(dispatches: Iterable[EventRecord]) -> dict[str, int]:
-    """Slot number (from 1) per task, replaying the loop's dispatch events.
+def slot_numbers(dispatches: Iterable[EventRecord], sessions: Iterable[SessionRecord] = ()) -> dict[str, int]:
+    """Slot number (from 1) of each task holding a slot, replaying how the loop gives them (engine/agentslots.py).
 
-    Each dispatch names the tasks holding slots at that moment; a task no longer named has freed its
-    slot, and the newly dispatched task takes the lowest free number.
+    A slot is an agent's: a dispatch reserves one for the task (its event names every task holding one then, so a
+    task no longer named has given its slot back), an agent session holds one from its start to its end (a fixer
+    takes one without a dispatch; a task pm-agent checks holds none). A task taking a slot gets the lowest free
+    number.
     """
-    held: dict[str, int] = {}
+    marks: list[tuple[datetime, int, str, str, frozenset[str] | None]] = []  # (at, order, what, task, holders)
     for event in dispatches:
-        if event.task_id is None:
+        if event.task_id is not None:
+            holders = frozenset(str(t) for t in event.payload.get("slots") or ())
+            marks.append((event.created_at, 1, "take", event.task_id, holders))
+    for session in sessions:
+        marks.append((session.started_at, 1, "take", session.task_id, None))
+        if session.ended_at is not None:
+            marks.append((session.ended_at, 0, "give", session.task_id, None))  # before a take at the same time
+    held: dict[str, int] = {}
+    for _, _, what, task, named in sorted(marks, key=lambda m: (m[0], m[1])):
+        if what == "give":
+            held.pop(task, None)
             continue
-        busy = set(event.payload.get("slots") or ())
-        held = {task: n for task, n in held.items() if task in busy and task != event.task_id}
-        taken = set(held.values())
-        held[event.task_id] = next(n for n in range(1, len(taken) + 2) if n not in taken)
+        if named is not None:
+            held = {t: n for t, n in held.items() if t in named}
+        if task not in held:
+            taken = set(held.values())
+            held[task] = next(n for n in range(1, len(taken) + 2) if n not in taken)
     return held
 
 
@@ -70,9 +83,10 @@ def board(store: Store, db: Path, run_id: str) -> Board:
     tasks = store.list_tasks(run_id)
     entered = _entered(store, run_id)
     cost: dict[str, float] = defaultdict(float)
-    for session in store.list_sessions(run_id):
+    sessions = store.list_sessions(run_id)
+    for session in sessions:
         cost[session.task_id] += session.cost_usd
-    slots = slot_numbers(store.events_of_kind(run_id, (DISPATCHED,)))
+    slots = slot_numbers(store.events_of_kind(run_id, (DISPATCHED,)), sessions)
     cards = [card(t, entered.get(t.task_id, t.updated_at), now, slots, cost[t.task_id]) for t in tasks]
     columns = [Column(group=g, label=label, cards=[c for c in cards if c.group == g]) for g, label in GROUPS]
     open_escalations = len(store.list_escalations(run_id, EscalationStatus.OPEN))

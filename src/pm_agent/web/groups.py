@@ -46,7 +46,7 @@ STATE_GROUP: dict[IssueState, str] = {
     S.FAILED: "failed",
 }
 
-# Groups whose tasks hold a slot (an agent session or pm-agent's own step is working on them).
+# Groups whose tasks may hold a slot (board.slot_numbers says which do: a slot is an agent's).
 ACTIVE_GROUPS = frozenset({"planning", "implementing", "checking", "reviewing"})
 
 

@@ -124,7 +124,7 @@ def task_view(store: Store, repo: Path, run_id: str, task_id: str) -> TaskView:
     transitions = store.transitions(run_id, task_id)
     sessions = store.list_sessions(run_id, task_id)
     since = transitions[-1].created_at if transitions else rec.updated_at
-    slots = slot_numbers(store.events_of_kind(run_id, (DISPATCHED,)))
+    slots = slot_numbers(store.events_of_kind(run_id, (DISPATCHED,)), store.list_sessions(run_id))
     card = card_of(rec, since, store.now(), slots, sum(s.cost_usd for s in sessions))
     signals = [
         SignalView(
