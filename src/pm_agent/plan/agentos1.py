@@ -12,8 +12,8 @@ sub-tasks in one go (the tests first, the check that they pass last), so each pa
 its unchecked sub-tasks are its acceptance criteria (its title when it has none), and each follows the one
 before. Read as Kiro's list, each sub-task was a task of its own, and "Write tests for ..." could never pass
 the gates alone. A parent checked off, or whose sub-tasks all are, is done, and one whose title says SKIPPED is
-skipped: neither runs, each is named in a warning. The
-documents beside tasks.md (spec.md, spec-lite.md, sub-specs/) are named for the agent by companions.py.
+skipped: neither runs, each is named in a warning. The documents beside tasks.md (spec.md, spec-lite.md,
+sub-specs/) are named for the agent by companions.py.
 """
 
 from __future__ import annotations
