@@ -78,6 +78,33 @@ def test_the_tasks_left_to_do_with_their_dependencies(tmp_path: Path) -> None:
     assert "task 4 'Theme support' is deferred: not run" in said
 
 
+def test_a_blocked_task_and_every_task_waiting_for_it_are_not_run(tmp_path: Path) -> None:
+    tasks = [
+        _task(1, "Parser"),
+        _task(2, "Payment provider", "blocked"),  # waits for an account, says Task Master
+        _task(3, "Checkout", deps=[2]),
+        _task(4, "Receipts", deps=["3.1", 1]),  # through task 3's subtask: task 3, which waits for 2
+        _task(5, "Printer", deps=[1]),
+    ]
+    folder = _folder(tmp_path, {"master": {"tasks": tasks}})
+    plan = load_plan(folder)
+    assert [t.id for t in plan.tasks] == ["1", "5"]
+    said = "\n".join(plan.warnings)
+    assert "task 2 'Payment provider' is blocked in Task Master: not run" in said
+    assert "task 3 'Checkout' waits for task 2, which is blocked: not run" in said
+    assert "task 4 'Receipts' waits for task 2, which is blocked: not run" in said
+    listed = (folder / "tasks" / "tasks.json").read_text(encoding="utf-8").split("\n")
+    at = next(n for n, line in enumerate(listed, start=1) if '"title": "Payment provider"' in line)
+    assert f"tasks.json:{at}: task 2 'Payment provider'" in said  # at its title's line
+
+
+def test_a_list_with_only_blocked_work_left_says_so(tmp_path: Path) -> None:
+    tasks = [_task(1, "Done", "done"), _task(2, "Provider", "blocked"), _task(3, "Checkout", deps=[2])]
+    said = "no tasks to run: the 2 task(s) left are blocked or wait for one that is"
+    with pytest.raises(PlanError, match=re.escape(said)):
+        load_plan(_folder(tmp_path, {"master": {"tasks": tasks}}))
+
+
 def test_a_task_carries_what_task_master_holds_of_it(tmp_path: Path) -> None:
     parser = load_plan(_folder(tmp_path, {"master": {"tasks": TASKS}})).tasks[0]
     assert parser.acceptance_criteria == ["2.2 Grammar: Read the tokens"]  # the subtask left to do

@@ -8,7 +8,8 @@ current), or bare in older versions (`{"tasks": [...]}`).
 Each task not done is a pm-agent task with its id and title: its description and details, its subtasks as a
 checklist and its test strategy make its body, its subtasks left to do (else its description) its acceptance
 criteria, and its dependencies its edges, all of them (none is inferred: Task Master keeps them itself). A
-task whose status is done, cancelled or deferred is not run (a warning names it) and an edge to it is met. The
+task whose status is done, cancelled or deferred is not run (a warning names it) and an edge to it is met; a
+`blocked` one is not run either, nor any task that waits for it through its dependencies (each named). The
 plan is named after the tag (`taskmaster` for master) and its design doc is Task Master's PRD
 (`.taskmaster/docs/prd.txt`, else the one PRD file there) unless one is given. Lines are those of each task's
 title in the file.
@@ -73,6 +74,7 @@ def read_task_list(path: Path) -> TaskList:
     tag, entries = _tagged(data, path)
     warnings: list[str] = []
     skipped: set[str] = set()
+    blocked: set[str] = set()  # Task Master's `blocked`: held, with every task that waits for it
     kept: list[tuple[dict[str, Any], int]] = []
     at = 0
     for entry in entries:
@@ -81,6 +83,8 @@ def read_task_list(path: Path) -> TaskList:
         found = text.find(json.dumps(entry["title"], ensure_ascii=False)[1:-1], at)
         at = found if found >= 0 else at
         status = str(entry.get("status") or "pending").strip().lower()
+        if status == "blocked":
+            blocked.add(_id(entry["id"]))
         if status in NOT_RUN:
             skipped.add(_id(entry["id"]))
             said = f"task {entry['id']} {entry['title']!r} is {NOT_RUN[status]}: not run"
@@ -94,7 +98,10 @@ def read_task_list(path: Path) -> TaskList:
     if not kept:
         why = f"all {len(skipped)} task(s) are done, cancelled or deferred" if skipped else "it lists no tasks"
         raise PlanError(f"no tasks to run: {why}", path=path)
-    known = set(ids)
+    kept = _unblocked(kept, blocked, warnings, path)
+    if not kept:
+        raise PlanError(f"no tasks to run: the {len(ids)} task(s) left are blocked or wait for one that is", path=path)
+    known = {_id(e["id"]) for e, _ in kept}
     tasks = [_task(entry, line, known, skipped, path) for entry, line in kept]
     header = PlanHeader(title=f"Task Master: {tag}" if tag else "Task Master")
     plan_id = "taskmaster" if tag in (None, "master") else fields.plan_id_from_path(f"taskmaster-{tag}")
@@ -148,6 +155,28 @@ def _tagged(data: Any, path: Path) -> tuple[str | None, list[Any]]:
         return tag, named[tag]
     listed = ", ".join(sorted(named))
     raise PlanError(f"several tags ({listed}) and none is current: set one with `task-master use-tag`", path=path)
+
+
+def _unblocked(
+    kept: list[tuple[dict[str, Any], int]], blocked: set[str], warnings: list[str], path: Path
+) -> list[tuple[dict[str, Any], int]]:
+    """The tasks to run: neither blocked in Task Master nor waiting, through their dependencies, for one that is;
+    each held task named in a warning at its line."""
+    held = dict.fromkeys(blocked, "")  # task id: the blocked task it waits for ("" for a blocked one)
+    grew = True
+    while grew:  # a task waits for a held dependency: held too, until nothing changes (at most once per task)
+        grew = False
+        for entry, _ in kept:
+            task_id = _id(entry["id"])
+            waits = sorted({_id(d).split(".")[0] for d in entry.get("dependencies") or []} & held.keys())
+            if task_id not in held and waits:
+                held[task_id], grew = held[waits[0]] or waits[0], True
+    for entry, line in kept:
+        task_id = _id(entry["id"])
+        if task_id in held:
+            why = f"waits for task {held[task_id]}, which is blocked" if held[task_id] else "is blocked in Task Master"
+            warnings.append(f"{path}:{line}: task {entry['id']} {entry['title']!r} {why}: not run")
+    return [(entry, line) for entry, line in kept if _id(entry["id"]) not in held]
 
 
 def _current_tag(path: Path) -> str | None:
