@@ -85,6 +85,8 @@ def test_a_blocked_task_and_every_task_waiting_for_it_are_not_run(tmp_path: Path
         _task(3, "Checkout", deps=[2]),
         _task(4, "Receipts", deps=["3.1", 1]),  # through task 3's subtask: task 3, which waits for 2
         _task(5, "Printer", deps=[1]),
+        _task(6, "Refunds", deps=[7]),  # listed before the task it waits for, which waits for 2
+        _task(7, "Invoices", deps=[2]),
     ]
     folder = _folder(tmp_path, {"master": {"tasks": tasks}})
     plan = load_plan(folder)
@@ -93,6 +95,7 @@ def test_a_blocked_task_and_every_task_waiting_for_it_are_not_run(tmp_path: Path
     assert "task 2 'Payment provider' is blocked in Task Master: not run" in said
     assert "task 3 'Checkout' waits for task 2, which is blocked: not run" in said
     assert "task 4 'Receipts' waits for task 2, which is blocked: not run" in said
+    assert "task 6 'Refunds' waits for task 2, which is blocked: not run" in said
     listed = (folder / "tasks" / "tasks.json").read_text(encoding="utf-8").split("\n")
     at = next(n for n, line in enumerate(listed, start=1) if '"title": "Payment provider"' in line)
     assert f"tasks.json:{at}: task 2 'Payment provider'" in said  # at its title's line
