@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -31,19 +30,19 @@ from pm_agent.agents.session import (
 from pm_agent.agents.session import start_session as run_session
 from pm_agent.engine import integrity
 from pm_agent.engine.agentslots import AgentSlots
-from pm_agent.engine.decisions import Answer, Decision, FixRequest, NextSession, SessionEnd, WorktreeCleanup
+from pm_agent.engine.decisions import Answer, Decision, FixRequest, NextSession, WorktreeCleanup
 from pm_agent.engine.deliver_step import deliver_step
 from pm_agent.engine.faults import fault_point
 from pm_agent.engine.history import TaskHistory, typed_signal
 from pm_agent.engine.prompt_builder import build_prompt, system_prompt
 from pm_agent.engine.routing import AGENT_ACCOUNT, held_by_account, limit_reached, route, triage
 from pm_agent.engine.runctx import RunContext
+from pm_agent.engine.session_end import Step, recover
 from pm_agent.engine.steps import apply_slices, planning_step, review_step, run_gates_step
-from pm_agent.engine.stopping import ended_by_stop
 from pm_agent.errors import AgentError, NotFoundError, TransitionError
 from pm_agent.lifecycle import AGENT_ROLES, IssueState, resolve_role
 from pm_agent.signals import CompleteSignal, NeedsUserInputSignal, signal_payload
-from pm_agent.store import EscalationStatus, SessionRecord, SessionStatus, SignalRecord, TaskRecord
+from pm_agent.store import EscalationStatus, SessionRecord, TaskRecord
 
 S = IssueState
 StepFn = Callable[[RunContext, TaskRecord, TaskHistory], Awaitable[Decision]]
@@ -72,30 +71,6 @@ HANDOVER_REASONS = {
 
 class _Refused(Exception):
     """A session's result was refused for an integrity failure; the task was already moved or held."""
-
-
-@dataclass(frozen=True)
-class Step:
-    """How one agent session ended, as far as the PM cares."""
-
-    session: SessionRecord
-    signal: SignalRecord | None
-    status: SessionStatus
-    detail: str = ""
-    account_error: str | None = None  # the agent's account cannot work (agents/stream.py ACCOUNT_ERRORS)
-
-    def end(self) -> SessionEnd:
-        """The session's end as routing reads it (the signal read into its model)."""
-        return SessionEnd(
-            role=self.session.role,
-            session_id=self.session.id,
-            signal=typed_signal(self.signal) if self.signal is not None else None,
-            status=self.status,
-            detail=self.detail,
-            resumable=self.status is not SessionStatus.STUCK and bool(self.session.agent_session_id),
-            last_lines=self.session.last_lines[-2000:],
-            account_error=self.account_error,
-        )
 
 
 class TaskFlow:
@@ -273,7 +248,7 @@ class TaskFlow:
         fresh_prompt: str | None = None
         if nxt.kind == "agent":
             # A task never dispatched (attempt 0) has no session to recover: no worker-thread trip to find none.
-            recovered = await asyncio.to_thread(self._recover, rec, role) if rec.attempt else None
+            recovered = await asyncio.to_thread(recover, rc.store, rc.run_id, rec, role) if rec.attempt else None
             if isinstance(recovered, Step):
                 return recovered
             resume = recovered
@@ -373,33 +348,6 @@ class TaskFlow:
             hold = integrity.hold_state(rc.workflow, S(rec.state))
             rc.move(rec, hold, f"{integrity.CHECKOUT_GUARD}: result refused")
         raise _Refused(escaped or "; ".join(f.problem for f in findings) or "the store changed while it ran")
-
-    def _recover(self, rec: TaskRecord, role: str) -> Step | tuple[SessionRecord, str] | None:
-        """After a restart: reuse a stored signal, or resume a session pm-agent's death interrupted."""
-        store = self.rc.store
-        mine = [
-            s for s in store.list_sessions(self.rc.run_id, rec.task_id) if s.role == role and s.attempt == rec.attempt
-        ]
-        if not mine or rec.attempt == 0:
-            return None
-        last = mine[-1]
-        signal = next((g for g in store.signals_for_session(last.id) if g.accepted and not g.consumed), None)
-        if signal is not None:
-            if last.status in (SessionStatus.STARTING, SessionStatus.RUNNING):
-                # pm-agent died between the signal being stored and the monitor closing the session.
-                last = store.update_session(last.id, status=SessionStatus.SIGNALLED, ended_at=datetime.now(UTC))
-            return Step(last, signal, last.status, "recovered from the store")
-        interrupted = last.status in (SessionStatus.STARTING, SessionStatus.RUNNING)
-        if interrupted:
-            store.update_session(last.id, status=SessionStatus.KILLED, ended_at=datetime.now(UTC))
-        # A SIGINT/SIGTERM stop interrupts a session as a crash does: both are resumed.
-        if last.agent_session_id and (interrupted or ended_by_stop(store, last)):
-            prompt = (
-                "pm-agent restarted while you were working. Check the state of the files, finish the "
-                "task, and call signal_back exactly once."
-            )
-            return (store.get_session(last.id), prompt)
-        return None
 
     def consume(self, step: Step) -> None:
         """Mark the step's signal as handled."""
