@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pm_agent.plan.checklist import in_order
+from pm_agent.plan.checklist import group_ids, in_order
 from pm_agent.plan.markdown import fence_after, heading_line, literal
 from pm_agent.plan.models import PlanHeader, Task
 
@@ -133,16 +133,14 @@ def as_headings(text: str) -> Converted:
     it), and each done parent blanked with its lines."""
     lines = text.split("\n")
     parents = _parents(lines)
-    numbers = [p.task_id for p in parents]
-    by_number = len(set(numbers)) == len(numbers)
     tasks: dict[int, _Parent] = {}
     done: list[_Parent] = []
-    for position, parent in enumerate(parents, start=1):
+    for parent, task_id in zip(parents, group_ids([p.task_id for p in parents]), strict=True):
         if parent.done:
             done.append(parent)
             lines[parent.line - 1 : parent.end - 1] = [""] * (parent.end - parent.line)
             continue
-        parent.task_id = parent.task_id if by_number else str(position)
+        parent.task_id = task_id
         tasks[parent.line] = parent
         lines[parent.line - 1] = f"{'#' * parent.level} Task {parent.task_id}: {literal(parent.title)}"
         if parent.indent is not None:

@@ -18,6 +18,7 @@ items are the user's checks, not tasks (a warning names each).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -103,6 +104,13 @@ def in_order(tasks: list[Task], why: str) -> list[Task]:
         step = Dependency(task_id=before.id, note=why)
         ordered.append(task.model_copy(update={"depends_on": [*task.depends_on, step]}))
     return ordered
+
+
+def group_ids(numbers: Sequence[str | None]) -> list[str]:
+    """Each group's task id, in order: its number when every group has a distinct one, else its position (from 1)."""
+    if None not in numbers and len(set(numbers)) == len(numbers):
+        return [str(n) for n in numbers]
+    return [str(position) for position in range(1, len(numbers) + 1)]
 
 
 def as_headings(text: str) -> Converted:

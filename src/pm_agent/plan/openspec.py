@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pm_agent.errors import PlanError
-from pm_agent.plan.checklist import in_order
+from pm_agent.plan.checklist import group_ids, in_order
 from pm_agent.plan.markdown import fence_after, heading_line, literal
 from pm_agent.plan.models import PlanHeader, Task
 
@@ -171,18 +171,16 @@ class Form:
         """The text with each group left to do a task heading, and each done group blanked with its section."""
         lines = text.split("\n")
         groups = _groups(lines)
-        numbers = [g.number for g in groups]
-        by_number = None not in numbers and len(set(numbers)) == len(numbers)
+        ids = group_ids([g.number for g in groups])
         tasks: dict[int, tuple[str, _Group]] = {}
         done: list[_Group] = []
         blank: list[tuple[int, int]] = []
         ends = [g.line for g in groups[1:]] + [len(lines) + 1]
-        for index, (group, end) in enumerate(zip(groups, ends, strict=True), start=1):
+        for group, end, task_id in zip(groups, ends, ids, strict=True):
             if not group.open_items:
                 done.append(group)
                 blank.append((group.line, _section_end(lines, group, end)))
                 continue
-            task_id = group.number if by_number and group.number else str(index)
             tasks[group.line] = (task_id, group)
             lines[group.line - 1] = f"{'#' * group.level} Task {task_id}: {literal(group.title)}"
         for start, end in blank:
