@@ -257,7 +257,7 @@ class TaskFlow:
         elif nxt.continuation is not None:
             base = build_prompt(rc, rec, role, self.history)
             fresh_prompt = continuation_prompt(base, signal_payload(nxt.continuation))
-        if self.slots is not None and await self._slot(self.slots, role) and rc.aborted:
+        if self.slots is not None and await self._take_slot(self.slots, role) and rc.aborted:
             self.slots.release(self.task_id)
             raise _Refused("the run stopped while the task waited for an agent slot")
         incidents = rc.watch.incidents  # store findings made while this session runs refuse its result too
@@ -307,7 +307,7 @@ class TaskFlow:
         fault_point("after-signal")
         return step
 
-    async def _slot(self, slots: AgentSlots, role: str) -> bool:
+    async def _take_slot(self, slots: AgentSlots, role: str) -> bool:
         """An agent slot for the task's next session, said on the console if it must wait; whether it waited."""
         if slots.must_wait(self.task_id):
             holders = ", ".join(sorted(f"task-{t}" for t in slots.holders))
@@ -323,7 +323,7 @@ class TaskFlow:
         rc.emit(CONVERSATION_LOST, await asyncio.to_thread(record_lost, rc.store, previous, failed))
         prompt = lost_conversation_prompt(build_prompt(rc, rec, role, self.history), message)
         if self.slots is not None:
-            await self._slot(self.slots, role)
+            await self._take_slot(self.slots, role)
         return await run_session(
             rc.host, run_id=rc.run_id, task_id=rec.task_id, role=role, prompt=prompt,
             workdir=Path(previous.workdir), attempt=previous.attempt,
